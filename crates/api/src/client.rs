@@ -1,0 +1,585 @@
+//! The typed async client: one method per operation, the envelope
+//! unwrapped, RFC 7807 answers as [`ApiError::Problem`], and every request
+//! signed with [`crate::signing`].
+//!
+//! Retries: only idempotent calls are retried (reads, and writes that carry
+//! a reference, which the service de-duplicates), on 429 (honouring
+//! `Retry-After`), 502/503/504, connection failures, timeouts and empty
+//! 5xx answers. A write that times out or gets a 5xx without a body
+//! reports [`ApiError::OutcomeUnknown`]: the caller must read the result
+//! back by its reference instead of sending again blindly.
+
+use std::time::Duration;
+
+use futures_util::stream::{self, Stream};
+use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
+use secrecy::{ExposeSecret, SecretString};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::models::addresses::{
+    Address, AddressPage, AddressQuery, AddressStatus, AddressValidation, GenerateAddress, SupportedChains,
+    ValidateAddress,
+};
+use crate::models::balances::{Balance, BalanceList};
+use crate::models::control::{
+    AddFault, AdvanceClock, ClockNow, FaultList, SetWebhook, SimulateDeposit, WebhookSetting,
+};
+use crate::models::identity::Identity;
+use crate::models::transactions::{Transaction, TransactionPage, TransactionQuery};
+use crate::paths::{Method, Operation};
+use crate::signing::sign_request;
+use crate::wire::{Envelope, Problem};
+
+/// The header the service puts its request id in.
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// A client id and its secret. The secret never prints.
+#[derive(Clone)]
+pub struct Credentials {
+    pub client_id: String,
+    secret: SecretString,
+}
+
+impl Credentials {
+    pub fn new(client_id: impl Into<String>, secret: impl Into<String>) -> Self {
+        Self {
+            client_id: client_id.into(),
+            secret: SecretString::from(secret.into()),
+        }
+    }
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("client_id", &self.client_id)
+            .field("secret", &"[redacted]")
+            .finish()
+    }
+}
+
+/// Everything that can go wrong with a call, typed so that a caller can
+/// tell a refusal from an unknown outcome.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The service answered with an RFC 7807 problem.
+    #[error("{} ({status}): {} [correlation id {}]", problem.title, problem.detail, problem.correlation_id)]
+    Problem {
+        status: u16,
+        problem: Box<Problem>,
+        retry_after: Option<Duration>,
+    },
+    /// A write may or may not have happened (timeout, or 5xx without a body).
+    #[error("the outcome of {method} {path} is unknown ({reason}); read it back by its reference before trying again")]
+    OutcomeUnknown {
+        method: &'static str,
+        path: String,
+        reason: String,
+    },
+    /// A read could not be completed (connection refused, timeout, 5xx without a body).
+    #[error("the service could not be reached: {0}")]
+    Unavailable(String),
+    /// The service answered with something this client cannot read.
+    #[error("the service answered {status} with a body this client cannot read: {reason}")]
+    UnexpectedResponse { status: u16, reason: String },
+}
+
+impl ApiError {
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ApiError::Problem { status, .. } | ApiError::UnexpectedResponse { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The service's error code (e.g. `VALIDATION_ERROR`), when it gave one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ApiError::Problem { problem, .. } => problem.code.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub fn problem(&self) -> Option<&Problem> {
+        match self {
+            ApiError::Problem { problem, .. } => Some(problem),
+            _ => None,
+        }
+    }
+
+    fn is_retryable(&self) -> bool {
+        match self {
+            ApiError::Problem { status, .. } => matches!(status, 429 | 502 | 503 | 504),
+            ApiError::OutcomeUnknown { .. } | ApiError::Unavailable(_) => true,
+            ApiError::UnexpectedResponse { .. } => false,
+        }
+    }
+}
+
+/// How a client behaves; the defaults suit an interactive portal.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Time allowed for one attempt, connect to last byte.
+    pub timeout: Duration,
+    /// Extra attempts for idempotent calls.
+    pub max_retries: u32,
+    /// First backoff; doubles each retry.
+    pub backoff: Duration,
+    /// Longest `Retry-After` the client will wait for before giving up.
+    pub max_retry_after: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(15),
+            max_retries: 2,
+            backoff: Duration::from_millis(200),
+            max_retry_after: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A signed client for one set of credentials.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base_url: String,
+    credentials: Credentials,
+    options: ClientOptions,
+}
+
+/// An answer read off the wire, before it becomes a typed value.
+struct RawResponse {
+    status: u16,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Client {
+    pub fn new(base_url: impl Into<String>, credentials: Credentials) -> Self {
+        Self::with_options(base_url, credentials, ClientOptions::default())
+    }
+
+    pub fn with_options(
+        base_url: impl Into<String>,
+        credentials: Credentials,
+        options: ClientOptions,
+    ) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(options.timeout)
+            .connect_timeout(options.timeout.min(Duration::from_secs(5)))
+            .build()
+            .expect("the HTTP client's TLS backend initialises");
+        Self {
+            http,
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            credentials,
+            options,
+        }
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    pub fn client_id(&self) -> &str {
+        &self.credentials.client_id
+    }
+
+    // --- Identity -------------------------------------------------------
+
+    pub async fn whoami(&self) -> Result<Identity, ApiError> {
+        self.data(Operation::Whoami, &[], &[], None::<&()>, true).await
+    }
+
+    // --- Balances -------------------------------------------------------
+
+    pub async fn balances(&self) -> Result<BalanceList, ApiError> {
+        self.data(Operation::ListBalances, &[], &[], None::<&()>, true)
+            .await
+    }
+
+    pub async fn balance(&self, currency: &str) -> Result<Balance, ApiError> {
+        self.data(Operation::GetBalance, &[currency], &[], None::<&()>, true)
+            .await
+    }
+
+    // --- Addresses ------------------------------------------------------
+
+    pub async fn supported_chains(&self) -> Result<SupportedChains, ApiError> {
+        self.data(Operation::SupportedChains, &[], &[], None::<&()>, true)
+            .await
+    }
+
+    /// Generation is idempotent by `reference` when one is given.
+    pub async fn generate_address(&self, body: &GenerateAddress) -> Result<Address, ApiError> {
+        let idempotent = body.reference.as_deref().is_some_and(|r| !r.is_empty());
+        self.data(Operation::GenerateAddress, &[], &[], Some(body), idempotent)
+            .await
+    }
+
+    pub async fn list_addresses(&self, query: &AddressQuery) -> Result<AddressPage, ApiError> {
+        let mut q = Vec::new();
+        push_opt(&mut q, "chain", query.chain.clone());
+        push_opt(
+            &mut q,
+            "status",
+            query.status.map(|s| match s {
+                AddressStatus::Active => "active".to_owned(),
+                AddressStatus::Inactive => "inactive".to_owned(),
+            }),
+        );
+        if !query.addresses.is_empty() {
+            q.push(("addresses", query.addresses.join(",")));
+        }
+        push_opt(&mut q, "cursor", query.cursor.clone());
+        push_opt(&mut q, "limit", query.limit.map(|l| l.to_string()));
+        self.data(Operation::ListAddresses, &[], &q, None::<&()>, true)
+            .await
+    }
+
+    pub async fn address(&self, id: &str) -> Result<Address, ApiError> {
+        self.data(Operation::GetAddress, &[id], &[], None::<&()>, true)
+            .await
+    }
+
+    /// Validation stores nothing, so it is safe to retry.
+    pub async fn validate_address(&self, body: &ValidateAddress) -> Result<AddressValidation, ApiError> {
+        self.call(Operation::ValidateAddress, &[], &[], Some(body), true)
+            .await
+    }
+
+    // --- Transactions ---------------------------------------------------
+
+    pub async fn transactions(&self, query: &TransactionQuery) -> Result<TransactionPage, ApiError> {
+        let mut q = Vec::new();
+        push_opt(&mut q, "type", query.kind.map(|k| enum_str(&k)));
+        push_opt(&mut q, "status", query.status.map(|s| enum_str(&s)));
+        push_opt(&mut q, "currency", query.currency.as_ref().map(|c| c.to_string()));
+        push_opt(&mut q, "cursor", query.cursor.clone());
+        push_opt(&mut q, "limit", query.limit.map(|l| l.to_string()));
+        self.data(Operation::ListTransactions, &[], &q, None::<&()>, true)
+            .await
+    }
+
+    /// Every transaction matching `query`, page after page, newest first.
+    pub fn all_transactions(
+        &self,
+        query: TransactionQuery,
+    ) -> impl Stream<Item = Result<Transaction, ApiError>> + '_ {
+        struct State {
+            query: TransactionQuery,
+            buffer: std::vec::IntoIter<Transaction>,
+            done: bool,
+        }
+        let start = State {
+            query,
+            buffer: Vec::new().into_iter(),
+            done: false,
+        };
+        stream::try_unfold(start, move |mut st| async move {
+            loop {
+                if let Some(tx) = st.buffer.next() {
+                    return Ok(Some((tx, st)));
+                }
+                if st.done {
+                    return Ok(None);
+                }
+                let page = self.transactions(&st.query).await?;
+                st.done = !page.has_more || page.next_cursor.is_empty();
+                st.query.cursor = Some(page.next_cursor);
+                st.buffer = page.transactions.into_iter();
+            }
+        })
+    }
+
+    /// One transaction by its UUID or its reference.
+    pub async fn transaction(&self, id_or_reference: &str) -> Result<Transaction, ApiError> {
+        self.data(
+            Operation::GetTransaction,
+            &[id_or_reference],
+            &[],
+            None::<&()>,
+            true,
+        )
+        .await
+    }
+
+    // --- Sandbox control API ---------------------------------------------
+
+    pub async fn sandbox_clock(&self) -> Result<ClockNow, ApiError> {
+        self.data(Operation::SandboxClock, &[], &[], None::<&()>, true)
+            .await
+    }
+
+    /// Moves the sandbox clock; not retried, since advancing twice moves it twice.
+    pub async fn sandbox_advance_clock(&self, seconds: u64) -> Result<ClockNow, ApiError> {
+        self.data(
+            Operation::SandboxAdvanceClock,
+            &[],
+            &[],
+            Some(&AdvanceClock { seconds }),
+            false,
+        )
+        .await
+    }
+
+    pub async fn sandbox_set_webhook(
+        &self,
+        url: &str,
+        secret: Option<&str>,
+    ) -> Result<WebhookSetting, ApiError> {
+        let body = SetWebhook {
+            url: url.to_owned(),
+            secret: secret.map(str::to_owned),
+        };
+        self.data(Operation::SandboxSetWebhook, &[], &[], Some(&body), true)
+            .await
+    }
+
+    pub async fn sandbox_deposit(&self, body: &SimulateDeposit) -> Result<Transaction, ApiError> {
+        self.data(Operation::SandboxDeposit, &[], &[], Some(body), false)
+            .await
+    }
+
+    pub async fn sandbox_add_fault(&self, fault: &AddFault) -> Result<FaultList, ApiError> {
+        self.data(Operation::SandboxAddFault, &[], &[], Some(fault), false)
+            .await
+    }
+
+    pub async fn sandbox_clear_faults(&self) -> Result<FaultList, ApiError> {
+        self.data(Operation::SandboxClearFaults, &[], &[], None::<&()>, true)
+            .await
+    }
+
+    // --- Transport -------------------------------------------------------
+
+    /// Calls an operation whose answer is an envelope and returns its `data`.
+    async fn data<T: DeserializeOwned, B: Serialize>(
+        &self,
+        op: Operation,
+        params: &[&str],
+        query: &[(&str, String)],
+        body: Option<&B>,
+        idempotent: bool,
+    ) -> Result<T, ApiError> {
+        let envelope: Envelope<T> = self.call(op, params, query, body, idempotent).await?;
+        Ok(envelope.data)
+    }
+
+    /// Calls an operation and decodes its whole answer, retrying only when
+    /// `idempotent`.
+    async fn call<T: DeserializeOwned, B: Serialize>(
+        &self,
+        op: Operation,
+        params: &[&str],
+        query: &[(&str, String)],
+        body: Option<&B>,
+        idempotent: bool,
+    ) -> Result<T, ApiError> {
+        let path = op.path(params);
+        let body = body.map(|b| serde_json::to_vec(b).expect("request bodies serialize"));
+        let attempts = if idempotent {
+            1 + self.options.max_retries
+        } else {
+            1
+        };
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = self.send_once(op.method(), &path, query, body.as_deref()).await;
+            let err = match result {
+                Ok(raw) => match decode::<T>(op.method(), &path, raw) {
+                    Ok(value) => return Ok(value),
+                    Err(e) => e,
+                },
+                Err(e) => e,
+            };
+            if attempt >= attempts || !err.is_retryable() {
+                return Err(err);
+            }
+            let wait = match &err {
+                ApiError::Problem {
+                    retry_after: Some(after),
+                    ..
+                } => {
+                    if *after > self.options.max_retry_after {
+                        return Err(err);
+                    }
+                    *after
+                }
+                _ => self.options.backoff * 2u32.pow(attempt - 1),
+            };
+            tracing::debug!(%path, attempt, ?wait, error = %err, "retrying an idempotent call");
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn send_once(
+        &self,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<&[u8]>,
+    ) -> Result<RawResponse, ApiError> {
+        let mut url = reqwest::Url::parse(&format!("{}{}", self.base_url, path))
+            .map_err(|e| ApiError::Unavailable(format!("the base URL is not valid: {e}")))?;
+        if !query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (k, v) in query {
+                pairs.append_pair(k, v);
+            }
+        }
+        let signed = sign_request(
+            &self.credentials.client_id,
+            self.credentials.secret.expose_secret(),
+            body.unwrap_or_default(),
+            chrono::Utc::now().timestamp(),
+        );
+        let http_method = match method {
+            Method::Get => reqwest::Method::GET,
+            Method::Post => reqwest::Method::POST,
+            Method::Put => reqwest::Method::PUT,
+            Method::Delete => reqwest::Method::DELETE,
+        };
+        let mut request = self
+            .http
+            .request(http_method, url)
+            .header(ACCEPT, "application/json");
+        for (name, value) in signed.pairs() {
+            request = request.header(name, value);
+        }
+        if let Some(body) = body {
+            request = request
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.to_vec());
+        }
+        let lost = |reason: String| unknown_or_unavailable(method, path, reason);
+        let response = request.send().await.map_err(|e| {
+            if e.is_connect() {
+                ApiError::Unavailable(format!("could not connect: {}", root_cause(&e)))
+            } else {
+                lost(describe_transport_error(&e))
+            }
+        })?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| lost(describe_transport_error(&e)))?;
+        Ok(RawResponse {
+            status,
+            headers,
+            body: body.to_vec(),
+        })
+    }
+}
+
+fn unknown_or_unavailable(method: Method, path: &str, reason: String) -> ApiError {
+    if method == Method::Get {
+        ApiError::Unavailable(reason)
+    } else {
+        ApiError::OutcomeUnknown {
+            method: method.as_str(),
+            path: path.to_owned(),
+            reason,
+        }
+    }
+}
+
+fn decode<T: DeserializeOwned>(method: Method, path: &str, raw: RawResponse) -> Result<T, ApiError> {
+    if (200..300).contains(&raw.status) {
+        return serde_json::from_slice(&raw.body).map_err(|e| ApiError::UnexpectedResponse {
+            status: raw.status,
+            reason: e.to_string(),
+        });
+    }
+    if raw.status >= 500 && raw.body.iter().all(u8::is_ascii_whitespace) {
+        return Err(unknown_or_unavailable(
+            method,
+            path,
+            format!("the service answered {} without a body", raw.status),
+        ));
+    }
+    let retry_after = raw
+        .headers
+        .get(RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    match serde_json::from_slice::<Problem>(&raw.body) {
+        Ok(mut problem) => {
+            if problem.status == 0 {
+                problem.status = raw.status;
+            }
+            Err(ApiError::Problem {
+                status: raw.status,
+                problem: Box::new(problem),
+                retry_after,
+            })
+        }
+        Err(_) => Err(ApiError::UnexpectedResponse {
+            status: raw.status,
+            reason: "the error body is not an RFC 7807 problem".to_owned(),
+        }),
+    }
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    if let Ok(secs) = value.trim().parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = chrono::DateTime::parse_from_rfc2822(value.trim()).ok()?;
+    let secs = (at.timestamp() - chrono::Utc::now().timestamp()).max(0);
+    Some(Duration::from_secs(secs as u64))
+}
+
+fn describe_transport_error(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        "the request timed out".to_owned()
+    } else {
+        format!("the connection failed: {}", root_cause(e))
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause: &dyn std::error::Error = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+fn push_opt(q: &mut Vec<(&'static str, String)>, key: &'static str, value: Option<String>) {
+    if let Some(v) = value {
+        q.push((key, v));
+    }
+}
+
+/// The wire spelling of a unit-like enum.
+fn enum_str<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds() {
+        assert_eq!(parse_retry_after("3"), Some(Duration::from_secs(3)));
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn credentials_never_print_the_secret() {
+        let c = Credentials::new("id", "super-secret-value");
+        assert!(!format!("{c:?}").contains("super-secret-value"));
+    }
+}

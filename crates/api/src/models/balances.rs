@@ -1,0 +1,36 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::units::{BaseUnits, Currency};
+
+/// `data` of `GET /api/balances`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BalanceList {
+    pub company_id: Uuid,
+    pub accounts: Vec<BalanceAccount>,
+}
+
+/// One wallet account in the balance list.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BalanceAccount {
+    pub account_id: Uuid,
+    pub account_number: String,
+    pub currency: Currency,
+    pub ledger_balance: BaseUnits,
+    pub available_balance: BaseUnits,
+    pub ledger_balance_formatted: String,
+    pub available_balance_formatted: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// `data` of `GET /api/balances/{currency}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Balance {
+    pub account_number: String,
+    pub available_balance: BaseUnits,
+    pub company_id: Uuid,
+    pub currency: Currency,
+    pub pending_balance: BaseUnits,
+    pub total_balance: BaseUnits,
+}

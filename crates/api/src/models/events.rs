@@ -1,0 +1,18 @@
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A webhook delivery body: `{event, event_id, company_id, data, created_at}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WebhookEvent {
+    pub event: String,
+    pub event_id: String,
+    pub company_id: Uuid,
+    pub data: serde_json::Value,
+    pub created_at: DateTime<Utc>,
+}
+
+/// Event names (spec, sandbox rules and open-paths.md).
+pub mod names {
+    pub const DEPOSIT_SUCCESS: &str = "deposit.success";
+}

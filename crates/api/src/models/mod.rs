@@ -1,0 +1,8 @@
+//! Typed records of every resource, in the spec's field names.
+
+pub mod addresses;
+pub mod balances;
+pub mod control;
+pub mod events;
+pub mod identity;
+pub mod transactions;

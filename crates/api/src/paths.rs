@@ -1,0 +1,133 @@
+//! Every operation's method and path, in one table. The spec shows some
+//! paths; `open-paths.md` fixes the rest. `crates/api/PATHS.md` lists the
+//! same table for readers (a test keeps the two in step). The sandbox
+//! registers its routes from these templates, so client and service share
+//! one source.
+
+/// HTTP methods the API uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+macro_rules! operations {
+    ($($op:ident => $method:ident $path:literal, $source:literal;)*) => {
+        /// One API operation.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Operation { $($op,)* }
+
+        impl Operation {
+            pub const ALL: &'static [Operation] = &[$(Operation::$op,)*];
+
+            pub fn method(self) -> Method {
+                match self { $(Operation::$op => Method::$method,)* }
+            }
+
+            /// The path template, parameters written `{name}`.
+            pub fn template(self) -> &'static str {
+                match self { $(Operation::$op => $path,)* }
+            }
+
+            /// Where the path comes from: `spec`, `public` or `ours`.
+            pub fn source(self) -> &'static str {
+                match self { $(Operation::$op => $source,)* }
+            }
+        }
+    };
+}
+
+operations! {
+    Whoami => Get "/api/whoami", "spec";
+    ListBalances => Get "/api/balances", "spec";
+    GetBalance => Get "/api/balances/{currency}", "spec";
+    SupportedChains => Get "/api/stablecoins/supported-chains", "spec";
+    GenerateAddress => Post "/api/addresses", "spec";
+    ListAddresses => Get "/api/addresses", "spec";
+    GetAddress => Get "/api/addresses/{id}", "spec";
+    ValidateAddress => Post "/api/addresses/validate", "public";
+    ListTransactions => Get "/api/transactions", "spec";
+    GetTransaction => Get "/api/transactions/{idOrReference}", "public";
+    SandboxClock => Get "/sandbox/clock", "ours";
+    SandboxAdvanceClock => Post "/sandbox/clock/advance", "ours";
+    SandboxSetWebhook => Put "/sandbox/webhook", "ours";
+    SandboxDeposit => Post "/sandbox/deposits", "ours";
+    SandboxAddFault => Post "/sandbox/faults", "ours";
+    SandboxClearFaults => Delete "/sandbox/faults", "ours";
+}
+
+impl Operation {
+    /// Fills the template's parameters in order, percent-encoding each.
+    pub fn path(self, params: &[&str]) -> String {
+        let mut out = String::new();
+        let mut rest = self.template();
+        let mut params = params.iter();
+        while let Some(start) = rest.find('{') {
+            out.push_str(&rest[..start]);
+            let end = rest[start..]
+                .find('}')
+                .map(|e| start + e + 1)
+                .unwrap_or(rest.len());
+            let value = params.next().copied().unwrap_or_default();
+            out.push_str(&encode_segment(value));
+            rest = &rest[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+fn encode_segment(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fills_and_encodes_parameters() {
+        assert_eq!(Operation::GetBalance.path(&["USDT"]), "/api/balances/USDT");
+        assert_eq!(
+            Operation::GetTransaction.path(&["ref/1 2"]),
+            "/api/transactions/ref%2F1%202"
+        );
+        assert_eq!(Operation::Whoami.path(&[]), "/api/whoami");
+    }
+
+    #[test]
+    fn paths_md_lists_every_operation() {
+        let doc = include_str!("../PATHS.md");
+        for op in Operation::ALL {
+            let row = format!(
+                "| {:?} | {} {} | {} |",
+                op,
+                op.method().as_str(),
+                op.template(),
+                op.source()
+            );
+            assert!(doc.contains(&row), "PATHS.md lacks the row: {row}");
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! Money as exact types, one per unit the spec's amount table names. Amounts
+//! travel as strings; inside they are integers of the smallest unit, never
+//! floats.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+
+/// A currency code such as `USDT` or `NGN`: 2-10 uppercase ASCII letters.
+/// Kept open (not an enum) so the client still reads records in currencies
+/// this crate does not know yet.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Currency(String);
+
+impl Currency {
+    pub const BTC: &'static str = "BTC";
+    pub const USDT: &'static str = "USDT";
+    pub const USDC: &'static str = "USDC";
+    pub const NGN: &'static str = "NGN";
+
+    /// Accepts any case; stores the uppercase code.
+    pub fn parse(code: &str) -> Result<Self, AmountError> {
+        let upper = code.trim().to_ascii_uppercase();
+        if (2..=10).contains(&upper.len()) && upper.bytes().all(|b| b.is_ascii_uppercase()) {
+            Ok(Self(upper))
+        } else {
+            Err(AmountError::UnknownCurrency(code.to_owned()))
+        }
+    }
+
+    pub fn code(&self) -> &str {
+        &self.0
+    }
+
+    /// Decimal places of one base unit, for the currencies of the ledger.
+    pub fn decimals(&self) -> Option<u32> {
+        match self.0.as_str() {
+            "BTC" => Some(8),
+            "USDT" | "USDC" => Some(6),
+            "NGN" => Some(2),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Currency {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl FromStr for Currency {
+    type Err = AmountError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl Serialize for Currency {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Currency {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Currency::parse(&s).map_err(de::Error::custom)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AmountError {
+    #[error("must be an integer in the currency's smallest unit, without decimals")]
+    NotAnInteger,
+    #[error("has decimals; amounts here are integers of the smallest unit")]
+    TooManyDecimals,
+    #[error("is too large")]
+    Overflow,
+    #[error("must be greater than zero")]
+    NotPositive,
+    #[error("'{0}' is not a currency code")]
+    UnknownCurrency(String),
+}
+
+/// Parses an optionally negative integer string.
+fn parse_integer(s: &str) -> Result<i64, AmountError> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() {
+        return Err(AmountError::NotAnInteger);
+    }
+    if digits.contains('.') && digits.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(AmountError::TooManyDecimals);
+    }
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(AmountError::NotAnInteger);
+    }
+    s.parse::<i64>().map_err(|_| AmountError::Overflow)
+}
+
+/// Formats `units` with `decimals` places: `250000000, 8` -> `2.50000000`.
+pub fn format_decimal(units: i64, decimals: u32) -> String {
+    let sign = if units < 0 { "-" } else { "" };
+    let abs = units.unsigned_abs();
+    if decimals == 0 {
+        return format!("{sign}{abs}");
+    }
+    let scale = 10u64.pow(decimals);
+    format!(
+        "{sign}{}.{:0width$}",
+        abs / scale,
+        abs % scale,
+        width = decimals as usize
+    )
+}
+
+macro_rules! integer_amount {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        pub struct $name(pub i64);
+
+        impl $name {
+            pub const ZERO: Self = Self(0);
+
+            /// Parses an integer string (optionally negative).
+            pub fn parse(s: &str) -> Result<Self, AmountError> {
+                parse_integer(s).map(Self)
+            }
+
+            /// Parses a strictly positive amount, as every request amount must be.
+            pub fn parse_positive(s: &str) -> Result<Self, AmountError> {
+                let v = Self::parse(s)?;
+                if v.0 <= 0 {
+                    return Err(AmountError::NotPositive);
+                }
+                Ok(v)
+            }
+
+            pub fn value(self) -> i64 {
+                self.0
+            }
+
+            pub fn checked_add(self, other: Self) -> Option<Self> {
+                self.0.checked_add(other.0).map(Self)
+            }
+
+            pub fn checked_sub(self, other: Self) -> Option<Self> {
+                self.0.checked_sub(other.0).map(Self)
+            }
+
+            pub fn is_positive(self) -> bool {
+                self.0 > 0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+
+        impl std::ops::Neg for $name {
+            type Output = Self;
+            fn neg(self) -> Self {
+                Self(-self.0)
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(&self.0)
+            }
+        }
+
+        /// Accepts an integer string or a JSON integer, as the wire and the
+        /// sandbox's control API do.
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl de::Visitor<'_> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("an integer amount as a string or a JSON integer")
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                        $name::parse(v).map_err(E::custom)
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        Ok($name(v))
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$name, E> {
+                        i64::try_from(v).map($name).map_err(|_| E::custom(AmountError::Overflow))
+                    }
+                    fn visit_f64<E: de::Error>(self, _: f64) -> Result<$name, E> {
+                        Err(E::custom(AmountError::TooManyDecimals))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+integer_amount!(
+    /// Integer base units of a ledger currency (balances and transactions):
+    /// satoshi for BTC, 10^-6 for USDT and USDC, kobo for NGN.
+    BaseUnits
+);
+
+integer_amount!(
+    /// Micro-units of a card's currency: 1 whole unit = 1,000,000.
+    MicroUnits
+);
+
+integer_amount!(
+    /// Satoshis (Lightning): 1 BTC = 100,000,000 sat.
+    Sats
+);
+
+impl BaseUnits {
+    /// The decimal amount with all its decimals, a space and the currency,
+    /// e.g. `2.50000000 BTC`.
+    pub fn formatted(self, currency: &Currency) -> String {
+        format!(
+            "{} {}",
+            format_decimal(self.0, currency.decimals().unwrap_or(0)),
+            currency
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_all_decimals() {
+        let btc = Currency::parse("btc").unwrap();
+        assert_eq!(BaseUnits(250_000_000).formatted(&btc), "2.50000000 BTC");
+        let ngn = Currency::parse("NGN").unwrap();
+        assert_eq!(BaseUnits(5_000_000).formatted(&ngn), "50000.00 NGN");
+        assert_eq!(
+            BaseUnits(-1).formatted(&Currency::parse("USDT").unwrap()),
+            "-0.000001 USDT"
+        );
+    }
+
+    #[test]
+    fn parses_integer_strings_only() {
+        assert_eq!(BaseUnits::parse("42"), Ok(BaseUnits(42)));
+        assert_eq!(BaseUnits::parse("-42"), Ok(BaseUnits(-42)));
+        assert_eq!(BaseUnits::parse("1.5"), Err(AmountError::TooManyDecimals));
+        assert_eq!(BaseUnits::parse("1e5"), Err(AmountError::NotAnInteger));
+        assert_eq!(BaseUnits::parse(""), Err(AmountError::NotAnInteger));
+        assert_eq!(BaseUnits::parse("+5"), Err(AmountError::NotAnInteger));
+        assert_eq!(
+            BaseUnits::parse("99999999999999999999"),
+            Err(AmountError::Overflow)
+        );
+        assert_eq!(BaseUnits::parse_positive("0"), Err(AmountError::NotPositive));
+        assert_eq!(BaseUnits::parse_positive("-3"), Err(AmountError::NotPositive));
+    }
+
+    #[test]
+    fn deserializes_strings_and_integers_but_not_floats() {
+        assert_eq!(serde_json::from_str::<BaseUnits>("\"7\"").unwrap(), BaseUnits(7));
+        assert_eq!(serde_json::from_str::<BaseUnits>("7").unwrap(), BaseUnits(7));
+        assert!(serde_json::from_str::<BaseUnits>("7.5").is_err());
+        assert!(serde_json::from_str::<BaseUnits>("18446744073709551615").is_err());
+        assert_eq!(
+            serde_json::to_string(&MicroUnits(5_000_000)).unwrap(),
+            "\"5000000\""
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! The sandbox's control API (DESIGN.md): the clock, the company's webhook
+//! setting and injected faults. Signed like every call; acts on the
+//! caller's company (the clock is the process's one clock).
+
+use actix_web::http::StatusCode;
+use actix_web::web::Data;
+use paydesk_api::models::control::{AddFault, AdvanceClock, ClockNow, FaultList, SetWebhook, WebhookSetting};
+
+use crate::error::ApiError;
+use crate::faults::Fault;
+use crate::respond::{envelope, Caller, JsonAnswer, JsonBody};
+use crate::state::{Company, Shared};
+use crate::webhooks;
+
+/// Ten years: enough for any test, far from overflowing the clock.
+const MAX_ADVANCE_SECS: u64 = 10 * 366 * 24 * 3600;
+
+/// `GET /sandbox/clock`.
+pub async fn clock(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    Ok(envelope(
+        StatusCode::OK,
+        "Sandbox clock",
+        ClockNow { now },
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `POST /sandbox/clock/advance`: runs every transition that falls due,
+/// including first webhook attempts, before answering.
+pub async fn advance(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<AdvanceClock>,
+) -> Result<JsonAnswer, ApiError> {
+    let seconds = body.value.seconds;
+    if seconds > MAX_ADVANCE_SECS {
+        return Err(ApiError::field(
+            "seconds",
+            format!("must be at most {MAX_ADVANCE_SECS}"),
+        ));
+    }
+    let now = shared.advance(seconds as i64).await;
+    Ok(envelope(
+        StatusCode::OK,
+        "Sandbox clock advanced",
+        ClockNow { now },
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// Sets the webhook URL and, optionally, the secret that signs events.
+pub fn set_webhook(company: &mut Company, request: &SetWebhook) -> Result<WebhookSetting, ApiError> {
+    webhooks::check_url(&request.url).map_err(|reason| ApiError::field("url", reason))?;
+    if let Some(secret) = &request.secret {
+        if secret.is_empty() {
+            return Err(ApiError::field(
+                "secret",
+                "must not be empty; omit it to keep the current secret",
+            ));
+        }
+        company.webhook_secret = secret.clone();
+    }
+    company.webhook_url = Some(request.url.clone());
+    Ok(WebhookSetting {
+        url: request.url.clone(),
+    })
+}
+
+/// `PUT /sandbox/webhook`.
+pub async fn webhook(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<SetWebhook>,
+) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let setting = set_webhook(company, &body.value)?;
+    Ok(envelope(
+        StatusCode::OK,
+        "Webhook URL updated",
+        setting,
+        &caller.request_id,
+        now,
+    ))
+}
+
+fn fault_list(company: &Company) -> FaultList {
+    FaultList {
+        faults: company
+            .faults
+            .iter()
+            .map(|f| AddFault {
+                method: f.method.clone(),
+                path_prefix: f.path_prefix.clone(),
+                mode: f.mode.name(),
+                count: f.remaining,
+            })
+            .collect(),
+    }
+}
+
+/// `POST /sandbox/faults`.
+pub async fn add_fault(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<AddFault>,
+) -> Result<JsonAnswer, ApiError> {
+    let request = &body.value;
+    let fault = Fault::new(
+        &request.method,
+        &request.path_prefix,
+        &request.mode,
+        request.count,
+    )?;
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    company.faults.push(fault);
+    Ok(envelope(
+        StatusCode::CREATED,
+        "Fault armed",
+        fault_list(company),
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `DELETE /sandbox/faults`.
+pub async fn clear_faults(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    company.faults.clear();
+    Ok(envelope(
+        StatusCode::OK,
+        "Faults cleared",
+        fault_list(company),
+        &caller.request_id,
+        now,
+    ))
+}

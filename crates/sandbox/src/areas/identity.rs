@@ -1,0 +1,33 @@
+use actix_web::http::StatusCode;
+use actix_web::web::Data;
+use paydesk_api::models::identity::Identity;
+
+use crate::error::ApiError;
+use crate::respond::{envelope, Caller, JsonAnswer};
+use crate::state::Shared;
+
+/// `/api/whoami`, any method and payload.
+pub async fn whoami(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let store = shared.store();
+    let client = store
+        .clients
+        .get(&caller.client_id)
+        .ok_or_else(|| ApiError::Unauthorized("unknown client".to_owned()))?;
+    let identity = Identity {
+        active: client.active,
+        active_company_id: client.company_id,
+        auth_method: "hmac".to_owned(),
+        client_id: client.id,
+        client_name: client.name.clone(),
+        environment: client.environment,
+        permissions: client.permissions.clone(),
+    };
+    Ok(envelope(
+        StatusCode::OK,
+        "Authenticated",
+        identity,
+        &caller.request_id,
+        now,
+    ))
+}

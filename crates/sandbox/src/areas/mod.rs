@@ -1,0 +1,9 @@
+//! One module per API area: its rules as plain functions over the
+//! company's data (tested without HTTP), and thin handlers.
+
+pub mod addresses;
+pub mod balances;
+pub mod control;
+pub mod deposits;
+pub mod identity;
+pub mod transactions;

@@ -1,0 +1,71 @@
+use actix_web::http::StatusCode;
+use actix_web::web::{Data, Path};
+use paydesk_api::models::transactions::{TransactionPage, TransactionState, TransactionType};
+use paydesk_api::units::Currency;
+
+use crate::error::ApiError;
+use crate::pagination::paginate;
+use crate::respond::{envelope, Caller, JsonAnswer, QueryParams};
+use crate::state::Shared;
+
+const TYPES: &str = "DEPOSIT_CONFIRMED, DEPOSIT_DETECTED, DEPOSIT_PENDING, WITHDRAWAL_INITIATED, WITHDRAWAL_FAILED, P2P_TRANSFER, SWAP_INTERNAL, FX_REBALANCING, FEE_ONLY, REVERSAL";
+const STATES: &str = "PENDING, IN_PROGRESS, SETTLED, FAILED, REVERSED";
+
+/// Parses a wire enum value (e.g. `SETTLED`), any case.
+fn wire_enum<T: serde::de::DeserializeOwned>(value: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(value.to_ascii_uppercase())).ok()
+}
+
+/// `GET /api/transactions`: filters type, status, currency; newest first.
+pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    let kind: Option<TransactionType> = q.parse_opt("type", TYPES, wire_enum)?;
+    let state: Option<TransactionState> = q.parse_opt("status", STATES, wire_enum)?;
+    let currency = q.parse_opt("currency", "a currency code such as USDT", |v| {
+        Currency::parse(v).ok()
+    })?;
+    let limit = q.limit(20, 100)?;
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let page = paginate(
+        company.ledger.entries(),
+        |e| {
+            kind.is_none_or(|k| e.tx.kind == k)
+                && state.is_none_or(|s| e.tx.state == s)
+                && currency.as_ref().is_none_or(|c| &e.tx.currency == c)
+        },
+        q.get("cursor"),
+        limit,
+    )?;
+    let data = TransactionPage {
+        transactions: page.items.iter().map(|e| e.tx.clone()).collect(),
+        next_cursor: page.next_cursor,
+        previous_cursor: page.previous_cursor,
+        total_count: page.total as u64,
+        has_more: page.has_more,
+    };
+    Ok(envelope(
+        StatusCode::OK,
+        "Transactions retrieved successfully",
+        data,
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `GET /api/transactions/{idOrReference}`.
+pub async fn one(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let tx = company.ledger.find(&id).ok_or_else(|| {
+        ApiError::NotFound(format!("no transaction with id or reference '{}'", id.as_str()))
+    })?;
+    Ok(envelope(
+        StatusCode::OK,
+        "Transaction retrieved successfully",
+        tx,
+        &caller.request_id,
+        now,
+    ))
+}

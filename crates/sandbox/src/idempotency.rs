@@ -1,0 +1,91 @@
+//! Idempotency by reference, the same for every operation that takes one:
+//! the same reference with the same body replays the stored answer byte for
+//! byte; a different body is a 409 and changes nothing; only an answer
+//! that ran is stored, so a refused request can be corrected and retried.
+//! Callers look up, run and save under the store's one lock (see
+//! `Company::once`), so concurrent requests with one reference run exactly
+//! once.
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+
+use crate::error::ApiError;
+use crate::respond::JsonAnswer;
+
+#[derive(Debug, Default)]
+pub struct IdempotencyStore {
+    saved: HashMap<(&'static str, String), Saved>,
+}
+
+#[derive(Debug)]
+struct Saved {
+    fingerprint: [u8; 32],
+    answer: JsonAnswer,
+}
+
+fn fingerprint(canonical_body: &str) -> [u8; 32] {
+    Sha256::digest(canonical_body.as_bytes()).into()
+}
+
+impl IdempotencyStore {
+    /// The stored answer for this reference, if the same body ran before.
+    pub fn replay(
+        &self,
+        operation: &'static str,
+        reference: &str,
+        canonical_body: &str,
+    ) -> Result<Option<JsonAnswer>, ApiError> {
+        match self.saved.get(&(operation, reference.to_owned())) {
+            None => Ok(None),
+            Some(saved) if saved.fingerprint == fingerprint(canonical_body) => Ok(Some(saved.answer.clone())),
+            Some(_) => Err(ApiError::IdempotencyConflict(format!(
+                "reference '{reference}' was already used with a different body; use a new reference for a new request"
+            ))),
+        }
+    }
+
+    pub fn save(
+        &mut self,
+        operation: &'static str,
+        reference: &str,
+        canonical_body: &str,
+        answer: &JsonAnswer,
+    ) {
+        self.saved.insert(
+            (operation, reference.to_owned()),
+            Saved {
+                fingerprint: fingerprint(canonical_body),
+                answer: answer.clone(),
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::http::StatusCode;
+    use actix_web::web::Bytes;
+
+    fn answer(text: &'static str) -> JsonAnswer {
+        JsonAnswer {
+            status: StatusCode::CREATED,
+            body: Bytes::from_static(text.as_bytes()),
+        }
+    }
+
+    #[test]
+    fn same_body_replays_and_a_different_body_conflicts() {
+        let mut store = IdempotencyStore::default();
+        assert!(store.replay("op", "r1", "{}").unwrap().is_none());
+        store.save("op", "r1", "{}", &answer("first"));
+        assert_eq!(
+            store.replay("op", "r1", "{}").unwrap().unwrap().body,
+            answer("first").body
+        );
+        let conflict = store.replay("op", "r1", r#"{"a":1}"#).unwrap_err();
+        assert_eq!(conflict.code(), "IDEMPOTENCY_CONFLICT");
+        assert!(store.replay("other-op", "r1", r#"{"a":1}"#).unwrap().is_none());
+    }
+}

@@ -1,0 +1,25 @@
+//! `paydesk-sandbox`: a stateful sandbox of the Payments, Trading and Cards
+//! Service API v2. It keeps each company's state in memory, moves money
+//! only through its ledger, runs time-driven steps on its own clock, signs
+//! and retries webhooks, and follows `shared/spec/sandbox-rules.md` where
+//! the specification is silent.
+
+pub mod areas;
+pub mod chains;
+pub mod clock;
+pub mod error;
+pub mod faults;
+pub mod fixture;
+pub mod gatekeeper;
+pub mod idempotency;
+pub mod ledger;
+pub mod openapi;
+pub mod pagination;
+pub mod respond;
+pub mod scheduler;
+pub mod server;
+pub mod state;
+pub mod webhooks;
+
+pub use fixture::Fixture;
+pub use server::RunningSandbox;

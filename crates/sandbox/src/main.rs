@@ -1,0 +1,57 @@
+//! `paydesk-sandbox --listen ADDR [--fixture FILE]`.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+
+use actix_web::web::Data;
+use clap::Parser;
+use paydesk_sandbox::fixture::Fixture;
+use paydesk_sandbox::server;
+use paydesk_sandbox::state::Shared;
+
+/// A stateful sandbox of the Payments, Trading and Cards Service API v2.
+#[derive(Parser)]
+#[command(version)]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8090")]
+    listen: String,
+    /// Fixture file (JSON) with companies, balances and clients. Without
+    /// one, a demo company is created and its credentials are printed.
+    #[arg(long)]
+    fixture: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    workers: Option<usize>,
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "paydesk_sandbox=info".into()),
+        )
+        .init();
+    let args = Args::parse();
+    let fixture = match &args.fixture {
+        Some(path) => Fixture::load(path).map_err(|e| std::io::Error::other(e.to_string()))?,
+        None => {
+            let demo = Fixture::demo();
+            let client = &demo.companies[0].clients[0];
+            println!("Demo company created. Sign requests with:");
+            println!("  client id:     {}", client.client_id);
+            println!("  client secret: {}", client.client_secret);
+            demo
+        }
+    };
+    let listener = TcpListener::bind(&args.listen)?;
+    println!("Sandbox listening on http://{}", listener.local_addr()?);
+    let shared = Data::new(Shared::new(&fixture).map_err(|e| std::io::Error::other(e.to_string()))?);
+    let workers = args
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let server = server::build(shared.clone(), listener, workers)?;
+    tokio::spawn(server::tick(shared));
+    server.await
+}

@@ -1,0 +1,144 @@
+//! `GET /openapi.json`: an OpenAPI 3.1 description of every route, built
+//! from the same operation table the server registers.
+
+use actix_web::http::StatusCode;
+use paydesk_api::paths::{Method, Operation};
+use serde_json::{json, Map, Value};
+
+use crate::respond::{json, JsonAnswer};
+
+/// One line on what each operation does.
+fn summary(op: Operation) -> &'static str {
+    match op {
+        Operation::Whoami => "Confirms the presented credentials work (any method)",
+        Operation::ListBalances => "Every wallet of the company, balances in base units",
+        Operation::GetBalance => "One currency's balance; 404 when the company holds no wallet for it",
+        Operation::SupportedChains => "Chains and their tokens supported in this environment",
+        Operation::GenerateAddress => "Generates a deposit address (idempotent by reference)",
+        Operation::ListAddresses => "Deposit addresses, filtered, cursor-paginated",
+        Operation::GetAddress => "One address by UUID; a non-UUID id is a 400 'invalid id'",
+        Operation::ValidateAddress => "Checks an address's format and checksum for a chain; stores nothing",
+        Operation::ListTransactions => "Ledger history, filtered, cursor-paginated, newest first",
+        Operation::GetTransaction => "One transaction by its UUID or its reference",
+        Operation::SandboxClock => "Sandbox: the sandbox clock",
+        Operation::SandboxAdvanceClock => {
+            "Sandbox: advances the clock and runs every transition that falls due"
+        }
+        Operation::SandboxSetWebhook => {
+            "Sandbox: sets the company's webhook URL (HTTPS, or HTTP to loopback) and secret"
+        }
+        Operation::SandboxDeposit => {
+            "Sandbox: an on-chain deposit arrives (detected now, confirmed 60 s later)"
+        }
+        Operation::SandboxAddFault => {
+            "Sandbox: the next `count` matching calls fail (500_no_body, 503, 429, timeout, delay_ms:N)"
+        }
+        Operation::SandboxClearFaults => "Sandbox: clears injected faults",
+    }
+}
+
+fn tag(op: Operation) -> &'static str {
+    let path = op.template();
+    if path.starts_with("/sandbox/") {
+        "Sandbox control"
+    } else if path.starts_with("/api/balances") {
+        "Balances"
+    } else if path.starts_with("/api/addresses") || path.starts_with("/api/stablecoins") {
+        "Addresses"
+    } else if path.starts_with("/api/transactions") {
+        "Transactions"
+    } else {
+        "Identity"
+    }
+}
+
+fn path_parameters(template: &str) -> Vec<Value> {
+    template
+        .split('/')
+        .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+        .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+        .collect()
+}
+
+fn operation(op: Operation) -> Value {
+    let mut responses = Map::new();
+    responses.insert(
+        "2XX".into(),
+        json!({"description": "Success envelope {success, message, data, timestamp, metadata.request_id}"}),
+    );
+    for (status, meaning) in [
+        (
+            "400",
+            "Validation error (RFC 7807, code VALIDATION_ERROR, errors[])",
+        ),
+        ("401", "Authentication failed"),
+        ("403", "The client's scoped permissions do not allow this"),
+        ("404", "Unknown id, route or another company's resource"),
+        (
+            "409",
+            "Reference reused with a different body (IDEMPOTENCY_CONFLICT)",
+        ),
+        ("422", "Well-formed but not allowed now"),
+        ("429", "Rate limited; see Retry-After"),
+    ] {
+        responses.insert(
+            status.into(),
+            json!({"description": meaning, "content": {"application/problem+json": {}}}),
+        );
+    }
+    let mut value = json!({
+        "operationId": format!("{op:?}"),
+        "summary": summary(op),
+        "tags": [tag(op)],
+        "parameters": path_parameters(op.template()),
+        "responses": responses,
+    });
+    if op.method() != Method::Get {
+        value["requestBody"] =
+            json!({"required": false, "content": {"application/json": {"schema": {"type": "object"}}}});
+    }
+    value
+}
+
+/// The whole document.
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    for op in Operation::ALL {
+        let entry = paths.entry(op.template()).or_insert_with(|| json!({}));
+        entry[op.method().as_str().to_ascii_lowercase()] = operation(*op);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Payments, Trading and Cards Service API v2 — Paydesk sandbox",
+            "version": "2.0.0",
+            "description": "A stateful sandbox of the service. Every request is signed: X-Auth-Client, X-Auth-Timestamp (Unix seconds), X-Auth-Nonce (16-128 chars of [A-Za-z0-9_-], never reused), X-Auth-Signature = lowercase hex HMAC-SHA256(secret, \"client_id:timestamp:nonce:body\"); 300 s skew allowed. Sandbox time = wall clock + an offset moved by POST /sandbox/clock/advance; asynchronous steps fall due 10-300 s of sandbox time after their trigger. Webhooks: x-service-signature = hex HMAC-SHA512 of the raw body; non-200 answers are retried 3 times (15 s, 45 s, 135 s). Faults: POST /sandbox/faults. See the sandbox README for test values."
+        },
+        "components": {"securitySchemes": {
+            "client": {"type": "apiKey", "in": "header", "name": "X-Auth-Client"},
+            "timestamp": {"type": "apiKey", "in": "header", "name": "X-Auth-Timestamp"},
+            "nonce": {"type": "apiKey", "in": "header", "name": "X-Auth-Nonce"},
+            "signature": {"type": "apiKey", "in": "header", "name": "X-Auth-Signature"}
+        }},
+        "security": [{"client": [], "timestamp": [], "nonce": [], "signature": []}],
+        "paths": paths,
+    })
+}
+
+pub async fn serve() -> JsonAnswer {
+    json(StatusCode::OK, &document())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_every_operation() {
+        let doc = document();
+        for op in Operation::ALL {
+            let method = op.method().as_str().to_ascii_lowercase();
+            assert!(doc["paths"][op.template()][&method].is_object(), "{op:?} missing");
+        }
+    }
+}

@@ -1,0 +1,69 @@
+//! Time-driven work on the sandbox clock: each job is due at a sandbox
+//! time, and runs when the clock reaches it — by a clock advance or as real
+//! time passes.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// Every kind of deferred step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Job {
+    ConfirmDeposit { company_id: Uuid, transaction_id: Uuid },
+    RetryDelivery { delivery_id: u64 },
+}
+
+#[derive(Debug, Default)]
+pub struct Scheduler {
+    queue: BinaryHeap<Reverse<(DateTime<Utc>, u64)>>,
+    jobs: HashMap<u64, Job>,
+    next_id: u64,
+}
+
+impl Scheduler {
+    pub fn schedule(&mut self, at: DateTime<Utc>, job: Job) {
+        self.next_id += 1;
+        self.jobs.insert(self.next_id, job);
+        self.queue.push(Reverse((at, self.next_id)));
+    }
+
+    /// The earliest job due at or before `until`, removed from the queue.
+    pub fn pop_due(&mut self, until: DateTime<Utc>) -> Option<(DateTime<Utc>, Job)> {
+        let Reverse((at, id)) = *self.queue.peek()?;
+        if at > until {
+            return None;
+        }
+        self.queue.pop();
+        self.jobs.remove(&id).map(|job| (at, job))
+    }
+
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration;
+
+    #[test]
+    fn pops_in_due_order_and_only_when_due() {
+        let t0 = Utc::now();
+        let mut s = Scheduler::default();
+        s.schedule(t0 + Duration::seconds(20), Job::RetryDelivery { delivery_id: 2 });
+        s.schedule(t0 + Duration::seconds(10), Job::RetryDelivery { delivery_id: 1 });
+        assert!(s.pop_due(t0).is_none());
+        let (_, first) = s.pop_due(t0 + Duration::seconds(30)).unwrap();
+        assert_eq!(first, Job::RetryDelivery { delivery_id: 1 });
+        let (_, second) = s.pop_due(t0 + Duration::seconds(30)).unwrap();
+        assert_eq!(second, Job::RetryDelivery { delivery_id: 2 });
+        assert!(s.is_empty());
+    }
+}

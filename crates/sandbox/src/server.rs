@@ -1,0 +1,148 @@
+//! Builds the HTTP server: every operation of `paydesk_api::paths` mapped
+//! to its handler, the gatekeeper around them, RFC 7807 answers for unknown
+//! routes (404) and wrong methods (405), and the scheduler's ticker.
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use actix_web::dev::{Server, ServerHandle};
+use actix_web::web::{self, Data};
+use actix_web::{middleware, App, HttpRequest, HttpResponse, HttpServer, Route};
+use paydesk_api::paths::{Method, Operation};
+
+use crate::areas::{addresses, balances, control, deposits, identity, transactions};
+use crate::error::ApiError;
+use crate::fixture::Fixture;
+use crate::gatekeeper::gatekeeper;
+use crate::openapi;
+use crate::state::Shared;
+
+/// The handler of each operation. The match is exhaustive, so an operation
+/// added to the table cannot be left without a route.
+fn route(op: Operation) -> Route {
+    let method = match op.method() {
+        Method::Get => web::get(),
+        Method::Post => web::post(),
+        Method::Put => web::put(),
+        Method::Delete => web::delete(),
+    };
+    match op {
+        // The identity probe accepts any method and payload.
+        Operation::Whoami => web::route().to(identity::whoami),
+        Operation::ListBalances => method.to(balances::list),
+        Operation::GetBalance => method.to(balances::one),
+        Operation::SupportedChains => method.to(addresses::supported_chains),
+        Operation::GenerateAddress => method.to(addresses::create),
+        Operation::ListAddresses => method.to(addresses::list),
+        Operation::GetAddress => method.to(addresses::one),
+        Operation::ValidateAddress => method.to(addresses::validate),
+        Operation::ListTransactions => method.to(transactions::list),
+        Operation::GetTransaction => method.to(transactions::one),
+        Operation::SandboxClock => method.to(control::clock),
+        Operation::SandboxAdvanceClock => method.to(control::advance),
+        Operation::SandboxSetWebhook => method.to(control::webhook),
+        Operation::SandboxDeposit => method.to(deposits::simulate),
+        Operation::SandboxAddFault => method.to(control::add_fault),
+        Operation::SandboxClearFaults => method.to(control::clear_faults),
+    }
+}
+
+async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotFound(format!(
+        "no route {} {}",
+        req.method(),
+        req.path()
+    )))
+}
+
+async fn method_not_allowed(req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::MethodNotAllowed(req.method().to_string()))
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Registers every operation, one resource per path. Literal paths go
+/// before parameterised ones, so `/api/addresses/validate` is not taken
+/// for `/api/addresses/{id}`.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    let mut templates: Vec<&'static str> = Vec::new();
+    for op in Operation::ALL {
+        if !templates.contains(&op.template()) {
+            templates.push(op.template());
+        }
+    }
+    templates.sort_by_key(|t| t.matches('{').count());
+    for template in templates {
+        let mut resource = web::resource(template).default_service(web::to(method_not_allowed));
+        for op in Operation::ALL.iter().filter(|op| op.template() == template) {
+            resource = resource.route(route(*op));
+        }
+        cfg.service(resource);
+    }
+    cfg.service(web::resource("/openapi.json").route(web::get().to(openapi::serve)));
+    cfg.service(web::resource("/healthz").route(web::get().to(healthz)));
+}
+
+/// Builds the server on `listener`; the caller runs it.
+pub fn build(shared: Data<Shared>, listener: TcpListener, workers: usize) -> std::io::Result<Server> {
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(shared.clone())
+            .wrap(middleware::from_fn(gatekeeper))
+            .configure(routes)
+            .default_service(web::to(not_found))
+    })
+    .workers(workers.max(1))
+    .shutdown_timeout(2)
+    .listen(listener)?
+    .run();
+    Ok(server)
+}
+
+/// Runs due jobs as real time passes (the clock moves on its own too).
+pub async fn tick(shared: Data<Shared>) {
+    let mut interval = tokio::time::interval(Duration::from_millis(500));
+    loop {
+        interval.tick().await;
+        shared.run_due(shared.clock.now()).await;
+    }
+}
+
+/// A sandbox running in this process (tests and the portal's default mode).
+pub struct RunningSandbox {
+    pub addr: SocketAddr,
+    pub base_url: String,
+    pub shared: Data<Shared>,
+    handle: ServerHandle,
+    ticker: tokio::task::JoinHandle<()>,
+}
+
+impl RunningSandbox {
+    /// Starts the sandbox on `127.0.0.1` at a free port.
+    pub async fn start(fixture: &Fixture) -> std::io::Result<Self> {
+        Self::start_on(fixture, TcpListener::bind("127.0.0.1:0")?, 1).await
+    }
+
+    pub async fn start_on(fixture: &Fixture, listener: TcpListener, workers: usize) -> std::io::Result<Self> {
+        let shared = Data::new(Shared::new(fixture).map_err(|e| std::io::Error::other(e.to_string()))?);
+        let addr = listener.local_addr()?;
+        let server = build(shared.clone(), listener, workers)?;
+        let handle = server.handle();
+        tokio::spawn(server);
+        let ticker = tokio::spawn(tick(shared.clone()));
+        Ok(RunningSandbox {
+            base_url: format!("http://{addr}"),
+            addr,
+            shared,
+            handle,
+            ticker,
+        })
+    }
+
+    pub async fn stop(self) {
+        self.ticker.abort();
+        self.handle.stop(true).await;
+    }
+}

@@ -1,0 +1,285 @@
+//! The sandbox's state: companies, their API clients, the scheduler and the
+//! webhook outbox, behind one lock. Handlers hold the lock only for plain,
+//! synchronous work; webhook sending happens after it is released.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use chrono::{DateTime, Utc};
+use futures_util::future::join_all;
+use paydesk_api::models::identity::Environment;
+use paydesk_api::models::transactions::{TransactionState, TransactionType};
+use paydesk_api::units::Currency;
+use uuid::Uuid;
+
+use crate::areas::{addresses::AddressBook, deposits};
+use crate::clock::SandboxClock;
+use crate::error::ApiError;
+use crate::faults::Fault;
+use crate::fixture::Fixture;
+use crate::gatekeeper::NonceCache;
+use crate::idempotency::IdempotencyStore;
+use crate::ledger::{Ledger, NewTransaction};
+use crate::respond::JsonAnswer;
+use crate::scheduler::{Job, Scheduler};
+use crate::webhooks::{self, Delivery, Outbox, WebhookTarget};
+
+/// An API client (credential pair) of a company.
+#[derive(Clone)]
+pub struct ApiClient {
+    pub id: Uuid,
+    pub secret: String,
+    pub name: String,
+    pub active: bool,
+    pub permissions: Option<Vec<String>>,
+    pub environment: Environment,
+    pub company_id: Uuid,
+}
+
+/// One company workspace and everything it owns.
+#[derive(Debug)]
+pub struct Company {
+    pub id: Uuid,
+    pub name: String,
+    pub webhook_url: Option<String>,
+    /// Signs the company's events: the secret given to `PUT
+    /// /sandbox/webhook`, else the fixture's, else the first client's.
+    pub webhook_secret: String,
+    pub ledger: Ledger,
+    pub addresses: AddressBook,
+    pub idempotency: IdempotencyStore,
+    pub faults: Vec<Fault>,
+}
+
+impl Company {
+    /// Runs `op` once per (operation, reference): a repeat with the same
+    /// body replays the stored answer, with another body it is a 409; only
+    /// a success is stored. An empty reference runs every time.
+    pub fn once(
+        &mut self,
+        operation: &'static str,
+        reference: &str,
+        canonical_body: &str,
+        op: impl FnOnce(&mut Company) -> Result<JsonAnswer, ApiError>,
+    ) -> Result<JsonAnswer, ApiError> {
+        if reference.is_empty() {
+            return op(self);
+        }
+        if let Some(answer) = self.idempotency.replay(operation, reference, canonical_body)? {
+            return Ok(answer);
+        }
+        let answer = op(self)?;
+        self.idempotency
+            .save(operation, reference, canonical_body, &answer);
+        Ok(answer)
+    }
+
+    /// The company's webhook URL (if set) plus any per-resource URLs.
+    pub fn webhook_targets(&self, extra_urls: &[&str]) -> Vec<WebhookTarget> {
+        self.webhook_url
+            .iter()
+            .map(String::as_str)
+            .chain(extra_urls.iter().copied())
+            .map(|url| WebhookTarget {
+                url: url.to_owned(),
+                secret: self.webhook_secret.clone(),
+            })
+            .collect()
+    }
+}
+
+/// What an operation may do besides changing its company: schedule later
+/// steps and emit events.
+pub struct Effects<'a> {
+    pub now: DateTime<Utc>,
+    pub scheduler: &'a mut Scheduler,
+    pub outbox: &'a mut Outbox,
+}
+
+#[derive(Default)]
+pub struct Store {
+    pub companies: HashMap<Uuid, Company>,
+    pub clients: HashMap<Uuid, ApiClient>,
+    pub scheduler: Scheduler,
+    pub outbox: Outbox,
+}
+
+impl Store {
+    /// Builds the companies of a fixture, recording each opening balance as
+    /// a settled DEPOSIT_CONFIRMED transaction with reference `OPENING_<CUR>`.
+    pub fn from_fixture(fixture: &Fixture, now: DateTime<Utc>) -> Result<Self, ApiError> {
+        let mut store = Store::default();
+        for cf in &fixture.companies {
+            let id = cf.id.unwrap_or_else(Uuid::new_v4);
+            let mut company = Company {
+                id,
+                name: cf.name.clone(),
+                webhook_url: cf.webhook_url.clone(),
+                webhook_secret: cf.webhook_secret.clone().unwrap_or_else(|| {
+                    cf.clients
+                        .first()
+                        .map(|c| c.client_secret.clone())
+                        .unwrap_or_default()
+                }),
+                ledger: Ledger::default(),
+                addresses: AddressBook::default(),
+                idempotency: IdempotencyStore::default(),
+                faults: Vec::new(),
+            };
+            for (code, amount) in &cf.balances {
+                let currency = Currency::parse(code).map_err(|e| ApiError::invalid(e.to_string()))?;
+                company.ledger.open_account(&currency, now);
+                if amount.value() > 0 {
+                    let mut metadata = serde_json::Map::new();
+                    metadata.insert("deposit_type".into(), "opening_balance".into());
+                    company.ledger.post(
+                        NewTransaction {
+                            reference: format!("OPENING_{currency}"),
+                            currency,
+                            kind: TransactionType::DepositConfirmed,
+                            state: TransactionState::Settled,
+                            amount: *amount,
+                            fee: Default::default(),
+                            idempotency_key: String::new(),
+                            metadata,
+                        },
+                        now,
+                    )?;
+                }
+            }
+            for c in &cf.clients {
+                store.clients.insert(
+                    c.client_id,
+                    ApiClient {
+                        id: c.client_id,
+                        secret: c.client_secret.clone(),
+                        name: c.name.clone(),
+                        active: c.active,
+                        permissions: c.permissions.clone(),
+                        environment: c.environment,
+                        company_id: id,
+                    },
+                );
+            }
+            store.companies.insert(id, company);
+        }
+        Ok(store)
+    }
+
+    /// A company and the effects its operations may have.
+    pub fn company(
+        &mut self,
+        company_id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<(&mut Company, Effects<'_>), ApiError> {
+        let company = self
+            .companies
+            .get_mut(&company_id)
+            .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
+        Ok((
+            company,
+            Effects {
+                now,
+                scheduler: &mut self.scheduler,
+                outbox: &mut self.outbox,
+            },
+        ))
+    }
+
+    /// Runs one due job.
+    fn run_job(&mut self, job: Job, now: DateTime<Utc>) {
+        match job {
+            Job::ConfirmDeposit {
+                company_id,
+                transaction_id,
+            } => {
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    deposits::confirm(company, transaction_id, &mut fx);
+                }
+            }
+            Job::RetryDelivery { delivery_id } => self.outbox.mark_ready(delivery_id),
+        }
+    }
+}
+
+/// Everything the server's workers share.
+pub struct Shared {
+    pub clock: SandboxClock,
+    store: Mutex<Store>,
+    pub nonces: Mutex<NonceCache>,
+    http: reqwest::Client,
+    /// Serializes clock advances and scheduler runs, so jobs run in order.
+    advancing: tokio::sync::Mutex<()>,
+}
+
+impl Shared {
+    pub fn new(fixture: &Fixture) -> Result<Self, ApiError> {
+        let clock = SandboxClock::default();
+        let store = Store::from_fixture(fixture, clock.now())?;
+        Ok(Shared {
+            clock,
+            store: Mutex::new(store),
+            nonces: Mutex::new(NonceCache::default()),
+            http: reqwest::Client::new(),
+            advancing: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        // A panic while holding the lock leaves plain data; carry on with it.
+        self.store.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Moves the clock forward by `seconds`, running every job that falls
+    /// due on the way, in order, each at its own due time (so chains of
+    /// steps complete within one advance).
+    pub async fn advance(&self, seconds: i64) -> DateTime<Utc> {
+        let target = self.clock.now() + chrono::Duration::seconds(seconds);
+        self.run_due(target).await;
+        self.clock.now()
+    }
+
+    /// Runs jobs due up to `until` and sends the deliveries they produce;
+    /// leaves the clock at `until` at least.
+    pub async fn run_due(&self, until: DateTime<Utc>) {
+        let _order = self.advancing.lock().await;
+        loop {
+            let ready = {
+                let mut store = self.store();
+                let mut ready = store.outbox.take_ready();
+                if ready.is_empty() {
+                    let Some((at, job)) = store.scheduler.pop_due(until) else {
+                        break;
+                    };
+                    self.clock.advance_to(at);
+                    store.run_job(job, self.clock.now());
+                    ready = store.outbox.take_ready();
+                }
+                ready
+            };
+            self.deliver(ready).await;
+        }
+        self.clock.advance_to(until);
+    }
+
+    /// Sends deliveries that are ready now (events emitted by a request).
+    pub async fn flush_deliveries(&self) {
+        let ready = self.store().outbox.take_ready();
+        self.deliver(ready).await;
+    }
+
+    async fn deliver(&self, deliveries: Vec<Delivery>) {
+        if deliveries.is_empty() {
+            return;
+        }
+        let results = join_all(deliveries.iter().map(|d| webhooks::send(&self.http, d))).await;
+        let now = self.clock.now();
+        let mut store = self.store();
+        let Store {
+            outbox, scheduler, ..
+        } = &mut *store;
+        for (delivery, ok) in deliveries.iter().zip(results) {
+            outbox.record_attempt(delivery.id, ok, now, scheduler);
+        }
+    }
+}
