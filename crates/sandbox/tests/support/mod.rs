@@ -74,6 +74,17 @@ impl TestSandbox {
 
     /// A request signed now with a fresh nonce, body sent as JSON.
     pub fn signed(&self, method: reqwest::Method, path: &str, body: &str) -> reqwest::RequestBuilder {
+        self.signed_as(method, path, body, "application/json")
+    }
+
+    /// A signed request whose body is sent with `content_type`.
+    pub fn signed_as(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: &str,
+        content_type: &str,
+    ) -> reqwest::RequestBuilder {
         let headers = signing::sign_request(
             &self.client_id,
             &self.secret,
@@ -85,9 +96,7 @@ impl TestSandbox {
             req = req.header(name, value);
         }
         if !body.is_empty() {
-            req = req
-                .header("content-type", "application/json")
-                .body(body.to_owned());
+            req = req.header("content-type", content_type).body(body.to_owned());
         }
         req
     }
@@ -105,5 +114,66 @@ impl TestSandbox {
             status,
             serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
         )
+    }
+}
+
+/// A webhook receiver on a random port that records every delivery and
+/// answers 500 to the first `failures` of them.
+pub struct Receiver {
+    pub url: String,
+    pub received: std::sync::Arc<std::sync::Mutex<Vec<Delivery>>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    pub signature: String,
+    pub body: Vec<u8>,
+    pub json: serde_json::Value,
+}
+
+impl Receiver {
+    pub async fn start(failures: usize) -> Receiver {
+        use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+        let received: std::sync::Arc<std::sync::Mutex<Vec<Delivery>>> = Default::default();
+        let store = received.clone();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/hook", listener.local_addr().unwrap());
+        let server = HttpServer::new(move || {
+            let store = store.clone();
+            App::new().route(
+                "/hook",
+                web::post().to(move |req: HttpRequest, body: web::Bytes| {
+                    let store = store.clone();
+                    async move {
+                        let mut all = store.lock().unwrap();
+                        all.push(Delivery {
+                            signature: req
+                                .headers()
+                                .get("x-service-signature")
+                                .and_then(|v| v.to_str().ok())
+                                .unwrap_or_default()
+                                .to_owned(),
+                            json: serde_json::from_slice(&body).unwrap_or_default(),
+                            body: body.to_vec(),
+                        });
+                        if all.len() <= failures {
+                            HttpResponse::InternalServerError().finish()
+                        } else {
+                            HttpResponse::Ok().finish()
+                        }
+                    }
+                }),
+            )
+        })
+        .workers(1)
+        .listen(listener)
+        .unwrap()
+        .run();
+        tokio::spawn(server);
+        Receiver { url, received }
+    }
+
+    pub fn deliveries(&self) -> Vec<Delivery> {
+        self.received.lock().unwrap().clone()
     }
 }
