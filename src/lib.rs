@@ -1,7 +1,19 @@
 //! Paydesk, the back-office portal for the Payments, Trading and Cards
-//! Service API v2.
+//! Service API v2. Folders name domains: `auth` (sign-in, sessions),
+//! `tenants` (companies and their API connections), `access` (roles and
+//! permissions), `audit` (the log), `wallet` (balances, transactions,
+//! addresses); `web` holds what every page shares.
 
+pub mod access;
+pub mod audit;
+pub mod auth;
+pub mod bootstrap;
 pub mod configuration;
+pub mod crypto;
+pub mod db;
 pub mod routes;
 pub mod startup;
 pub mod telemetry;
+pub mod tenants;
+pub mod wallet;
+pub mod web;

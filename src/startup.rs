@@ -1,49 +1,143 @@
-//! Builds the application: the in-process sandbox (the default upstream),
-//! the HTTP server bound to a listener, and the shared state.
+//! Builds the application: database and migrations, the master key, the
+//! audit writer, default mode's first admin and demo tenant with the
+//! in-process sandbox, and the HTTP server bound to a listener (tests bind
+//! port 0).
 
 use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
 
 use actix_web::dev::Server;
 use actix_web::web::{self, Data};
-use actix_web::{App, HttpServer};
-use paydesk_api::{Client, Credentials};
+use actix_web::{middleware, App, HttpServer};
 use paydesk_sandbox::{Fixture, RunningSandbox};
+use secrecy::ExposeSecret;
+use sqlx::PgPool;
 
+use crate::audit::writer::AuditWriter;
+use crate::bootstrap::{self, FirstAdmin};
 use crate::configuration::Settings;
-use crate::routes::health;
+use crate::crypto::{CryptoError, MasterKey};
+use crate::db::{self, DbError};
+use crate::tenants::store as tenants;
+use crate::tenants::upstream::Upstreams;
+use crate::{auth, routes, tenants as tenant_routes, wallet, web as portal_web};
+
+/// What every handler shares. Nothing here is state another replica needs:
+/// sessions, jobs and data live in Postgres; the client cache is a cache.
+pub struct AppState {
+    pub pool: PgPool,
+    pub key: MasterKey,
+    pub audit: AuditWriter,
+    pub upstreams: Upstreams,
+    pub secure_cookies: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Db(#[from] DbError),
+    #[error("database error during start-up: {0}")]
+    Sql(#[from] sqlx::Error),
+    #[error(transparent)]
+    Key(#[from] CryptoError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
 
 pub struct Application {
     addr: SocketAddr,
     server: Server,
-    sandbox: RunningSandbox,
+    sandbox: Option<RunningSandbox>,
+    first_admin: Option<FirstAdmin>,
+    pool: PgPool,
+}
+
+/// The master key: from PAYDESK_MASTER_KEY, else (default mode) a key
+/// generated once and kept in the data directory.
+fn master_key(settings: &Settings) -> Result<MasterKey, StartupError> {
+    if let Some(key) = &settings.master_key {
+        return Ok(MasterKey::from_base64(key.expose_secret())?);
+    }
+    let path = settings.data_dir.join("master.key");
+    let key = if path.exists() {
+        MasterKey::from_base64(&std::fs::read_to_string(&path)?)?
+    } else {
+        let (key, encoded) = MasterKey::generate();
+        write_private(&path, &encoded)?;
+        key
+    };
+    tracing::warn!(
+        path = %path.display(),
+        "PAYDESK_MASTER_KEY is not set: stored secrets are sealed with a generated key kept in this file. \
+         Set PAYDESK_MASTER_KEY in production."
+    );
+    Ok(key)
+}
+
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    std::io::Write::write_all(&mut options.open(path)?, contents.as_bytes())
 }
 
 impl Application {
-    pub async fn build(settings: &Settings) -> std::io::Result<Self> {
+    pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
         let listener = TcpListener::bind(settings.listen)?;
-        Self::build_on(listener).await
+        Self::build_on(settings, listener).await
     }
 
-    /// Builds on an already bound listener (tests bind port 0).
-    pub async fn build_on(listener: TcpListener) -> std::io::Result<Self> {
-        let fixture = Fixture::demo();
-        let demo = &fixture.companies[0].clients[0];
-        let credentials = Credentials::new(demo.client_id.to_string(), demo.client_secret.clone());
-        let sandbox = RunningSandbox::start(&fixture).await?;
-        let upstream = Data::new(Client::new(sandbox.base_url.clone(), credentials));
+    pub async fn build_on(settings: &Settings, listener: TcpListener) -> Result<Self, StartupError> {
+        let pool = db::connect_and_migrate(&settings.database_url, 16).await?;
+        let key = master_key(settings)?;
+        let first_admin = bootstrap::ensure_first_admin(&pool).await?;
+        let sandbox = if settings.builtin_sandbox {
+            let demo = bootstrap::ensure_demo_tenant(&pool, &key).await?;
+            let fixture = Fixture::single_company(
+                bootstrap::DEMO_TENANT,
+                demo.client_id,
+                demo.client_secret.expose_secret().to_owned(),
+            );
+            let sandbox = RunningSandbox::start(&fixture).await?;
+            tenants::set_base_url(&pool, demo.connection_id, &sandbox.base_url).await?;
+            Some(sandbox)
+        } else {
+            None
+        };
+        let state = Data::new(AppState {
+            pool: pool.clone(),
+            key,
+            audit: AuditWriter::start(pool.clone()),
+            upstreams: Upstreams::default(),
+            secure_cookies: settings.secure_cookies,
+        });
         let addr = listener.local_addr()?;
         let server = HttpServer::new(move || {
             App::new()
-                .app_data(upstream.clone())
-                .route("/healthz", web::get().to(health::healthz))
-                .route("/readyz", web::get().to(health::readyz))
+                .app_data(state.clone())
+                .wrap(middleware::from_fn(portal_web::middleware::session_and_csrf))
+                .wrap(middleware::from_fn(portal_web::middleware::security_headers))
+                .route("/healthz", web::get().to(routes::health::healthz))
+                .route("/readyz", web::get().to(routes::health::readyz))
+                .route("/static/{name}", web::get().to(portal_web::assets::serve))
+                .configure(auth::routes::configure)
+                .configure(tenant_routes::routes::configure)
+                .configure(wallet::routes::configure)
+                .default_service(web::to(portal_web::error::not_found))
         })
+        .shutdown_timeout(10)
         .listen(listener)?
         .run();
         Ok(Self {
             addr,
             server,
             sandbox,
+            first_admin,
+            pool,
         })
     }
 
@@ -51,8 +145,18 @@ impl Application {
         self.addr
     }
 
-    pub fn sandbox_url(&self) -> &str {
-        &self.sandbox.base_url
+    /// The built-in sandbox's address, in default mode.
+    pub fn sandbox_url(&self) -> Option<&str> {
+        self.sandbox.as_ref().map(|s| s.base_url.as_str())
+    }
+
+    /// The first admin, when this start created it.
+    pub fn first_admin(&self) -> Option<&FirstAdmin> {
+        self.first_admin.as_ref()
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
     }
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {

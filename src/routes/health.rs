@@ -1,18 +1,22 @@
 use actix_web::web::Data;
 use actix_web::HttpResponse;
-use paydesk_api::Client;
+
+use crate::startup::AppState;
 
 /// Liveness: the process answers.
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().content_type("text/plain").body("ok")
 }
 
-/// Readiness: the upstream answers a signed identity probe.
-pub async fn readyz(upstream: Data<Client>) -> HttpResponse {
-    match upstream.whoami().await {
+/// Readiness: the database answers.
+pub async fn readyz(state: Data<AppState>) -> HttpResponse {
+    match sqlx::query("SELECT 1").execute(&state.pool).await {
         Ok(_) => HttpResponse::Ok().content_type("text/plain").body("ready"),
-        Err(e) => HttpResponse::ServiceUnavailable()
-            .content_type("text/plain")
-            .body(format!("upstream not ready: {e}")),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            HttpResponse::ServiceUnavailable()
+                .content_type("text/plain")
+                .body("the database is not reachable")
+        }
     }
 }

@@ -9,7 +9,8 @@
 //! reports [`ApiError::OutcomeUnknown`]: the caller must read the result
 //! back by its reference instead of sending again blindly.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, Stream};
 use reqwest::header::{HeaderMap, ACCEPT, CONTENT_TYPE, RETRY_AFTER};
@@ -141,13 +142,63 @@ impl Default for ClientOptions {
     }
 }
 
-/// A signed client for one set of credentials.
+/// What one attempt of a call did, for callers that record upstream calls
+/// (the portal's audit log). Never contains credentials or bodies.
 #[derive(Debug, Clone)]
+pub struct CallRecord {
+    pub method: &'static str,
+    pub path: String,
+    pub status: Option<u16>,
+    /// The service's request id (`x-request-id`, or the problem's correlation id).
+    pub request_id: Option<String>,
+    pub outcome: CallOutcome,
+    pub duration: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    Ok,
+    /// A 4xx answer.
+    Refused,
+    /// A 5xx answer with a body.
+    Failed,
+    /// No answer, or an empty 5xx: the operation may or may not have run.
+    Unknown,
+}
+
+impl CallOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::Refused => "refused",
+            CallOutcome::Failed => "failed",
+            CallOutcome::Unknown => "unknown",
+        }
+    }
+}
+
+/// Receives a [`CallRecord`] after every attempt.
+pub trait CallObserver: Send + Sync {
+    fn observe(&self, record: CallRecord);
+}
+
+/// A signed client for one set of credentials.
+#[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     base_url: String,
     credentials: Credentials,
     options: ClientOptions,
+    observer: Option<Arc<dyn CallObserver>>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.base_url)
+            .field("credentials", &self.credentials)
+            .finish()
+    }
 }
 
 /// An answer read off the wire, before it becomes a typed value.
@@ -167,16 +218,39 @@ impl Client {
         credentials: Credentials,
         options: ClientOptions,
     ) -> Self {
-        let http = reqwest::Client::builder()
+        Self::with_http(Self::http_client(&options), base_url, credentials, options)
+    }
+
+    /// The connection pool a client uses; share one among many clients.
+    pub fn http_client(options: &ClientOptions) -> reqwest::Client {
+        reqwest::Client::builder()
             .timeout(options.timeout)
             .connect_timeout(options.timeout.min(Duration::from_secs(5)))
             .build()
-            .expect("the HTTP client's TLS backend initialises");
+            .expect("the HTTP client's TLS backend initialises")
+    }
+
+    /// A client over an existing connection pool.
+    pub fn with_http(
+        http: reqwest::Client,
+        base_url: impl Into<String>,
+        credentials: Credentials,
+        options: ClientOptions,
+    ) -> Self {
         Self {
             http,
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             credentials,
             options,
+            observer: None,
+        }
+    }
+
+    /// The same client, reporting every attempt to `observer`.
+    pub fn observed(&self, observer: Arc<dyn CallObserver>) -> Self {
+        Self {
+            observer: Some(observer),
+            ..self.clone()
         }
     }
 
@@ -255,8 +329,8 @@ impl Client {
 
     pub async fn transactions(&self, query: &TransactionQuery) -> Result<TransactionPage, ApiError> {
         let mut q = Vec::new();
-        push_opt(&mut q, "type", query.kind.map(|k| enum_str(&k)));
-        push_opt(&mut q, "status", query.status.map(|s| enum_str(&s)));
+        push_opt(&mut q, "type", query.kind.map(|k| k.as_str().to_owned()));
+        push_opt(&mut q, "status", query.status.map(|s| s.as_str().to_owned()));
         push_opt(&mut q, "currency", query.currency.as_ref().map(|c| c.to_string()));
         push_opt(&mut q, "cursor", query.cursor.clone());
         push_opt(&mut q, "limit", query.limit.map(|l| l.to_string()));
@@ -389,12 +463,26 @@ impl Client {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let started = Instant::now();
             let result = self.send_once(op.method(), &path, query, body.as_deref()).await;
-            let err = match result {
-                Ok(raw) => match decode::<T>(op.method(), &path, raw) {
-                    Ok(value) => return Ok(value),
-                    Err(e) => e,
-                },
+            let request_id = result.as_ref().ok().and_then(|raw| {
+                raw.headers
+                    .get(REQUEST_ID_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            });
+            let status = result.as_ref().ok().map(|raw| raw.status);
+            let decoded = result.and_then(|raw| decode::<T>(op.method(), &path, raw));
+            self.report(
+                op.method(),
+                &path,
+                &decoded,
+                status,
+                request_id,
+                started.elapsed(),
+            );
+            let err = match decoded {
+                Ok(value) => return Ok(value),
                 Err(e) => e,
             };
             if attempt >= attempts || !err.is_retryable() {
@@ -415,6 +503,44 @@ impl Client {
             tracing::debug!(%path, attempt, ?wait, error = %err, "retrying an idempotent call");
             tokio::time::sleep(wait).await;
         }
+    }
+
+    fn report<T>(
+        &self,
+        method: Method,
+        path: &str,
+        result: &Result<T, ApiError>,
+        status: Option<u16>,
+        request_id: Option<String>,
+        duration: Duration,
+    ) {
+        let Some(observer) = &self.observer else {
+            return;
+        };
+        let outcome = match result {
+            Ok(_) => CallOutcome::Ok,
+            Err(ApiError::Problem { status, .. }) | Err(ApiError::UnexpectedResponse { status, .. })
+                if *status >= 500 =>
+            {
+                CallOutcome::Failed
+            }
+            Err(ApiError::Problem { .. }) | Err(ApiError::UnexpectedResponse { .. }) => CallOutcome::Refused,
+            Err(ApiError::OutcomeUnknown { .. }) | Err(ApiError::Unavailable(_)) => CallOutcome::Unknown,
+        };
+        let request_id = request_id.or_else(|| match result {
+            Err(ApiError::Problem { problem, .. }) if !problem.correlation_id.is_empty() => {
+                Some(problem.correlation_id.clone())
+            }
+            _ => None,
+        });
+        observer.observe(CallRecord {
+            method: method.as_str(),
+            path: path.to_owned(),
+            status,
+            request_id,
+            outcome,
+            duration,
+        });
     }
 
     async fn send_once(
@@ -556,14 +682,6 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
 fn push_opt(q: &mut Vec<(&'static str, String)>, key: &'static str, value: Option<String>) {
     if let Some(v) = value {
         q.push((key, v));
-    }
-}
-
-/// The wire spelling of a unit-like enum.
-fn enum_str<T: Serialize>(value: &T) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
     }
 }
 

@@ -12,4 +12,4 @@ pub mod units;
 pub mod webhook;
 pub mod wire;
 
-pub use client::{ApiError, Client, ClientOptions, Credentials};
+pub use client::{ApiError, CallObserver, CallOutcome, CallRecord, Client, ClientOptions, Credentials};

@@ -20,6 +20,50 @@ pub enum TransactionType {
     Reversal,
 }
 
+impl TransactionType {
+    pub const ALL: &'static [TransactionType] = &[
+        Self::DepositConfirmed,
+        Self::DepositDetected,
+        Self::DepositPending,
+        Self::WithdrawalInitiated,
+        Self::WithdrawalFailed,
+        Self::P2pTransfer,
+        Self::SwapInternal,
+        Self::FxRebalancing,
+        Self::FeeOnly,
+        Self::Reversal,
+    ];
+
+    /// The wire name, e.g. `DEPOSIT_CONFIRMED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::DepositConfirmed => "DEPOSIT_CONFIRMED",
+            Self::DepositDetected => "DEPOSIT_DETECTED",
+            Self::DepositPending => "DEPOSIT_PENDING",
+            Self::WithdrawalInitiated => "WITHDRAWAL_INITIATED",
+            Self::WithdrawalFailed => "WITHDRAWAL_FAILED",
+            Self::P2pTransfer => "P2P_TRANSFER",
+            Self::SwapInternal => "SWAP_INTERNAL",
+            Self::FxRebalancing => "FX_REBALANCING",
+            Self::FeeOnly => "FEE_ONLY",
+            Self::Reversal => "REVERSAL",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+impl std::fmt::Display for TransactionType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TransactionState {
@@ -31,6 +75,31 @@ pub enum TransactionState {
 }
 
 impl TransactionState {
+    pub const ALL: &'static [TransactionState] = &[
+        Self::Pending,
+        Self::InProgress,
+        Self::Settled,
+        Self::Failed,
+        Self::Reversed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::InProgress => "IN_PROGRESS",
+            Self::Settled => "SETTLED",
+            Self::Failed => "FAILED",
+            Self::Reversed => "REVERSED",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s))
+    }
+
     /// SETTLED, FAILED and REVERSED never change afterwards.
     pub fn is_terminal(self) -> bool {
         matches!(self, Self::Settled | Self::Failed | Self::Reversed)
@@ -67,6 +136,12 @@ pub struct Transaction {
     pub amount_formatted: String,
     pub fee_formatted: String,
     pub side: Side,
+}
+
+impl std::fmt::Display for TransactionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Query of `GET /api/transactions`.

@@ -11,15 +11,10 @@ use crate::state::Shared;
 const TYPES: &str = "DEPOSIT_CONFIRMED, DEPOSIT_DETECTED, DEPOSIT_PENDING, WITHDRAWAL_INITIATED, WITHDRAWAL_FAILED, P2P_TRANSFER, SWAP_INTERNAL, FX_REBALANCING, FEE_ONLY, REVERSAL";
 const STATES: &str = "PENDING, IN_PROGRESS, SETTLED, FAILED, REVERSED";
 
-/// Parses a wire enum value (e.g. `SETTLED`), any case.
-fn wire_enum<T: serde::de::DeserializeOwned>(value: &str) -> Option<T> {
-    serde_json::from_value(serde_json::Value::String(value.to_ascii_uppercase())).ok()
-}
-
 /// `GET /api/transactions`: filters type, status, currency; newest first.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
-    let kind: Option<TransactionType> = q.parse_opt("type", TYPES, wire_enum)?;
-    let state: Option<TransactionState> = q.parse_opt("status", STATES, wire_enum)?;
+    let kind = q.parse_opt("type", TYPES, TransactionType::parse)?;
+    let state = q.parse_opt("status", STATES, TransactionState::parse)?;
     let currency = q.parse_opt("currency", "a currency code such as USDT", |v| {
         Currency::parse(v).ok()
     })?;

@@ -1,0 +1,76 @@
+//! The `Member` extractor: the signed-in user, their active tenant, their
+//! role there and its permissions. A handler that takes a `Member` cannot
+//! forget to check that the user belongs to the tenant; `require` checks a
+//! permission.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::web::Data;
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use uuid::Uuid;
+
+use super::store;
+use crate::audit::Actor;
+use crate::auth::session::SignedIn;
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub user: SignedIn,
+    pub tenant_id: Uuid,
+    pub tenant_name: String,
+    pub role_name: String,
+    pub permissions: HashSet<String>,
+    /// The environment of the tenant's connection ('sandbox' or 'live').
+    pub environment: Option<String>,
+}
+
+impl Member {
+    pub fn can(&self, permission: &str) -> bool {
+        self.permissions.contains(permission)
+    }
+
+    pub fn require(&self, permission: &str) -> Result<(), PortalError> {
+        if self.can(permission) {
+            Ok(())
+        } else {
+            Err(PortalError::Forbidden(permission.to_owned()))
+        }
+    }
+
+    pub fn actor(&self) -> Actor {
+        self.user.actor()
+    }
+}
+
+impl FromRequest for Member {
+    type Error = PortalError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, PortalError>>>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let user = req.extensions().get::<SignedIn>().cloned();
+        let state = req.app_data::<Data<AppState>>().cloned();
+        Box::pin(async move {
+            let user = user.ok_or(PortalError::NotSignedIn)?;
+            if user.must_change_password {
+                return Err(PortalError::PasswordChangeRequired);
+            }
+            let state = state.expect("the app registers its state");
+            let m = store::membership(&state.pool, user.user_id, user.active_tenant_id)
+                .await?
+                .ok_or(PortalError::NoTenant)?;
+            Ok(Member {
+                user,
+                tenant_id: m.tenant_id,
+                tenant_name: m.tenant_name,
+                role_name: m.role_name,
+                permissions: m.permissions.into_iter().collect(),
+                environment: m.environment,
+            })
+        })
+    }
+}

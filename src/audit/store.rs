@@ -1,0 +1,227 @@
+//! The audit log's SQL: append (serialized by an advisory lock so the chain
+//! has one order), search with keyset pagination, and verification.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::{PgPool, Postgres, QueryBuilder, Transaction};
+use uuid::Uuid;
+
+use super::chain::{self, Hashed, GENESIS};
+use super::NewRecord;
+
+/// Serializes appends across every replica.
+const CHAIN_LOCK: i64 = 0x7061_7964_6573_6b31;
+
+/// Appends records in order, in their own transaction.
+pub async fn append(pool: &PgPool, records: &[NewRecord]) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    append_in(&mut tx, records).await?;
+    tx.commit().await
+}
+
+/// Appends records inside the caller's transaction, so they commit or roll
+/// back with the change they describe.
+pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]) -> Result<(), sqlx::Error> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(CHAIN_LOCK)
+        .execute(&mut **tx)
+        .await?;
+    let last: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1")
+        .fetch_optional(&mut **tx)
+        .await?;
+    let mut prev = last.unwrap_or_else(|| GENESIS.to_vec());
+    for r in records {
+        let hash = chain::hash(
+            &prev,
+            &Hashed {
+                occurred_at: r.occurred_at,
+                tenant_id: r.tenant_id,
+                actor_id: r.actor.user_id,
+                actor_email: &r.actor.email,
+                action: &r.action,
+                target: &r.target,
+                outcome: &r.outcome,
+                ip: &r.actor.ip,
+                user_agent: &r.actor.user_agent,
+                details: &r.details,
+            },
+        );
+        sqlx::query(
+            "INSERT INTO audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
+             user_agent, details, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        )
+        .bind(r.occurred_at)
+        .bind(r.tenant_id)
+        .bind(r.actor.user_id)
+        .bind(&r.actor.email)
+        .bind(&r.action)
+        .bind(&r.target)
+        .bind(&r.outcome)
+        .bind(&r.actor.ip)
+        .bind(&r.actor.user_agent)
+        .bind(&r.details)
+        .bind(&prev)
+        .bind(hash.as_slice())
+        .execute(&mut **tx)
+        .await?;
+        prev = hash.to_vec();
+    }
+    Ok(())
+}
+
+/// One stored record.
+#[derive(Debug, Clone, sqlx::FromRow, Serialize)]
+pub struct AuditRow {
+    pub id: i64,
+    pub occurred_at: DateTime<Utc>,
+    pub tenant_id: Option<Uuid>,
+    pub actor_id: Option<Uuid>,
+    pub actor_email: String,
+    pub action: String,
+    pub target: String,
+    pub outcome: String,
+    pub ip: String,
+    pub user_agent: String,
+    pub details: serde_json::Value,
+    #[serde(skip)]
+    pub prev_hash: Vec<u8>,
+    #[serde(skip)]
+    pub hash: Vec<u8>,
+}
+
+/// Search filters; every one optional.
+#[derive(Debug, Clone, Default)]
+pub struct AuditFilter {
+    pub actor: Option<String>,
+    pub action: Option<String>,
+    pub target: Option<String>,
+    pub outcome: Option<String>,
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+    /// Keyset: records older than this id.
+    pub before_id: Option<i64>,
+}
+
+const COLUMNS: &str =
+    "id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, \
+                       details, prev_hash, hash";
+
+/// A tenant's records matching `filter`, newest first.
+pub async fn search(
+    pool: &PgPool,
+    tenant_id: Uuid,
+    filter: &AuditFilter,
+    limit: i64,
+) -> Result<Vec<AuditRow>, sqlx::Error> {
+    let mut q = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM audit_log WHERE tenant_id = "));
+    q.push_bind(tenant_id);
+    if let Some(actor) = &filter.actor {
+        q.push(" AND actor_email ILIKE ")
+            .push_bind(format!("%{}%", escape_like(actor)));
+    }
+    if let Some(action) = &filter.action {
+        q.push(" AND action ILIKE ")
+            .push_bind(format!("{}%", escape_like(action)));
+    }
+    if let Some(target) = &filter.target {
+        q.push(" AND target ILIKE ")
+            .push_bind(format!("%{}%", escape_like(target)));
+    }
+    if let Some(outcome) = &filter.outcome {
+        q.push(" AND outcome = ").push_bind(outcome.clone());
+    }
+    if let Some(from) = filter.from {
+        q.push(" AND occurred_at >= ").push_bind(from);
+    }
+    if let Some(to) = filter.to {
+        q.push(" AND occurred_at < ").push_bind(to);
+    }
+    if let Some(before) = filter.before_id {
+        q.push(" AND id < ").push_bind(before);
+    }
+    q.push(" ORDER BY id DESC LIMIT ").push_bind(limit);
+    q.build_query_as::<AuditRow>().fetch_all(pool).await
+}
+
+pub async fn find(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<Option<AuditRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM audit_log WHERE tenant_id = $1 AND id = $2"
+    ))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+}
+
+fn escape_like(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+}
+
+/// The result of walking the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChainReport {
+    Intact {
+        records: u64,
+    },
+    /// The first record whose link does not hold.
+    Broken {
+        id: i64,
+        reason: &'static str,
+        checked: u64,
+    },
+}
+
+/// Walks the whole chain in id order, in batches.
+pub async fn verify(pool: &PgPool) -> Result<ChainReport, sqlx::Error> {
+    let mut prev = GENESIS.to_vec();
+    let mut after = 0i64;
+    let mut checked = 0u64;
+    loop {
+        let rows: Vec<AuditRow> = sqlx::query_as(&format!(
+            "SELECT {COLUMNS} FROM audit_log WHERE id > $1 ORDER BY id LIMIT 1000"
+        ))
+        .bind(after)
+        .fetch_all(pool)
+        .await?;
+        let Some(last) = rows.last() else {
+            return Ok(ChainReport::Intact { records: checked });
+        };
+        after = last.id;
+        for row in &rows {
+            if row.prev_hash != prev {
+                return Ok(ChainReport::Broken {
+                    id: row.id,
+                    reason: "its link to the previous record does not match (a record before it was removed or altered)",
+                    checked,
+                });
+            }
+            let expected = chain::hash(
+                &prev,
+                &Hashed {
+                    occurred_at: row.occurred_at,
+                    tenant_id: row.tenant_id,
+                    actor_id: row.actor_id,
+                    actor_email: &row.actor_email,
+                    action: &row.action,
+                    target: &row.target,
+                    outcome: &row.outcome,
+                    ip: &row.ip,
+                    user_agent: &row.user_agent,
+                    details: &row.details,
+                },
+            );
+            if row.hash != expected {
+                return Ok(ChainReport::Broken {
+                    id: row.id,
+                    reason: "its contents do not match its hash (the record was altered)",
+                    checked,
+                });
+            }
+            prev = row.hash.clone();
+            checked += 1;
+        }
+    }
+}

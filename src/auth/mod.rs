@@ -1,0 +1,9 @@
+//! Staff sign-in: passwords (argon2id, hashed off the async workers),
+//! server-side sessions in Postgres, throttling and lockout, CSRF.
+
+pub mod csrf;
+pub mod password;
+pub mod routes;
+pub mod session;
+pub mod store;
+pub mod throttle;

@@ -1,0 +1,211 @@
+//! Server-side sessions. The cookie holds a random token; Postgres holds
+//! its SHA-256, the user, the CSRF token and the active tenant, so any
+//! replica can serve any request. Sessions end after 30 minutes idle or 12
+//! hours in all, at sign-out, at "sign out everywhere", and when the user
+//! is disabled.
+
+use std::future::{ready, Ready};
+
+use actix_web::cookie::{time, Cookie, SameSite};
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use chrono::Duration;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::audit::Actor;
+use crate::web::error::PortalError;
+
+pub const COOKIE: &str = "paydesk_session";
+pub const IDLE_TIMEOUT: Duration = Duration::minutes(30);
+pub const ABSOLUTE_TIMEOUT: Duration = Duration::hours(12);
+/// `last_seen_at` is refreshed at most this often, to spare writes.
+const TOUCH_EVERY_SECS: i64 = 60;
+
+/// A signed-in staff member, loaded once per request.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub token_hash: Vec<u8>,
+    pub user_id: Uuid,
+    pub email: String,
+    pub display_name: String,
+    pub is_platform_admin: bool,
+    pub must_change_password: bool,
+    pub csrf_token: String,
+    pub active_tenant_id: Option<Uuid>,
+    pub ip: String,
+    pub user_agent: String,
+}
+
+impl SignedIn {
+    pub fn actor(&self) -> Actor {
+        Actor {
+            user_id: Some(self.user_id),
+            email: self.email.clone(),
+            ip: self.ip.clone(),
+            user_agent: self.user_agent.clone(),
+        }
+    }
+}
+
+impl FromRequest for SignedIn {
+    type Error = PortalError;
+    type Future = Ready<Result<Self, PortalError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(
+            req.extensions()
+                .get::<SignedIn>()
+                .cloned()
+                .ok_or(PortalError::NotSignedIn),
+        )
+    }
+}
+
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+pub fn token_hash(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+/// Starts a session (a new id at every sign-in); returns the cookie token.
+pub async fn start(
+    pool: &PgPool,
+    user_id: Uuid,
+    active_tenant_id: Option<Uuid>,
+    ip: &str,
+    user_agent: &str,
+) -> Result<String, sqlx::Error> {
+    let token = random_token();
+    sqlx::query(
+        "INSERT INTO sessions (token_hash, user_id, csrf_token, active_tenant_id, ip, user_agent) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(token_hash(&token))
+    .bind(user_id)
+    .bind(random_token())
+    .bind(active_tenant_id)
+    .bind(ip)
+    .bind(user_agent)
+    .execute(pool)
+    .await?;
+    Ok(token)
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    user_id: Uuid,
+    email: String,
+    display_name: String,
+    is_platform_admin: bool,
+    must_change_password: bool,
+    csrf_token: String,
+    active_tenant_id: Option<Uuid>,
+    stale: bool,
+}
+
+/// The live session for a cookie token, if any; ends an expired one.
+pub async fn load(
+    pool: &PgPool,
+    token: &str,
+    ip: &str,
+    user_agent: &str,
+) -> Result<Option<SignedIn>, sqlx::Error> {
+    let hash = token_hash(token);
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT s.user_id, u.email, u.display_name, u.is_platform_admin, u.must_change_password, s.csrf_token, \
+                s.active_tenant_id, s.last_seen_at < now() - $2::interval AS stale \
+         FROM sessions s JOIN users u ON u.id = s.user_id \
+         WHERE s.token_hash = $1 AND u.disabled_at IS NULL \
+           AND s.last_seen_at > now() - $3::interval AND s.created_at > now() - $4::interval",
+    )
+    .bind(&hash)
+    .bind(format!("{TOUCH_EVERY_SECS} seconds"))
+    .bind(format!("{} seconds", IDLE_TIMEOUT.num_seconds()))
+    .bind(format!("{} seconds", ABSOLUTE_TIMEOUT.num_seconds()))
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else {
+        end(pool, &hash).await?;
+        return Ok(None);
+    };
+    if row.stale {
+        sqlx::query("UPDATE sessions SET last_seen_at = now() WHERE token_hash = $1")
+            .bind(&hash)
+            .execute(pool)
+            .await?;
+    }
+    Ok(Some(SignedIn {
+        token_hash: hash,
+        user_id: row.user_id,
+        email: row.email,
+        display_name: row.display_name,
+        is_platform_admin: row.is_platform_admin,
+        must_change_password: row.must_change_password,
+        csrf_token: row.csrf_token,
+        active_tenant_id: row.active_tenant_id,
+        ip: ip.to_owned(),
+        user_agent: user_agent.to_owned(),
+    }))
+}
+
+pub async fn end(pool: &PgPool, token_hash: &[u8]) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
+        .bind(token_hash)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// Ends every session of a user; returns how many ended.
+pub async fn end_all(pool: &PgPool, user_id: Uuid) -> Result<u64, sqlx::Error> {
+    Ok(sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+        .bind(user_id)
+        .execute(pool)
+        .await?
+        .rows_affected())
+}
+
+/// Ends every session of a user but `keep`.
+pub async fn end_others(pool: &PgPool, user_id: Uuid, keep: &[u8]) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2")
+        .bind(user_id)
+        .bind(keep)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+pub async fn set_active_tenant(pool: &PgPool, token_hash: &[u8], tenant_id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE sessions SET active_tenant_id = $2 WHERE token_hash = $1")
+        .bind(token_hash)
+        .bind(tenant_id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// The session cookie: HttpOnly, SameSite=Lax, Secure over TLS, no expiry
+/// (the server enforces the timeouts).
+pub fn cookie(token: String, secure: bool) -> Cookie<'static> {
+    Cookie::build(COOKIE, token)
+        .path("/")
+        .http_only(true)
+        .secure(secure)
+        .same_site(SameSite::Lax)
+        .finish()
+}
+
+pub fn removal_cookie(secure: bool) -> Cookie<'static> {
+    let mut c = cookie(String::new(), secure);
+    c.set_max_age(time::Duration::ZERO);
+    c
+}

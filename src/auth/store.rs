@@ -1,0 +1,76 @@
+//! Users' SQL.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgExecutor, PgPool};
+use uuid::Uuid;
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct User {
+    pub id: Uuid,
+    pub email: String,
+    pub display_name: String,
+    pub password_hash: String,
+    pub is_platform_admin: bool,
+    pub must_change_password: bool,
+    pub disabled_at: Option<DateTime<Utc>>,
+    pub failed_logins: i32,
+    pub locked_until: Option<DateTime<Utc>>,
+}
+
+const COLUMNS: &str =
+    "id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at, failed_logins, locked_until";
+
+pub async fn by_email(pool: &PgPool, email: &str) -> Result<Option<User>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE email = $1"))
+        .bind(email.trim().to_lowercase())
+        .fetch_optional(pool)
+        .await
+}
+
+pub async fn by_id(pool: &PgPool, id: Uuid) -> Result<Option<User>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+}
+
+pub async fn create<'e>(
+    db: impl PgExecutor<'e>,
+    email: &str,
+    display_name: &str,
+    password_hash: &str,
+    is_platform_admin: bool,
+    must_change_password: bool,
+) -> Result<Uuid, sqlx::Error> {
+    let id = Uuid::new_v4();
+    sqlx::query(
+        "INSERT INTO users (id, email, display_name, password_hash, is_platform_admin, must_change_password) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(id)
+    .bind(email.trim().to_lowercase())
+    .bind(display_name)
+    .bind(password_hash)
+    .bind(is_platform_admin)
+    .bind(must_change_password)
+    .execute(db)
+    .await?;
+    Ok(id)
+}
+
+pub async fn count(pool: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM users")
+        .fetch_one(pool)
+        .await
+}
+
+pub async fn set_password(pool: &PgPool, id: Uuid, password_hash: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE users SET password_hash = $2, must_change_password = false, updated_at = now() WHERE id = $1",
+    )
+    .bind(id)
+    .bind(password_hash)
+    .execute(pool)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,62 @@
+//! Throttling of sign-in attempts: an account locks for 15 minutes after 5
+//! failures in a row, and an address that fails 20 times in 15 minutes is
+//! refused until its failures age out. Both live in Postgres, so every
+//! replica sees them.
+
+use chrono::{DateTime, Duration, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+pub const MAX_ACCOUNT_FAILURES: i32 = 5;
+pub const LOCKOUT: Duration = Duration::minutes(15);
+pub const MAX_ADDRESS_FAILURES: i64 = 20;
+pub const ADDRESS_WINDOW: Duration = Duration::minutes(15);
+
+/// True when this address has failed too often lately.
+pub async fn address_blocked(pool: &PgPool, ip: &str) -> Result<bool, sqlx::Error> {
+    let failures: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM sign_in_failures WHERE ip = $1 AND failed_at > now() - $2::interval",
+    )
+    .bind(ip)
+    .bind(format!("{} seconds", ADDRESS_WINDOW.num_seconds()))
+    .fetch_one(pool)
+    .await?;
+    Ok(failures >= MAX_ADDRESS_FAILURES)
+}
+
+/// Records a failure; returns when the account is locked until, if it now is.
+pub async fn record_failure(
+    pool: &PgPool,
+    ip: &str,
+    user: Option<Uuid>,
+) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query("INSERT INTO sign_in_failures (ip) VALUES ($1)")
+        .bind(ip)
+        .execute(pool)
+        .await?;
+    sqlx::query("DELETE FROM sign_in_failures WHERE failed_at < now() - interval '1 day'")
+        .execute(pool)
+        .await?;
+    let Some(user) = user else {
+        return Ok(None);
+    };
+    let locked: Option<DateTime<Utc>> = sqlx::query_scalar(
+        "UPDATE users SET failed_logins = failed_logins + 1, \
+           locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + $3::interval ELSE locked_until END \
+         WHERE id = $1 RETURNING locked_until",
+    )
+    .bind(user)
+    .bind(MAX_ACCOUNT_FAILURES)
+    .bind(format!("{} seconds", LOCKOUT.num_seconds()))
+    .fetch_one(pool)
+    .await?;
+    Ok(locked.filter(|t| *t > Utc::now()))
+}
+
+pub async fn record_success(pool: &PgPool, user: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE users SET failed_logins = 0, locked_until = NULL WHERE id = $1")
+        .bind(user)
+        .execute(pool)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! The database: connect (creating the database when the server has none
+//! of that name) and apply migrations at start-up.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection, PgPool};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("DATABASE_URL is not a valid Postgres URL: {0}")]
+    BadUrl(sqlx::Error),
+    #[error(
+        "cannot reach PostgreSQL at {host}:{port} ({source}). Start a local server (for example \
+         `pg_ctlcluster 15 main start`, or `docker run -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres`) \
+         or set DATABASE_URL to one that runs"
+    )]
+    Unreachable {
+        host: String,
+        port: u16,
+        source: sqlx::Error,
+    },
+    #[error("cannot create the database '{name}': {source}")]
+    Create { name: String, source: sqlx::Error },
+    #[error("migrations failed: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// Connects to `url`, creating its database first when it does not exist,
+/// then migrates.
+pub async fn connect_and_migrate(url: &str, max_connections: u32) -> Result<PgPool, DbError> {
+    let options = PgConnectOptions::from_str(url).map_err(DbError::BadUrl)?;
+    create_database_if_missing(&options).await?;
+    let pool = PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options.clone())
+        .await
+        .map_err(|source| DbError::Unreachable {
+            host: options.get_host().to_owned(),
+            port: options.get_port(),
+            source,
+        })?;
+    sqlx::migrate!("./migrations").run(&pool).await?;
+    Ok(pool)
+}
+
+async fn create_database_if_missing(options: &PgConnectOptions) -> Result<(), DbError> {
+    let name = options.get_database().unwrap_or("postgres").to_owned();
+    let unreachable = |source| DbError::Unreachable {
+        host: options.get_host().to_owned(),
+        port: options.get_port(),
+        source,
+    };
+    let mut admin = options
+        .clone()
+        .database("postgres")
+        .connect()
+        .await
+        .map_err(unreachable)?;
+    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+        .bind(&name)
+        .fetch_one(&mut admin)
+        .await
+        .map_err(unreachable)?;
+    if !exists {
+        let statement = format!("CREATE DATABASE \"{}\"", name.replace('"', "\"\""));
+        if let Err(source) = sqlx::query(&statement).execute(&mut admin).await {
+            // Another replica may have created it a moment ago.
+            let raced: bool =
+                sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
+                    .bind(&name)
+                    .fetch_one(&mut admin)
+                    .await
+                    .unwrap_or(false);
+            if !raced {
+                return Err(DbError::Create { name, source });
+            }
+        }
+    }
+    admin.close().await.ok();
+    Ok(())
+}

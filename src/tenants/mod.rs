@@ -1,0 +1,6 @@
+//! Tenants (companies) and their API connections, and the one factory that
+//! gives a handler a signed client for its tenant.
+
+pub mod routes;
+pub mod store;
+pub mod upstream;

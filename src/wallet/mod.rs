@@ -1,0 +1,4 @@
+//! Wallet pages proxied through signed calls: dashboard, balances,
+//! transactions, addresses, chains.
+
+pub mod routes;

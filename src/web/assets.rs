@@ -1,0 +1,36 @@
+//! Static files, compiled into the binary so pages work offline and from
+//! any working directory. Names carry versions, so they cache for a year.
+
+use actix_web::http::header;
+use actix_web::web::Path;
+use actix_web::HttpResponse;
+
+const FILES: &[(&str, &str, &[u8])] = &[
+    (
+        "htmx-2.0.11.min.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../static/htmx-2.0.11.min.js"),
+    ),
+    (
+        "paydesk-1.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../../static/paydesk-1.js"),
+    ),
+    (
+        "paydesk-1.css",
+        "text/css; charset=utf-8",
+        include_bytes!("../../static/paydesk-1.css"),
+    ),
+];
+
+pub async fn serve(name: Path<String>) -> HttpResponse {
+    match FILES.iter().find(|(n, _, _)| *n == name.as_str()) {
+        Some((_, content_type, bytes)) => HttpResponse::Ok()
+            .insert_header((header::CONTENT_TYPE, *content_type))
+            .insert_header((header::CACHE_CONTROL, "public, max-age=31536000, immutable"))
+            .body(*bytes),
+        None => HttpResponse::NotFound()
+            .content_type("text/plain")
+            .body("no such file"),
+    }
+}

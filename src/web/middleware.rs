@@ -1,0 +1,158 @@
+//! Middleware every request passes: the session (loaded once, put in the
+//! request's extensions), CSRF on unsafe methods, and security headers.
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::Method;
+use actix_web::middleware::Next;
+use actix_web::web::{Bytes, BytesMut, Data};
+use actix_web::HttpMessage;
+use futures_util::StreamExt;
+
+use crate::auth::csrf;
+use crate::auth::session::{self, SignedIn};
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+
+/// Largest form body read for its CSRF field.
+const MAX_FORM_BYTES: usize = 256 * 1024;
+
+/// The caller's address as the socket saw it.
+pub fn client_ip(req: &actix_web::HttpRequest) -> String {
+    req.peer_addr().map(|a| a.ip().to_string()).unwrap_or_default()
+}
+
+pub fn user_agent(req: &actix_web::HttpRequest) -> String {
+    req.headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .chars()
+        .take(400)
+        .collect()
+}
+
+fn is_unsafe(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+async fn read_form(req: &mut ServiceRequest) -> Result<Bytes, PortalError> {
+    let mut payload = req.take_payload();
+    let mut body = BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|_| PortalError::CsrfRejected)?;
+        if body.len() + chunk.len() > MAX_FORM_BYTES {
+            return Err(PortalError::Unavailable("the form is too large".to_owned()));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let body = body.freeze();
+    req.set_payload(Payload::from(body.clone()));
+    Ok(body)
+}
+
+async fn check_csrf(req: &mut ServiceRequest) -> Result<(), PortalError> {
+    let signed_in = req.extensions().get::<SignedIn>().map(|s| s.csrf_token.clone());
+    let expected = match &signed_in {
+        Some(token) => token.clone(),
+        None if req.path() == "/login" => req
+            .cookie(csrf::LOGIN_COOKIE)
+            .map(|c| c.value().to_owned())
+            .unwrap_or_default(),
+        // Nothing to protect without a session: the handler sends them to sign in.
+        None => return Err(PortalError::NotSignedIn),
+    };
+    let mut presented = req
+        .headers()
+        .get(csrf::HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let is_form = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    if presented.is_none() && is_form {
+        presented = csrf::form_token(&read_form(req).await?);
+    }
+    if csrf::matches(&expected, presented.as_deref()) {
+        Ok(())
+    } else {
+        Err(PortalError::CsrfRejected)
+    }
+}
+
+/// Loads the session and enforces CSRF on unsafe methods (the webhook
+/// receiver authenticates by signature instead).
+pub async fn session_and_csrf(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let state = req
+        .app_data::<Data<AppState>>()
+        .cloned()
+        .expect("the app registers its state");
+    let mut clear_cookie = false;
+    if let Some(cookie) = req.cookie(session::COOKIE) {
+        let ip = client_ip(req.request());
+        let ua = user_agent(req.request());
+        match session::load(&state.pool, cookie.value(), &ip, &ua).await {
+            Ok(Some(signed_in)) => {
+                req.extensions_mut().insert(signed_in);
+            }
+            Ok(None) => clear_cookie = true,
+            Err(e) => return Err(PortalError::from(e).into()),
+        }
+    }
+    if is_unsafe(req.method()) && !req.path().starts_with("/hooks/") {
+        if let Err(e) = check_csrf(&mut req).await {
+            return Ok(req.error_response(e).map_into_boxed_body());
+        }
+    }
+    let mut res = next.call(req).await?.map_into_boxed_body();
+    if clear_cookie {
+        let _ = res
+            .response_mut()
+            .add_cookie(&session::removal_cookie(state.secure_cookies));
+    }
+    Ok(res)
+}
+
+/// Security headers on every answer: a CSP with no inline script, frame
+/// denial, no-sniff, no referrer, HSTS over TLS, and no-store unless the
+/// answer says otherwise (only static files do).
+pub async fn security_headers(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let secure = req
+        .app_data::<Data<AppState>>()
+        .map(|s| s.secure_cookies)
+        .unwrap_or(false);
+    let mut res = next.call(req).await?.map_into_boxed_body();
+    let headers = res.headers_mut();
+    let set = |headers: &mut header::HeaderMap, name: header::HeaderName, value: &'static str| {
+        if !headers.contains_key(&name) {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+    };
+    set(
+        headers,
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+         frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'",
+    );
+    set(headers, header::X_FRAME_OPTIONS, "DENY");
+    set(headers, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(headers, header::REFERRER_POLICY, "no-referrer");
+    set(headers, header::CACHE_CONTROL, "no-store");
+    if secure {
+        set(
+            headers,
+            header::STRICT_TRANSPORT_SECURITY,
+            "max-age=31536000; includeSubDomains",
+        );
+    }
+    Ok(res)
+}

@@ -1,0 +1,103 @@
+//! The shell every signed-in page shares: who and where the user is, the
+//! environment banner, the CSRF token for htmx, and a menu of only what
+//! the user may do.
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use sqlx::PgPool;
+
+use crate::access::store as access;
+use crate::access::Member;
+use crate::web::error::PortalError;
+
+pub struct NavItem {
+    pub href: &'static str,
+    pub label: &'static str,
+    pub active: bool,
+}
+
+pub struct TenantChoice {
+    pub id: String,
+    pub name: String,
+    pub active: bool,
+}
+
+pub struct Shell {
+    pub user_name: String,
+    pub user_email: String,
+    pub tenant_name: String,
+    pub role_name: String,
+    /// 'sandbox', 'live', or '' when the tenant has no connection.
+    pub environment: String,
+    pub csrf_token: String,
+    pub nav: Vec<NavItem>,
+    pub tenants: Vec<TenantChoice>,
+}
+
+/// (path, label, permission needed; "" for everyone)
+const MENU: &[(&str, &str, &str)] = &[
+    ("/", "Dashboard", ""),
+    ("/balances", "Balances", "balances.read"),
+    ("/transactions", "Transactions", "transactions.read"),
+    ("/addresses", "Addresses", "addresses.read"),
+    ("/chains", "Chains", "addresses.read"),
+    ("/audit", "Audit log", "audit.read"),
+    ("/members", "Members", "members.manage"),
+    ("/roles", "Roles", "roles.manage"),
+    ("/connections", "Connections", "connections.manage"),
+];
+
+impl Shell {
+    pub async fn new(pool: &PgPool, member: &Member, current: &str) -> Result<Shell, PortalError> {
+        let tenants = access::tenants_of(pool, member.user.user_id)
+            .await?
+            .into_iter()
+            .map(|(id, name)| TenantChoice {
+                active: id == member.tenant_id,
+                id: id.to_string(),
+                name,
+            })
+            .collect();
+        Ok(Shell {
+            user_name: member.user.display_name.clone(),
+            user_email: member.user.email.clone(),
+            tenant_name: member.tenant_name.clone(),
+            role_name: member.role_name.clone(),
+            environment: member.environment.clone().unwrap_or_default(),
+            csrf_token: member.user.csrf_token.clone(),
+            nav: MENU
+                .iter()
+                .filter(|(_, _, perm)| perm.is_empty() || member.can(perm))
+                .map(|(href, label, _)| NavItem {
+                    href,
+                    label,
+                    active: *href == current,
+                })
+                .collect(),
+            tenants,
+        })
+    }
+
+    /// The `hx-headers` attribute value that sends the CSRF token.
+    pub fn hx_headers(&self) -> String {
+        serde_json::json!({ "X-CSRF-Token": self.csrf_token }).to_string()
+    }
+}
+
+/// True for htmx requests, which get a fragment instead of a full page.
+pub fn is_htmx(req: &HttpRequest) -> bool {
+    req.headers().contains_key("HX-Request")
+}
+
+pub fn html(template: &impl Template) -> Result<HttpResponse, PortalError> {
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .body(template.render()?))
+}
+
+pub fn redirect(to: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, to))
+        .finish()
+}

@@ -1,0 +1,275 @@
+//! Sign-in, sessions, CSRF and security headers.
+
+use crate::helpers::{csrf_in, location, new_browser, spawn_app};
+
+#[tokio::test]
+async fn the_one_time_password_signs_in_and_must_be_replaced() {
+    let app = spawn_app().await;
+    let res = app.sign_in(&app.admin_email, &app.admin_password).await;
+    assert_eq!(res.status().as_u16(), 303);
+    assert_eq!(location(&res), "/account/password");
+    // Every page sends them back to choose a password.
+    assert_eq!(location(&app.get("/").await), "/account/password");
+
+    let page = app.get_html("/account/password").await;
+    assert!(page.contains("Choose your password"));
+    let res = app
+        .post_form(
+            "/account/password",
+            "/account/password",
+            &[
+                ("current_password", &app.admin_password),
+                ("new_password", "short"),
+                ("confirm_password", "short"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("at least 12 characters"));
+
+    let new = "a-much-better-password";
+    let res = app
+        .post_form(
+            "/account/password",
+            "/account/password",
+            &[
+                ("current_password", &app.admin_password),
+                ("new_password", new),
+                ("confirm_password", new),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    let home = app.get("/").await;
+    assert_eq!(home.status().as_u16(), 200);
+
+    // The old password no longer works; the new one does.
+    let other = new_browser();
+    let token = csrf_in(
+        &other
+            .get(app.url("/login"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    );
+    let res = other
+        .post(app.url("/login"))
+        .form(&[
+            ("csrf_token", token.as_str()),
+            ("email", &app.admin_email),
+            ("password", &app.admin_password),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 401);
+    let actions = app.audit_actions().await;
+    assert!(actions.contains(&("auth.sign_in".into(), "success".into())));
+    assert!(actions.contains(&("auth.password_changed".into(), "success".into())));
+    assert!(actions.contains(&("auth.sign_in_failed".into(), "failure".into())));
+}
+
+#[tokio::test]
+async fn wrong_passwords_are_refused_then_the_account_locks() {
+    let app = spawn_app().await;
+    for _ in 0..4 {
+        let res = app.sign_in(&app.admin_email, "wrong-password").await;
+        assert_eq!(res.status().as_u16(), 401);
+        assert!(res
+            .text()
+            .await
+            .unwrap()
+            .contains("email or password is not right"));
+    }
+    let res = app.sign_in(&app.admin_email, "wrong-password").await;
+    assert!(res.text().await.unwrap().contains("locked"));
+    // Even the right password is refused while locked.
+    let res = app.sign_in(&app.admin_email, &app.admin_password).await;
+    assert_eq!(res.status().as_u16(), 401);
+    assert!(res.text().await.unwrap().contains("locked"));
+
+    let res = app.sign_in("nobody@example.com", "whatever-it-is").await;
+    assert_eq!(res.status().as_u16(), 401);
+    assert!(res
+        .text()
+        .await
+        .unwrap()
+        .contains("email or password is not right"));
+}
+
+#[tokio::test]
+async fn sign_out_ends_the_session_on_the_server() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let home = app.get_html("/").await;
+    let token = csrf_in(&home);
+    let cookie: String = sqlx::query_scalar("SELECT encode(token_hash, 'hex') FROM sessions LIMIT 1")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert!(!cookie.is_empty());
+    let res = app
+        .http
+        .post(app.url("/logout"))
+        .form(&[("csrf_token", token.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 303);
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, 0);
+    assert_eq!(location(&app.get("/").await), "/login");
+}
+
+#[tokio::test]
+async fn a_new_session_id_at_every_sign_in_and_sign_out_everywhere() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let second = new_browser();
+    let token = csrf_in(
+        &second
+            .get(app.url("/login"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap(),
+    );
+    let res = second
+        .post(app.url("/login"))
+        .form(&[
+            ("csrf_token", token.as_str()),
+            ("email", &app.admin_email),
+            ("password", &app.admin_password),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 303);
+    let hashes: Vec<Vec<u8>> = sqlx::query_scalar("SELECT token_hash FROM sessions")
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(hashes.len(), 2);
+    assert_ne!(hashes[0], hashes[1]);
+
+    let res = app
+        .post_form("/account/password", "/logout/everywhere", &[])
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    assert_eq!(
+        location(&second.get(app.url("/")).send().await.unwrap()),
+        "/login"
+    );
+    assert_eq!(location(&app.get("/").await), "/login");
+}
+
+#[tokio::test]
+async fn idle_and_absolute_timeouts_end_sessions() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    sqlx::query("UPDATE sessions SET last_seen_at = now() - interval '31 minutes'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(location(&app.get("/").await), "/login");
+
+    app.sign_in(&app.admin_email, &app.admin_password).await;
+    assert_eq!(app.get("/").await.status().as_u16(), 200);
+    sqlx::query("UPDATE sessions SET created_at = now() - interval '12 hours 1 minute'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(location(&app.get("/").await), "/login");
+}
+
+#[tokio::test]
+async fn unsafe_requests_need_the_csrf_token() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let home = app.get_html("/").await;
+    let token = csrf_in(&home);
+
+    let res = app.http.post(app.url("/logout")).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 403);
+    let res = app
+        .http
+        .post(app.url("/logout"))
+        .form(&[("csrf_token", "forged")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 403);
+    assert!(res.text().await.unwrap().contains("reload the page"));
+    // htmx sends it as a header.
+    let res = app
+        .http
+        .post(app.url("/logout"))
+        .header("X-CSRF-Token", &token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 303);
+
+    // The sign-in form is protected before any session exists.
+    let stranger = new_browser();
+    let res = stranger
+        .post(app.url("/login"))
+        .form(&[
+            ("csrf_token", "guess"),
+            ("email", &app.admin_email),
+            ("password", &app.admin_password),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 403);
+}
+
+#[tokio::test]
+async fn pages_carry_security_headers_and_cookies_are_locked_down() {
+    let app = spawn_app().await;
+    let res = app.get("/login").await;
+    let h = res.headers();
+    let csp = h.get("content-security-policy").unwrap().to_str().unwrap();
+    assert!(csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"));
+    assert!(csp.contains("frame-ancestors 'none'"));
+    assert_eq!(h.get("x-frame-options").unwrap(), "DENY");
+    assert_eq!(h.get("x-content-type-options").unwrap(), "nosniff");
+    assert_eq!(h.get("referrer-policy").unwrap(), "no-referrer");
+    assert_eq!(h.get("cache-control").unwrap(), "no-store");
+    assert!(
+        h.get("strict-transport-security").is_none(),
+        "no HSTS over plain HTTP"
+    );
+
+    let token = csrf_in(&res.text().await.unwrap());
+    let res = app
+        .http
+        .post(app.url("/login"))
+        .form(&[
+            ("csrf_token", token.as_str()),
+            ("email", &app.admin_email),
+            ("password", &app.admin_password),
+        ])
+        .send()
+        .await
+        .unwrap();
+    let cookie = res
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .find(|c| c.starts_with("paydesk_session="))
+        .unwrap();
+    assert!(cookie.contains("HttpOnly"));
+    assert!(cookie.contains("SameSite=Lax"));
+    assert!(!cookie.contains("Secure"));
+}

@@ -1,0 +1,140 @@
+//! `spawn_app()`: a fresh, randomly named database migrated from scratch,
+//! the app on a random port with its built-in sandbox, and a cookie-keeping
+//! HTTP client that signs in like a browser.
+
+use std::net::TcpListener;
+
+use paydesk::configuration::Settings;
+use paydesk::crypto::MasterKey;
+use paydesk::startup::Application;
+use reqwest::redirect::Policy;
+use secrecy::{ExposeSecret, SecretString};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+pub struct TestApp {
+    pub address: String,
+    pub http: reqwest::Client,
+    pub pool: PgPool,
+    pub admin_email: String,
+    pub admin_password: String,
+}
+
+/// The Postgres server of DATABASE_URL (or the local one), without a database.
+fn server_url() -> String {
+    let url = std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
+    let host_start = url.find("://").map_or(0, |i| i + 3);
+    match url[host_start..].find('/') {
+        Some(i) => url[..host_start + i].to_owned(),
+        None => url,
+    }
+}
+
+pub async fn spawn_app() -> TestApp {
+    let database_url = format!("{}/paydesk_test_{}", server_url(), Uuid::new_v4().simple());
+    let (_, key) = MasterKey::generate();
+    let settings = Settings {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        database_url,
+        master_key: Some(SecretString::from(key)),
+        data_dir: std::env::temp_dir().join(format!("paydesk-test-{}", Uuid::new_v4().simple())),
+        secure_cookies: false,
+        builtin_sandbox: true,
+    };
+    let app = Application::build_on(&settings, TcpListener::bind("127.0.0.1:0").unwrap())
+        .await
+        .expect("the app starts");
+    let admin = app.first_admin().expect("a fresh database gets a first admin");
+    let test = TestApp {
+        address: format!("http://{}", app.addr()),
+        http: new_browser(),
+        pool: app.pool().clone(),
+        admin_email: admin.email.clone(),
+        admin_password: admin.one_time_password.expose_secret().to_owned(),
+    };
+    tokio::spawn(app.run_until_stopped());
+    test
+}
+
+/// A client that keeps cookies and does not follow redirects, so tests see them.
+pub fn new_browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// The value of the first `csrf_token` field in a page.
+pub fn csrf_in(html: &str) -> String {
+    let marker = "name=\"csrf_token\" value=\"";
+    let start = html.find(marker).expect("the page has a CSRF field") + marker.len();
+    html[start..].split('"').next().unwrap().to_owned()
+}
+
+pub fn location(res: &reqwest::Response) -> String {
+    res.headers()
+        .get("location")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.http.get(self.url(path)).send().await.unwrap()
+    }
+
+    pub async fn get_html(&self, path: &str) -> String {
+        self.get(path).await.text().await.unwrap()
+    }
+
+    /// Posts a form with the CSRF token taken from `page`.
+    pub async fn post_form(&self, page: &str, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let token = csrf_in(&self.get_html(page).await);
+        let mut form: Vec<(&str, &str)> = vec![("csrf_token", &token)];
+        form.extend_from_slice(fields);
+        self.http.post(self.url(path)).form(&form).send().await.unwrap()
+    }
+
+    pub async fn sign_in(&self, email: &str, password: &str) -> reqwest::Response {
+        self.post_form("/login", "/login", &[("email", email), ("password", password)])
+            .await
+    }
+
+    /// Signs in as the first admin and replaces the one-time password.
+    pub async fn sign_in_as_admin(&mut self) {
+        let res = self
+            .sign_in(&self.admin_email.clone(), &self.admin_password.clone())
+            .await;
+        assert_eq!(res.status().as_u16(), 303);
+        if location(&res) == "/account/password" {
+            let new_password = "a-long-enough-test-password";
+            let res = self
+                .post_form(
+                    "/account/password",
+                    "/account/password",
+                    &[
+                        ("current_password", &self.admin_password.clone()),
+                        ("new_password", new_password),
+                        ("confirm_password", new_password),
+                    ],
+                )
+                .await;
+            assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
+            self.admin_password = new_password.to_owned();
+        }
+    }
+
+    /// Audit actions recorded so far, oldest first.
+    pub async fn audit_actions(&self) -> Vec<(String, String)> {
+        sqlx::query_as("SELECT action, outcome FROM audit_log ORDER BY id")
+            .fetch_all(&self.pool)
+            .await
+            .unwrap()
+    }
+}
