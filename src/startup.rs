@@ -126,7 +126,7 @@ impl Application {
                 .route("/static/{name}", web::get().to(portal_web::assets::serve))
                 .configure(auth::routes::configure)
                 .configure(tenant_routes::routes::configure)
-                .configure(wallet::routes::configure)
+                .configure(wallet::configure)
                 .default_service(web::to(portal_web::error::not_found))
         })
         .shutdown_timeout(10)

@@ -1,4 +1,38 @@
 //! Wallet pages proxied through signed calls: dashboard, balances,
-//! transactions, addresses, chains.
+//! transactions (filters, "load more", detail, CSV export), addresses
+//! (generate, list, detail, validate) and supported chains.
 
-pub mod routes;
+mod addresses;
+mod balances;
+mod dashboard;
+mod transactions;
+
+use actix_web::web;
+use paydesk_api::Client;
+
+use crate::access::Member;
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(dashboard::show))
+        .route("/balances", web::get().to(balances::list))
+        .route("/balances/{currency}", web::get().to(balances::one))
+        .route("/transactions", web::get().to(transactions::list))
+        .route("/transactions/export.csv", web::get().to(transactions::export))
+        .route("/transactions/{id}", web::get().to(transactions::one))
+        .route("/addresses", web::get().to(addresses::list))
+        .route("/addresses", web::post().to(addresses::generate))
+        .route("/addresses/validate", web::post().to(addresses::validate))
+        .route("/addresses/{id}", web::get().to(addresses::one))
+        .route("/chains", web::get().to(addresses::chains));
+}
+
+/// The member's signed client, after checking `permission`.
+async fn client(state: &AppState, member: &Member, permission: &str) -> Result<Client, PortalError> {
+    member.require(permission)?;
+    state
+        .upstreams
+        .for_member(&state.pool, &state.key, &state.audit, member)
+        .await
+}

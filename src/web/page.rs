@@ -90,6 +90,31 @@ pub fn is_htmx(req: &HttpRequest) -> bool {
     req.headers().contains_key("HX-Request")
 }
 
+/// A part of a page that loaded, or the readable reason it did not.
+pub enum Section<T> {
+    Hidden,
+    Loaded(T),
+    Failed {
+        message: String,
+        correlation_id: Option<String>,
+    },
+}
+
+impl<T> Section<T> {
+    pub fn from_result(result: Result<T, paydesk_api::ApiError>) -> Self {
+        match result {
+            Ok(v) => Section::Loaded(v),
+            Err(e) => {
+                let (message, correlation_id) = crate::web::error::describe_upstream(&e);
+                Section::Failed {
+                    message,
+                    correlation_id,
+                }
+            }
+        }
+    }
+}
+
 pub fn html(template: &impl Template) -> Result<HttpResponse, PortalError> {
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))

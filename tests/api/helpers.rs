@@ -13,11 +13,13 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 pub struct TestApp {
+    pub key: MasterKey,
     pub address: String,
     pub http: reqwest::Client,
     pub pool: PgPool,
     pub admin_email: String,
     pub admin_password: String,
+    pub sandbox_url: String,
 }
 
 /// The Postgres server of DATABASE_URL (or the local one), without a database.
@@ -33,11 +35,11 @@ fn server_url() -> String {
 
 pub async fn spawn_app() -> TestApp {
     let database_url = format!("{}/paydesk_test_{}", server_url(), Uuid::new_v4().simple());
-    let (_, key) = MasterKey::generate();
+    let (key, encoded) = MasterKey::generate();
     let settings = Settings {
         listen: "127.0.0.1:0".parse().unwrap(),
         database_url,
-        master_key: Some(SecretString::from(key)),
+        master_key: Some(SecretString::from(encoded)),
         data_dir: std::env::temp_dir().join(format!("paydesk-test-{}", Uuid::new_v4().simple())),
         secure_cookies: false,
         builtin_sandbox: true,
@@ -47,11 +49,16 @@ pub async fn spawn_app() -> TestApp {
         .expect("the app starts");
     let admin = app.first_admin().expect("a fresh database gets a first admin");
     let test = TestApp {
+        key,
         address: format!("http://{}", app.addr()),
         http: new_browser(),
         pool: app.pool().clone(),
         admin_email: admin.email.clone(),
         admin_password: admin.one_time_password.expose_secret().to_owned(),
+        sandbox_url: app
+            .sandbox_url()
+            .expect("default mode starts a sandbox")
+            .to_owned(),
     };
     tokio::spawn(app.run_until_stopped());
     test
@@ -128,6 +135,19 @@ impl TestApp {
             assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
             self.admin_password = new_password.to_owned();
         }
+    }
+
+    /// The demo tenant's credentials for the built-in sandbox, read back
+    /// from the database the way the portal does, to act as the outside
+    /// world (deposits, clock).
+    pub async fn sandbox_credentials(&self) -> paydesk_api::Credentials {
+        let (client_id, sealed): (String, Vec<u8>) =
+            sqlx::query_as("SELECT client_id, client_secret_enc FROM connections WHERE is_builtin")
+                .fetch_one(&self.pool)
+                .await
+                .unwrap();
+        let secret = self.key.open(&sealed).unwrap();
+        paydesk_api::Credentials::new(client_id, secret.expose_secret())
     }
 
     /// Audit actions recorded so far, oldest first.

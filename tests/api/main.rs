@@ -5,3 +5,4 @@ mod auth;
 mod dashboard;
 mod health;
 mod helpers;
+mod wallet;

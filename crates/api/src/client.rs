@@ -339,10 +339,12 @@ impl Client {
     }
 
     /// Every transaction matching `query`, page after page, newest first.
+    /// The stream owns a clone of the client, so it can outlive the borrow
+    /// (a streamed CSV export, say).
     pub fn all_transactions(
         &self,
         query: TransactionQuery,
-    ) -> impl Stream<Item = Result<Transaction, ApiError>> + '_ {
+    ) -> impl Stream<Item = Result<Transaction, ApiError>> + 'static {
         struct State {
             query: TransactionQuery,
             buffer: std::vec::IntoIter<Transaction>,
@@ -353,18 +355,22 @@ impl Client {
             buffer: Vec::new().into_iter(),
             done: false,
         };
-        stream::try_unfold(start, move |mut st| async move {
-            loop {
-                if let Some(tx) = st.buffer.next() {
-                    return Ok(Some((tx, st)));
+        let client = self.clone();
+        stream::try_unfold(start, move |mut st| {
+            let client = client.clone();
+            async move {
+                loop {
+                    if let Some(tx) = st.buffer.next() {
+                        return Ok(Some((tx, st)));
+                    }
+                    if st.done {
+                        return Ok(None);
+                    }
+                    let page = client.transactions(&st.query).await?;
+                    st.done = !page.has_more || page.next_cursor.is_empty();
+                    st.query.cursor = Some(page.next_cursor);
+                    st.buffer = page.transactions.into_iter();
                 }
-                if st.done {
-                    return Ok(None);
-                }
-                let page = self.transactions(&st.query).await?;
-                st.done = !page.has_more || page.next_cursor.is_empty();
-                st.query.cursor = Some(page.next_cursor);
-                st.buffer = page.transactions.into_iter();
             }
         })
     }

@@ -1,0 +1,319 @@
+use actix_web::web::{Data, Form, Path, Query};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use paydesk_api::models::addresses::{
+    Address, AddressQuery, AddressStatus, AddressValidation, GenerateAddress, SupportedChain, ValidateAddress,
+};
+use paydesk_api::ApiError;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::client;
+use crate::access::Member;
+use crate::startup::AppState;
+use crate::web::error::{describe_upstream, PortalError};
+use crate::web::page::{html, is_htmx, redirect, Section, Shell};
+
+/// Chains the list filter offers (generation offers the supported ones).
+const FILTER_CHAINS: &[&str] = &[
+    "avalanche",
+    "base",
+    "bitcoin",
+    "bsc",
+    "ethereum",
+    "optimism",
+    "polygon",
+    "solana",
+    "stellar",
+    "tron",
+];
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Filters {
+    #[serde(default)]
+    chain: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    address: String,
+    #[serde(default)]
+    cursor: String,
+}
+
+impl Filters {
+    fn query(&self) -> AddressQuery {
+        AddressQuery {
+            chain: Some(self.chain.clone()).filter(|c| !c.is_empty()),
+            status: match self.status.as_str() {
+                "active" => Some(AddressStatus::Active),
+                "inactive" => Some(AddressStatus::Inactive),
+                _ => None,
+            },
+            addresses: self
+                .address
+                .split([',', ' ', '\n'])
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            cursor: Some(self.cursor.clone()).filter(|c| !c.is_empty()),
+            limit: Some(25),
+        }
+    }
+
+    fn with_cursor(&self, cursor: &str) -> String {
+        serde_urlencoded::to_string([
+            ("chain", self.chain.as_str()),
+            ("status", self.status.as_str()),
+            ("address", self.address.as_str()),
+            ("cursor", cursor),
+        ])
+        .unwrap_or_default()
+    }
+}
+
+#[derive(Template)]
+#[template(path = "wallet/address_rows.html")]
+struct Rows {
+    addresses: Vec<Address>,
+    next: Option<String>,
+}
+
+/// The generate form, with what was typed and the reason it was refused.
+pub struct GenerateForm {
+    chains: Vec<String>,
+    chain: String,
+    label: String,
+    reference: String,
+    error: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "wallet/addresses.html")]
+struct ListPage {
+    shell: Shell,
+    filters: Filters,
+    filter_chains: &'static [&'static str],
+    rows: Rows,
+    error: Option<(String, Option<String>)>,
+    generate: Option<GenerateForm>,
+}
+
+async fn generate_form(
+    client: &paydesk_api::Client,
+    member: &Member,
+    chain: &str,
+    label: &str,
+    error: Option<String>,
+) -> Option<GenerateForm> {
+    if !member.can("addresses.create") {
+        return None;
+    }
+    let chains = client
+        .supported_chains()
+        .await
+        .map(|c| c.chains.into_iter().map(|c| c.chain).collect())
+        .unwrap_or_default();
+    Some(GenerateForm {
+        chains,
+        chain: chain.to_owned(),
+        label: label.to_owned(),
+        // Fixed when the form is shown, so a double submit is one address.
+        reference: format!("paydesk-{}", Uuid::new_v4().simple()),
+        error,
+    })
+}
+
+pub async fn list(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let filters = filters.into_inner();
+    let client = client(&state, &member, "addresses.read").await?;
+    let result = client.list_addresses(&filters.query()).await;
+    if is_htmx(&req) && !filters.cursor.is_empty() {
+        let page = result?;
+        let next = page.has_more.then(|| filters.with_cursor(&page.next_cursor));
+        return html(&Rows {
+            addresses: page.addresses,
+            next,
+        });
+    }
+    let (rows, error) = match result {
+        Ok(page) => {
+            let next = page.has_more.then(|| filters.with_cursor(&page.next_cursor));
+            (
+                Rows {
+                    addresses: page.addresses,
+                    next,
+                },
+                None,
+            )
+        }
+        Err(e) => (
+            Rows {
+                addresses: Vec::new(),
+                next: None,
+            },
+            Some(describe_upstream(&e)),
+        ),
+    };
+    html(&ListPage {
+        shell: Shell::new(&state.pool, &member, "/addresses").await?,
+        generate: generate_form(&client, &member, "", "", None).await,
+        filters,
+        filter_chains: FILTER_CHAINS,
+        rows,
+        error,
+    })
+}
+
+#[derive(Deserialize)]
+pub struct GenerateInput {
+    chain: String,
+    #[serde(default)]
+    label: String,
+    reference: String,
+}
+
+/// Generates an address with the reference fixed in the form; a refusal
+/// shows the form again with the service's reason.
+pub async fn generate(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<GenerateInput>,
+) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "addresses.create").await?;
+    let input = form.into_inner();
+    let request = GenerateAddress {
+        chain: input.chain.clone(),
+        label: Some(input.label.trim().to_owned()).filter(|l| !l.is_empty()),
+        reference: Some(input.reference.clone()),
+        ..Default::default()
+    };
+    match client.generate_address(&request).await {
+        Ok(address) => Ok(redirect(&format!("/addresses/{}?new=1", address.id))),
+        Err(
+            e @ ApiError::Problem {
+                status: 400..=499, ..
+            },
+        ) => {
+            let (message, _) = describe_upstream(&e);
+            let filters = Filters::default();
+            let page = client.list_addresses(&filters.query()).await;
+            let (addresses, next) = match page {
+                Ok(p) => {
+                    let next = p.has_more.then(|| filters.with_cursor(&p.next_cursor));
+                    (p.addresses, next)
+                }
+                Err(_) => (Vec::new(), None),
+            };
+            let body = ListPage {
+                shell: Shell::new(&state.pool, &member, "/addresses").await?,
+                generate: generate_form(&client, &member, &input.chain, &input.label, Some(message)).await,
+                filters,
+                filter_chains: FILTER_CHAINS,
+                rows: Rows { addresses, next },
+                error: None,
+            }
+            .render()?;
+            Ok(HttpResponse::UnprocessableEntity()
+                .content_type("text/html; charset=utf-8")
+                .body(body))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "wallet/address.html")]
+struct DetailPage {
+    shell: Shell,
+    address: Address,
+    is_new: bool,
+}
+
+#[derive(Deserialize)]
+pub struct NewFlag {
+    #[serde(default)]
+    new: Option<String>,
+}
+
+pub async fn one(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+    flag: Query<NewFlag>,
+) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "addresses.read").await?;
+    let id = Uuid::parse_str(&id).map_err(|_| PortalError::NotFound("no such address".to_owned()))?;
+    let address = client.address(&id.to_string()).await?;
+    html(&DetailPage {
+        shell: Shell::new(&state.pool, &member, "/addresses").await?,
+        address,
+        is_new: flag.new.is_some(),
+    })
+}
+
+#[derive(Template)]
+#[template(path = "wallet/validation.html")]
+struct ValidationResult {
+    result: Result<AddressValidation, String>,
+}
+
+#[derive(Template)]
+#[template(path = "wallet/validate_page.html")]
+struct ValidationPage {
+    shell: Shell,
+    result: Result<AddressValidation, String>,
+}
+
+#[derive(Deserialize)]
+pub struct ValidateInput {
+    chain: String,
+    address: String,
+}
+
+/// Checks an address; the result is a fragment for htmx or a full page.
+pub async fn validate(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    form: Form<ValidateInput>,
+) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "addresses.read").await?;
+    let input = form.into_inner();
+    let result = client
+        .validate_address(&ValidateAddress {
+            address: input.address.trim().to_owned(),
+            chain: input.chain,
+        })
+        .await
+        .map_err(|e| describe_upstream(&e).0);
+    if is_htmx(&req) {
+        html(&ValidationResult { result })
+    } else {
+        html(&ValidationPage {
+            shell: Shell::new(&state.pool, &member, "/addresses").await?,
+            result,
+        })
+    }
+}
+
+#[derive(Template)]
+#[template(path = "wallet/chains.html")]
+struct ChainsPage {
+    shell: Shell,
+    chains: Section<Vec<SupportedChain>>,
+}
+
+pub async fn chains(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "addresses.read").await?;
+    let chains = Section::from_result(client.supported_chains().await.map(|c| c.chains));
+    html(&ChainsPage {
+        shell: Shell::new(&state.pool, &member, "/chains").await?,
+        chains,
+    })
+}
