@@ -3,6 +3,7 @@
 //! upstream call. This module is the only place that writes it.
 
 pub mod chain;
+pub mod routes;
 pub mod store;
 pub mod writer;
 

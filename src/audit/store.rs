@@ -109,6 +109,16 @@ const COLUMNS: &str =
     "id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, \
                        details, prev_hash, hash";
 
+/// What a tenant's auditors see: the tenant's records, and the account
+/// records (sign-ins, password changes) of its members.
+fn push_scope(q: &mut QueryBuilder<'_, Postgres>, tenant_id: Uuid) {
+    q.push(" (tenant_id = ")
+        .push_bind(tenant_id)
+        .push(" OR (tenant_id IS NULL AND actor_id IN (SELECT user_id FROM memberships WHERE tenant_id = ")
+        .push_bind(tenant_id)
+        .push(")))");
+}
+
 /// A tenant's records matching `filter`, newest first.
 pub async fn search(
     pool: &PgPool,
@@ -116,8 +126,8 @@ pub async fn search(
     filter: &AuditFilter,
     limit: i64,
 ) -> Result<Vec<AuditRow>, sqlx::Error> {
-    let mut q = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM audit_log WHERE tenant_id = "));
-    q.push_bind(tenant_id);
+    let mut q = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM audit_log WHERE"));
+    push_scope(&mut q, tenant_id);
     if let Some(actor) = &filter.actor {
         q.push(" AND actor_email ILIKE ")
             .push_bind(format!("%{}%", escape_like(actor)));
@@ -147,13 +157,15 @@ pub async fn search(
 }
 
 pub async fn find(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<Option<AuditRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM audit_log WHERE tenant_id = $1 AND id = $2"
-    ))
-    .bind(tenant_id)
-    .bind(id)
-    .fetch_optional(pool)
-    .await
+    let mut q = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM audit_log WHERE id = "));
+    q.push_bind(id).push(" AND");
+    push_scope(&mut q, tenant_id);
+    q.build_query_as::<AuditRow>().fetch_optional(pool).await
+}
+
+/// True when the record is one the tenant's auditors may see.
+pub async fn in_scope(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<bool, sqlx::Error> {
+    Ok(find(pool, tenant_id, id).await?.is_some())
 }
 
 fn escape_like(s: &str) -> String {
