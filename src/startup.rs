@@ -126,6 +126,7 @@ impl Application {
                 .route("/static/{name}", web::get().to(portal_web::assets::serve))
                 .configure(auth::routes::configure)
                 .configure(crate::audit::routes::configure)
+                .configure(crate::access::routes::configure)
                 .configure(tenant_routes::routes::configure)
                 .configure(wallet::configure)
                 .default_service(web::to(portal_web::error::not_found))

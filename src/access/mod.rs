@@ -4,6 +4,7 @@
 
 pub mod member;
 pub mod permissions;
+pub mod routes;
 pub mod store;
 
 pub use member::Member;

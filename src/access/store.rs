@@ -91,3 +91,154 @@ pub async fn tenants_of(pool: &PgPool, user_id: Uuid) -> Result<Vec<(Uuid, Strin
     .fetch_all(pool)
     .await
 }
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct RoleRow {
+    pub id: Uuid,
+    pub name: String,
+    pub is_builtin: bool,
+    pub permissions: Vec<String>,
+    pub members: i64,
+}
+
+/// Every role of a tenant with its permissions and member count.
+pub async fn roles(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<RoleRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT r.id, r.name, r.is_builtin, \
+                COALESCE((SELECT array_agg(permission ORDER BY permission) FROM role_permissions WHERE role_id = r.id), '{}') AS permissions, \
+                (SELECT count(*) FROM memberships m WHERE m.role_id = r.id) AS members \
+         FROM roles r WHERE r.tenant_id = $1 ORDER BY r.is_builtin DESC, r.created_at, r.name",
+    )
+    .bind(tenant_id)
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn role(pool: &PgPool, tenant_id: Uuid, role_id: Uuid) -> Result<Option<RoleRow>, sqlx::Error> {
+    Ok(roles(pool, tenant_id)
+        .await?
+        .into_iter()
+        .find(|r| r.id == role_id))
+}
+
+pub async fn create_role(pool: &PgPool, tenant_id: Uuid, name: &str) -> Result<Option<Uuid>, sqlx::Error> {
+    let id = Uuid::new_v4();
+    let inserted = sqlx::query(
+        "INSERT INTO roles (id, tenant_id, name) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, name) DO NOTHING",
+    )
+    .bind(id)
+    .bind(tenant_id)
+    .bind(name)
+    .execute(pool)
+    .await?
+    .rows_affected();
+    Ok((inserted == 1).then_some(id))
+}
+
+/// Deletes a custom role nobody holds; false when it can't be deleted.
+pub async fn delete_role(pool: &PgPool, tenant_id: Uuid, role_id: Uuid) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "DELETE FROM roles r WHERE r.id = $1 AND r.tenant_id = $2 AND NOT r.is_builtin \
+         AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.role_id = r.id)",
+    )
+    .bind(role_id)
+    .bind(tenant_id)
+    .execute(pool)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// Replaces a role's permissions.
+pub async fn set_permissions(
+    tx: &mut Transaction<'_, Postgres>,
+    role_id: Uuid,
+    permissions: &[String],
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM role_permissions WHERE role_id = $1")
+        .bind(role_id)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("INSERT INTO role_permissions (role_id, permission) SELECT $1, unnest($2::text[])")
+        .bind(role_id)
+        .bind(permissions)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MemberRow {
+    pub user_id: Uuid,
+    pub email: String,
+    pub display_name: String,
+    pub role_id: Uuid,
+    pub role_name: String,
+    pub disabled: bool,
+}
+
+pub async fn members(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<MemberRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT u.id AS user_id, u.email, u.display_name, r.id AS role_id, r.name AS role_name, \
+                u.disabled_at IS NOT NULL AS disabled \
+         FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id \
+         WHERE m.tenant_id = $1 ORDER BY u.email",
+    )
+    .bind(tenant_id)
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn member(pool: &PgPool, tenant_id: Uuid, user_id: Uuid) -> Result<Option<MemberRow>, sqlx::Error> {
+    Ok(members(pool, tenant_id)
+        .await?
+        .into_iter()
+        .find(|m| m.user_id == user_id))
+}
+
+/// Owners of a tenant other than `except`.
+pub async fn other_owners(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    except: Uuid,
+) -> Result<i64, sqlx::Error> {
+    // Locks the tenant's owner memberships, so two admins can't each remove
+    // "the other" last owner at once.
+    let owners: Vec<Uuid> = sqlx::query_scalar(
+        "SELECT m.user_id FROM memberships m JOIN roles r ON r.id = m.role_id \
+         WHERE m.tenant_id = $1 AND r.name = $2 AND r.is_builtin FOR UPDATE OF m",
+    )
+    .bind(tenant_id)
+    .bind(permissions::OWNER)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(owners.iter().filter(|u| **u != except).count() as i64)
+}
+
+pub async fn set_member_role(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    user_id: Uuid,
+    role_id: Uuid,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE memberships SET role_id = $3 WHERE tenant_id = $1 AND user_id = $2")
+        .bind(tenant_id)
+        .bind(user_id)
+        .bind(role_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+pub async fn remove_member(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    user_id: Uuid,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM memberships WHERE tenant_id = $1 AND user_id = $2")
+        .bind(tenant_id)
+        .bind(user_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}

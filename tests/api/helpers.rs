@@ -12,8 +12,9 @@ use secrecy::{ExposeSecret, SecretString};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+#[derive(Clone)]
 pub struct TestApp {
-    pub key: MasterKey,
+    pub key: std::sync::Arc<MasterKey>,
     pub address: String,
     pub http: reqwest::Client,
     pub pool: PgPool,
@@ -49,7 +50,7 @@ pub async fn spawn_app() -> TestApp {
         .expect("the app starts");
     let admin = app.first_admin().expect("a fresh database gets a first admin");
     let test = TestApp {
-        key,
+        key: std::sync::Arc::new(key),
         address: format!("http://{}", app.addr()),
         http: new_browser(),
         pool: app.pool().clone(),
@@ -111,6 +112,35 @@ impl TestApp {
     pub async fn sign_in(&self, email: &str, password: &str) -> reqwest::Response {
         self.post_form("/login", "/login", &[("email", email), ("password", password)])
             .await
+    }
+
+    /// The same app seen from another browser, with no cookies yet.
+    pub fn another_browser(&self) -> TestApp {
+        TestApp {
+            http: new_browser(),
+            ..self.clone()
+        }
+    }
+
+    /// Signs in as `email` and, when asked to, replaces the one-time
+    /// password with `new_password`.
+    pub async fn sign_in_replacing(&self, email: &str, one_time: &str, new_password: &str) {
+        let res = self.sign_in(email, one_time).await;
+        assert_eq!(res.status().as_u16(), 303, "sign-in of {email}");
+        if location(&res) == "/account/password" {
+            let res = self
+                .post_form(
+                    "/account/password",
+                    "/account/password",
+                    &[
+                        ("current_password", one_time),
+                        ("new_password", new_password),
+                        ("confirm_password", new_password),
+                    ],
+                )
+                .await;
+            assert_eq!(res.status().as_u16(), 303);
+        }
     }
 
     /// Signs in as the first admin and replaces the one-time password.

@@ -1,6 +1,7 @@
 //! The portal's integration tests: the real app on a random port, a fresh
 //! database per test, the in-process sandbox as upstream.
 
+mod access;
 mod audit;
 mod auth;
 mod dashboard;

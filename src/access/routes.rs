@@ -1,0 +1,513 @@
+//! Admins' pages: the roles-by-permissions matrix (custom roles too) and
+//! the tenant's members. Every change is audited; the last owner of a
+//! tenant can't be removed or demoted.
+
+use std::collections::HashSet;
+
+use actix_web::web::{self, Data, Form, Path};
+use actix_web::HttpResponse;
+use askama::Template;
+use secrecy::SecretString;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::permissions::{self, CATALOGUE};
+use super::store::{self, MemberRow, RoleRow};
+use super::Member;
+use crate::audit::{self, outcome, NewRecord};
+use crate::auth::{password, store as users};
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+use crate::web::page::{redirect, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/roles", web::get().to(roles_page))
+        .route("/roles", web::post().to(create_role))
+        .route("/roles/matrix", web::post().to(save_matrix))
+        .route("/roles/{id}/delete", web::post().to(delete_role))
+        .route("/members", web::get().to(members_page))
+        .route("/members", web::post().to(add_member))
+        .route("/members/{user_id}/role", web::post().to(change_role))
+        .route("/members/{user_id}/remove", web::post().to(remove_member))
+        .route("/members/{user_id}/disable", web::post().to(disable_member))
+        .route("/members/{user_id}/enable", web::post().to(enable_member));
+}
+
+fn record(member: &Member, action: &str, target: String) -> NewRecord {
+    NewRecord::new(
+        &member.actor(),
+        Some(member.tenant_id),
+        action,
+        target,
+        outcome::SUCCESS,
+    )
+}
+
+// --- Roles -----------------------------------------------------------------
+
+pub struct PermissionRow {
+    name: &'static str,
+    description: &'static str,
+    /// The group heading, on the first row of each group.
+    group_heading: Option<&'static str>,
+    /// One cell per role: (form field name, checked, editable).
+    cells: Vec<(String, bool, bool)>,
+}
+
+#[derive(Template)]
+#[template(path = "access/roles.html")]
+struct RolesPage {
+    shell: Shell,
+    roles: Vec<RoleRow>,
+    rows: Vec<PermissionRow>,
+    notice: Option<String>,
+    error: Option<String>,
+}
+
+/// Owner keeps every permission, so a tenant can never lock itself out.
+fn editable(role: &RoleRow) -> bool {
+    !(role.is_builtin && role.name == permissions::OWNER)
+}
+
+async fn render_roles(
+    state: &AppState,
+    member: &Member,
+    notice: Option<String>,
+    error: Option<String>,
+) -> Result<String, PortalError> {
+    let roles = store::roles(&state.pool, member.tenant_id).await?;
+    let rows = CATALOGUE
+        .iter()
+        .enumerate()
+        .map(|(i, (name, description, group))| PermissionRow {
+            name,
+            description,
+            group_heading: (i == 0 || CATALOGUE[i - 1].2 != *group).then_some(*group),
+            cells: roles
+                .iter()
+                .map(|r| {
+                    (
+                        format!("{}:{}", r.id, name),
+                        r.permissions.iter().any(|p| p == name),
+                        editable(r),
+                    )
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(RolesPage {
+        shell: Shell::new(&state.pool, member, "/roles").await?,
+        roles,
+        rows,
+        notice,
+        error,
+    }
+    .render()?)
+}
+
+fn page(status: actix_web::http::StatusCode, body: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .body(body)
+}
+
+async fn roles_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    member.require("roles.manage")?;
+    Ok(page(
+        actix_web::http::StatusCode::OK,
+        render_roles(&state, &member, None, None).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct NewRole {
+    name: String,
+}
+
+async fn create_role(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<NewRole>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("roles.manage")?;
+    let name = form.name.trim();
+    if name.is_empty() || name.len() > 60 {
+        let body = render_roles(
+            &state,
+            &member,
+            None,
+            Some("Give the role a name of 1 to 60 characters.".into()),
+        )
+        .await?;
+        return Ok(page(actix_web::http::StatusCode::UNPROCESSABLE_ENTITY, body));
+    }
+    match store::create_role(&state.pool, member.tenant_id, name).await? {
+        Some(id) => {
+            audit::store::append(
+                &state.pool,
+                &[record(&member, "roles.created", format!("role:{id}"))
+                    .with_details(serde_json::json!({"name": name}))],
+            )
+            .await?;
+            Ok(redirect("/roles"))
+        }
+        None => {
+            let body = render_roles(
+                &state,
+                &member,
+                None,
+                Some(format!("A role named '{name}' already exists.")),
+            )
+            .await?;
+            Ok(page(actix_web::http::StatusCode::UNPROCESSABLE_ENTITY, body))
+        }
+    }
+}
+
+/// Saves the whole matrix: each checked box is `<role id>:<permission>`.
+async fn save_matrix(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("roles.manage")?;
+    let checked: HashSet<(Uuid, String)> = form
+        .iter()
+        .filter_map(|(k, _)| {
+            let (role, perm) = k.split_once(':')?;
+            Some((Uuid::parse_str(role).ok()?, perm.to_owned()))
+        })
+        .filter(|(_, p)| permissions::is_known(p))
+        .collect();
+    let roles = store::roles(&state.pool, member.tenant_id).await?;
+    let mut tx = state.pool.begin().await?;
+    let mut records = Vec::new();
+    for role in roles.iter().filter(|r| editable(r)) {
+        let mut wanted: Vec<String> = CATALOGUE
+            .iter()
+            .map(|(p, _, _)| (*p).to_owned())
+            .filter(|p| checked.contains(&(role.id, p.clone())))
+            .collect();
+        // Stored permissions come back sorted; compare like with like.
+        wanted.sort();
+        if wanted != role.permissions {
+            let added: Vec<&String> = wanted.iter().filter(|p| !role.permissions.contains(p)).collect();
+            let removed: Vec<&String> = role.permissions.iter().filter(|p| !wanted.contains(p)).collect();
+            store::set_permissions(&mut tx, role.id, &wanted).await?;
+            records.push(
+                record(&member, "roles.permissions_changed", format!("role:{}", role.id))
+                    .with_details(serde_json::json!({"role": role.name, "added": added, "removed": removed})),
+            );
+        }
+    }
+    audit::store::append_in(&mut tx, &records).await?;
+    tx.commit().await?;
+    let notice = if records.is_empty() {
+        "Nothing changed.".to_owned()
+    } else {
+        format!("Saved changes to {} role(s).", records.len())
+    };
+    Ok(page(
+        actix_web::http::StatusCode::OK,
+        render_roles(&state, &member, Some(notice), None).await?,
+    ))
+}
+
+async fn delete_role(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("roles.manage")?;
+    let role = store::role(&state.pool, member.tenant_id, *id)
+        .await?
+        .ok_or_else(|| PortalError::NotFound("no such role".to_owned()))?;
+    if !store::delete_role(&state.pool, member.tenant_id, role.id).await? {
+        let reason = if role.is_builtin {
+            "Built-in roles can't be deleted."
+        } else {
+            "Move its members to another role first."
+        };
+        let body = render_roles(
+            &state,
+            &member,
+            None,
+            Some(format!("'{}' was not deleted. {reason}", role.name)),
+        )
+        .await?;
+        return Ok(page(actix_web::http::StatusCode::UNPROCESSABLE_ENTITY, body));
+    }
+    audit::store::append(
+        &state.pool,
+        &[record(&member, "roles.deleted", format!("role:{}", role.id))
+            .with_details(serde_json::json!({"name": role.name}))],
+    )
+    .await?;
+    Ok(redirect("/roles"))
+}
+
+// --- Members ---------------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "access/members.html")]
+struct MembersPage {
+    shell: Shell,
+    members: Vec<MemberRow>,
+    roles: Vec<RoleRow>,
+    me: Uuid,
+    can_disable: bool,
+    notice: Option<String>,
+    error: Option<String>,
+    one_time: Option<(String, String)>,
+}
+
+async fn render_members(
+    state: &AppState,
+    member: &Member,
+    notice: Option<String>,
+    error: Option<String>,
+    one_time: Option<(String, String)>,
+) -> Result<String, PortalError> {
+    Ok(MembersPage {
+        shell: Shell::new(&state.pool, member, "/members").await?,
+        members: store::members(&state.pool, member.tenant_id).await?,
+        roles: store::roles(&state.pool, member.tenant_id).await?,
+        me: member.user.user_id,
+        can_disable: member.user.is_platform_admin,
+        notice,
+        error,
+        one_time,
+    }
+    .render()?)
+}
+
+async fn members_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    member.require("members.manage")?;
+    Ok(page(
+        actix_web::http::StatusCode::OK,
+        render_members(&state, &member, None, None, None).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct NewMember {
+    email: String,
+    #[serde(default)]
+    display_name: String,
+    role_id: Uuid,
+}
+
+fn valid_email(email: &str) -> bool {
+    let Some((local, domain)) = email.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !email.contains(char::is_whitespace)
+}
+
+/// Adds someone by email with a role. A new account gets a one-time
+/// password, shown to the admin once, to hand over.
+async fn add_member(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<NewMember>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("members.manage")?;
+    let form = form.into_inner();
+    let email = form.email.trim().to_lowercase();
+    let refuse = |message: String| async {
+        let body = render_members(&state, &member, None, Some(message), None).await?;
+        Ok::<_, PortalError>(page(actix_web::http::StatusCode::UNPROCESSABLE_ENTITY, body))
+    };
+    if !valid_email(&email) {
+        return refuse(format!("'{email}' is not an email address.")).await;
+    }
+    let Some(role) = store::role(&state.pool, member.tenant_id, form.role_id).await? else {
+        return refuse("Choose one of this tenant's roles.".to_owned()).await;
+    };
+    if store::members(&state.pool, member.tenant_id)
+        .await?
+        .iter()
+        .any(|m| m.email == email)
+    {
+        return refuse(format!("{email} is already a member; change their role below.")).await;
+    }
+    let existing = users::by_email(&state.pool, &email).await?;
+    let mut one_time = None;
+    let mut tx = state.pool.begin().await?;
+    let user_id = match existing {
+        Some(user) => user.id,
+        None => {
+            let secret = password::one_time();
+            let hash = password::hash(SecretString::from(secret.clone())).await;
+            let name = if form.display_name.trim().is_empty() {
+                email.clone()
+            } else {
+                form.display_name.trim().to_owned()
+            };
+            let id = users::create(&mut *tx, &email, &name, &hash, false, true).await?;
+            audit::store::append_in(
+                &mut tx,
+                &[record(&member, "users.created", format!("user:{id}"))
+                    .with_details(serde_json::json!({"email": email}))],
+            )
+            .await?;
+            one_time = Some((email.clone(), secret));
+            id
+        }
+    };
+    store::add_member(&mut tx, member.tenant_id, user_id, role.id).await?;
+    audit::store::append_in(
+        &mut tx,
+        &[record(&member, "members.added", format!("user:{user_id}"))
+            .with_details(serde_json::json!({"email": email, "role": role.name}))],
+    )
+    .await?;
+    tx.commit().await?;
+    let notice = format!("{email} is now a member with the {} role.", role.name);
+    Ok(page(
+        actix_web::http::StatusCode::OK,
+        render_members(&state, &member, Some(notice), None, one_time).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct RoleChoice {
+    role_id: Uuid,
+}
+
+async fn target_member(state: &AppState, member: &Member, user_id: Uuid) -> Result<MemberRow, PortalError> {
+    store::member(&state.pool, member.tenant_id, user_id)
+        .await?
+        .ok_or_else(|| PortalError::NotFound("no such member".to_owned()))
+}
+
+async fn refuse_members(
+    state: &AppState,
+    member: &Member,
+    message: String,
+) -> Result<HttpResponse, PortalError> {
+    let body = render_members(state, member, None, Some(message), None).await?;
+    Ok(page(actix_web::http::StatusCode::UNPROCESSABLE_ENTITY, body))
+}
+
+async fn change_role(
+    state: Data<AppState>,
+    member: Member,
+    user_id: Path<Uuid>,
+    form: Form<RoleChoice>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("members.manage")?;
+    let target = target_member(&state, &member, *user_id).await?;
+    let Some(role) = store::role(&state.pool, member.tenant_id, form.role_id).await? else {
+        return refuse_members(&state, &member, "Choose one of this tenant's roles.".to_owned()).await;
+    };
+    let mut tx = state.pool.begin().await?;
+    let demoting_owner = target.role_name == permissions::OWNER && role.name != permissions::OWNER;
+    if demoting_owner && store::other_owners(&mut tx, member.tenant_id, target.user_id).await? == 0 {
+        return refuse_members(
+            &state,
+            &member,
+            format!(
+                "{} is the last owner. Make someone else an owner first.",
+                target.email
+            ),
+        )
+        .await;
+    }
+    store::set_member_role(&mut tx, member.tenant_id, target.user_id, role.id).await?;
+    audit::store::append_in(
+        &mut tx,
+        &[record(
+            &member,
+            "members.role_changed",
+            format!("user:{}", target.user_id),
+        )
+        .with_details(serde_json::json!({"email": target.email, "from": target.role_name, "to": role.name}))],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(redirect("/members"))
+}
+
+async fn remove_member(
+    state: Data<AppState>,
+    member: Member,
+    user_id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("members.manage")?;
+    let target = target_member(&state, &member, *user_id).await?;
+    let mut tx = state.pool.begin().await?;
+    if target.role_name == permissions::OWNER
+        && store::other_owners(&mut tx, member.tenant_id, target.user_id).await? == 0
+    {
+        return refuse_members(
+            &state,
+            &member,
+            format!(
+                "{} is the last owner and can't be removed. Make someone else an owner first.",
+                target.email
+            ),
+        )
+        .await;
+    }
+    store::remove_member(&mut tx, member.tenant_id, target.user_id).await?;
+    audit::store::append_in(
+        &mut tx,
+        &[
+            record(&member, "members.removed", format!("user:{}", target.user_id))
+                .with_details(serde_json::json!({"email": target.email, "role": target.role_name})),
+        ],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(redirect("/members"))
+}
+
+/// Platform admins disable an account everywhere; its sessions end at once.
+async fn set_disabled(
+    state: &AppState,
+    member: &Member,
+    user_id: Uuid,
+    disabled: bool,
+) -> Result<HttpResponse, PortalError> {
+    member.require("members.manage")?;
+    if !member.user.is_platform_admin {
+        return Err(PortalError::Forbidden("platform admin".to_owned()));
+    }
+    let target = target_member(state, member, user_id).await?;
+    if target.user_id == member.user.user_id {
+        return refuse_members(state, member, "You can't disable your own account.".to_owned()).await;
+    }
+    users::set_disabled(&state.pool, target.user_id, disabled).await?;
+    let action = if disabled {
+        "users.disabled"
+    } else {
+        "users.enabled"
+    };
+    audit::store::append(
+        &state.pool,
+        &[record(member, action, format!("user:{}", target.user_id))
+            .with_details(serde_json::json!({"email": target.email}))],
+    )
+    .await?;
+    Ok(redirect("/members"))
+}
+
+async fn disable_member(
+    state: Data<AppState>,
+    member: Member,
+    user_id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    set_disabled(&state, &member, *user_id, true).await
+}
+
+async fn enable_member(
+    state: Data<AppState>,
+    member: Member,
+    user_id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    set_disabled(&state, &member, *user_id, false).await
+}

@@ -1,0 +1,215 @@
+//! Roles, permissions and members, as admins and members use them.
+
+use crate::helpers::{spawn_app, TestApp};
+
+/// Adds a member through the page and returns their one-time password.
+async fn add_member(app: &TestApp, email: &str, role: &str) -> String {
+    let page = app.get_html("/members").await;
+    let role_id = page
+        .split("<option value=\"")
+        .skip(1)
+        .find(|chunk| chunk.split('<').next().unwrap().ends_with(&format!(">{role}")))
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let res = app
+        .post_form(
+            "/members",
+            "/members",
+            &[
+                ("email", email),
+                ("display_name", "Test Person"),
+                ("role_id", &role_id),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body = res.text().await.unwrap();
+    assert!(
+        body.contains(&format!("{email} is now a member with the {role} role")),
+        "{body}"
+    );
+    body.split("<code class=\"secret\">")
+        .nth(1)
+        .unwrap()
+        .split('<')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_viewer_sees_only_what_viewers_may_and_is_refused_the_rest() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let one_time = add_member(&app, "viewer@example.com", "Viewer").await;
+
+    let viewer = app.another_browser();
+    viewer
+        .sign_in_replacing("viewer@example.com", &one_time, "viewer-password-123")
+        .await;
+    let home = viewer.get_html("/").await;
+    assert!(home.contains("2.50000000 BTC"));
+    assert!(home.contains("href=\"/balances\""));
+    assert!(
+        !home.contains("href=\"/members\""),
+        "menus show only what the user may do"
+    );
+    assert!(!home.contains("href=\"/audit\""));
+    for path in [
+        "/members",
+        "/roles",
+        "/audit",
+        "/audit/export.csv",
+        "/transactions/export.csv",
+    ] {
+        let res = viewer.get(path).await;
+        assert_eq!(res.status().as_u16(), 403, "{path}");
+        assert!(res.text().await.unwrap().contains("ask an admin"));
+    }
+    let res = viewer
+        .post_form(
+            "/balances",
+            "/addresses",
+            &[("chain", "ethereum"), ("reference", "x")],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 403);
+
+    // The admin grants Viewers the audit log in the matrix.
+    let matrix = app.get_html("/roles").await;
+    let checked: Vec<String> = matrix
+        .split("<input type=\"checkbox\" name=\"")
+        .skip(1)
+        .filter(|c| {
+            let tag = c.split('>').next().unwrap();
+            tag.contains(" checked") && !tag.contains(" disabled")
+        })
+        .map(|c| c.split('"').next().unwrap().to_owned())
+        .collect();
+    let members = app.get_html("/members").await;
+    let viewer_id = members
+        .split("<option value=\"")
+        .skip(1)
+        .find(|c| c.split('<').next().unwrap().ends_with(">Viewer"))
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut form: Vec<(String, String)> = checked.into_iter().map(|f| (f, "on".to_owned())).collect();
+    form.push((format!("{viewer_id}:audit.read"), "on".to_owned()));
+    let fields: Vec<(&str, &str)> = form.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let saved = app
+        .post_form("/roles", "/roles/matrix", &fields)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let notice = saved
+        .split("<p class=\"notice\">")
+        .nth(1)
+        .unwrap_or("")
+        .split('<')
+        .next()
+        .unwrap();
+    assert_eq!(notice, "Saved changes to 1 role(s).");
+    assert_eq!(viewer.get("/audit").await.status().as_u16(), 200);
+    let log = app.get_html("/audit?action=roles.").await;
+    assert!(log.contains("roles.permissions_changed"));
+}
+
+#[tokio::test]
+async fn the_last_owner_cannot_be_removed_or_demoted() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let page = app.get_html("/members").await;
+    let admin_id: String = sqlx::query_scalar("SELECT id::text FROM users WHERE email = $1")
+        .bind(&app.admin_email)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let viewer_role = page
+        .split("<option value=\"")
+        .skip(1)
+        .find(|c| c.split('<').next().unwrap().ends_with(">Viewer"))
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let res = app
+        .post_form(
+            "/members",
+            &format!("/members/{admin_id}/role"),
+            &[("role_id", &viewer_role)],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("last owner"));
+    let res = app
+        .post_form("/members", &format!("/members/{admin_id}/remove"), &[])
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+
+    // With a second owner, the first may step down.
+    add_member(&app, "second-owner@example.com", "Owner").await;
+    let res = app
+        .post_form(
+            "/members",
+            &format!("/members/{admin_id}/role"),
+            &[("role_id", &viewer_role)],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+}
+
+#[tokio::test]
+async fn disabling_an_account_ends_its_sessions() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let one_time = add_member(&app, "leaver@example.com", "Operator").await;
+    let leaver = app.another_browser();
+    leaver
+        .sign_in_replacing("leaver@example.com", &one_time, "leaver-password-123")
+        .await;
+    assert_eq!(leaver.get("/").await.status().as_u16(), 200);
+
+    let user_id: String = sqlx::query_scalar("SELECT id::text FROM users WHERE email = 'leaver@example.com'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let res = app
+        .post_form("/members", &format!("/members/{user_id}/disable"), &[])
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    assert_eq!(crate::helpers::location(&leaver.get("/").await), "/login");
+    let res = leaver.sign_in("leaver@example.com", "leaver-password-123").await;
+    assert_eq!(res.status().as_u16(), 401);
+}
+
+#[tokio::test]
+async fn custom_roles_are_created_and_deleted() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let res = app.post_form("/roles", "/roles", &[("name", "Treasury")]).await;
+    assert_eq!(res.status().as_u16(), 303);
+    let page = app.get_html("/roles").await;
+    assert!(page.contains("Treasury"));
+    let res = app.post_form("/roles", "/roles", &[("name", "Treasury")]).await;
+    assert_eq!(res.status().as_u16(), 422);
+    let id = page
+        .split("action=\"/roles/")
+        .skip(1)
+        .find(|c| c.split('"').next().unwrap().ends_with("/delete"))
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let res = app.post_form("/roles", &format!("/roles/{id}/delete"), &[]).await;
+    assert_eq!(res.status().as_u16(), 303);
+    assert!(!app.get_html("/roles").await.contains("Treasury"));
+}
