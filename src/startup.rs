@@ -121,6 +121,7 @@ impl Application {
                 .app_data(state.clone())
                 .wrap(middleware::from_fn(portal_web::middleware::session_and_csrf))
                 .wrap(middleware::from_fn(portal_web::middleware::security_headers))
+                .configure(portal_web::error::extractor_config)
                 .route("/healthz", web::get().to(routes::health::healthz))
                 .route("/readyz", web::get().to(routes::health::readyz))
                 .route("/static/{name}", web::get().to(portal_web::assets::serve))

@@ -1,6 +1,7 @@
 //! Tenants (companies) and their API connections, and the one factory that
 //! gives a handler a signed client for its tenant.
 
+pub mod model;
 pub mod routes;
 pub mod store;
 pub mod upstream;

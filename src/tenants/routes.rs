@@ -1,18 +1,39 @@
-//! Switching the active tenant.
+//! Tenants and their connections: switching tenant; the tenant admin's
+//! connections page (add, test, make primary, delete); the platform
+//! admin's tenants and base-URL allow-list. Secrets are sealed on save
+//! and never shown again.
 
-use actix_web::web::{self, Data, Form};
-use actix_web::HttpResponse;
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Data, Form, Path};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use paydesk_api::models::identity::Identity;
+use paydesk_api::{Client, Credentials};
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::model::{is_allowed, normalize_base_url};
+use super::store::{self, Connection, NewConnection, TenantRow};
 use crate::access::store as access;
+use crate::access::Member;
+use crate::audit::{self, outcome, NewRecord};
 use crate::auth::session::{self, SignedIn};
 use crate::startup::AppState;
-use crate::web::error::PortalError;
-use crate::web::page::redirect;
+use crate::web::error::{describe_upstream, PortalError};
+use crate::web::page::{html, is_htmx, redirect, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/tenants/switch", web::post().to(switch));
+    cfg.route("/tenants/switch", web::post().to(switch))
+        .route("/connections", web::get().to(connections_page))
+        .route("/connections", web::post().to(add_connection))
+        .route("/connections/{id}/test", web::post().to(test_connection))
+        .route("/connections/{id}/primary", web::post().to(make_primary))
+        .route("/connections/{id}/delete", web::post().to(delete_connection))
+        .route("/platform", web::get().to(platform_page))
+        .route("/platform/tenants", web::post().to(create_tenant))
+        .route("/platform/allowlist", web::post().to(allow_url))
+        .route("/platform/allowlist/remove", web::post().to(disallow_url));
 }
 
 #[derive(Deserialize)]
@@ -33,4 +54,424 @@ async fn switch(
     }
     session::set_active_tenant(&state.pool, &user.token_hash, form.tenant_id).await?;
     Ok(redirect("/"))
+}
+
+fn page(status: StatusCode, body: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .body(body)
+}
+
+// --- Connections ------------------------------------------------------------
+
+/// What the add form keeps when it is shown again; never the secrets.
+#[derive(Default)]
+pub struct ConnectionDraft {
+    name: String,
+    environment: String,
+    base_url: String,
+    client_id: String,
+}
+
+#[derive(Template)]
+#[template(path = "tenants/connections.html")]
+struct ConnectionsPage {
+    shell: Shell,
+    connections: Vec<Connection>,
+    allow_list: Vec<String>,
+    draft: ConnectionDraft,
+    error: Option<String>,
+    notice: Option<String>,
+}
+
+async fn render_connections(
+    state: &AppState,
+    member: &Member,
+    draft: ConnectionDraft,
+    error: Option<String>,
+    notice: Option<String>,
+) -> Result<String, PortalError> {
+    Ok(ConnectionsPage {
+        shell: Shell::new(&state.pool, member, "/connections").await?,
+        connections: store::connections(&state.pool, member.tenant_id).await?,
+        allow_list: store::allowed_base_urls(&state.pool).await?,
+        draft,
+        error,
+        notice,
+    }
+    .render()?)
+}
+
+async fn connections_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    member.require("connections.manage")?;
+    let body = render_connections(&state, &member, ConnectionDraft::default(), None, None).await?;
+    Ok(page(StatusCode::OK, body))
+}
+
+#[derive(Deserialize)]
+pub struct ConnectionForm {
+    name: String,
+    environment: String,
+    base_url: String,
+    client_id: String,
+    client_secret: String,
+    #[serde(default)]
+    webhook_secret: String,
+}
+
+/// Saves a connection after checking every field; the base URL must be on
+/// the platform's allow-list, so no tenant can point the server at an
+/// internal address.
+async fn add_connection(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<ConnectionForm>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("connections.manage")?;
+    let form = form.into_inner();
+    let draft = ConnectionDraft {
+        name: form.name.trim().to_owned(),
+        environment: form.environment.clone(),
+        base_url: form.base_url.trim().to_owned(),
+        client_id: form.client_id.trim().to_owned(),
+    };
+    let problem = async {
+        if draft.name.is_empty() || draft.name.len() > 60 {
+            return Ok(Some(
+                "Give the connection a name of 1 to 60 characters.".to_owned(),
+            ));
+        }
+        if store::connection_name_taken(&state.pool, member.tenant_id, &draft.name).await? {
+            return Ok(Some(format!(
+                "A connection named '{}' already exists.",
+                draft.name
+            )));
+        }
+        if !matches!(draft.environment.as_str(), "sandbox" | "live") {
+            return Ok(Some("Choose sandbox or live.".to_owned()));
+        }
+        let base_url = match normalize_base_url(&draft.base_url) {
+            Ok(url) => url,
+            Err(message) => return Ok(Some(message)),
+        };
+        if !is_allowed(&base_url, &store::allowed_base_urls(&state.pool).await?) {
+            return Ok(Some(format!(
+                "{base_url} is not on the platform's allow-list. Ask a platform admin to allow it first."
+            )));
+        }
+        if draft.client_id.is_empty() {
+            return Ok(Some("Enter the client id.".to_owned()));
+        }
+        if form.client_secret.trim().is_empty() {
+            return Ok(Some("Enter the client secret.".to_owned()));
+        }
+        Ok::<_, PortalError>(None)
+    }
+    .await?;
+    if let Some(message) = problem {
+        let body = render_connections(&state, &member, draft, Some(message), None).await?;
+        return Ok(page(StatusCode::UNPROCESSABLE_ENTITY, body));
+    }
+    let base_url = normalize_base_url(&draft.base_url).map_err(PortalError::Unavailable)?;
+    let client_secret = SecretString::from(form.client_secret.trim().to_owned());
+    let webhook_secret = Some(form.webhook_secret.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .map(|s| state.key.seal(&SecretString::from(s)));
+    let mut tx = state.pool.begin().await?;
+    let id = store::add_connection(
+        &mut *tx,
+        NewConnection {
+            tenant_id: member.tenant_id,
+            name: &draft.name,
+            environment: &draft.environment,
+            base_url: &base_url,
+            client_id: &draft.client_id,
+            client_secret_enc: state.key.seal(&client_secret),
+            webhook_secret_enc: webhook_secret,
+            is_builtin: false,
+        },
+    )
+    .await?;
+    audit::store::append_in(
+        &mut tx,
+        &[NewRecord::new(&member.actor(), Some(member.tenant_id), "connections.created", format!("connection:{id}"), outcome::SUCCESS)
+            .with_details(serde_json::json!({
+                "name": draft.name, "environment": draft.environment, "base_url": base_url, "client_id": draft.client_id
+            }))],
+    )
+    .await?;
+    tx.commit().await?;
+    let body = render_connections(
+        &state,
+        &member,
+        ConnectionDraft::default(),
+        None,
+        Some(format!(
+            "Saved '{}'. Its secrets are stored encrypted and won't be shown again.",
+            draft.name
+        )),
+    )
+    .await?;
+    Ok(page(StatusCode::OK, body))
+}
+
+async fn owned_connection(state: &AppState, member: &Member, id: Uuid) -> Result<Connection, PortalError> {
+    store::connection(&state.pool, member.tenant_id, id)
+        .await?
+        .ok_or_else(|| PortalError::NotFound("no such connection".to_owned()))
+}
+
+#[derive(Template)]
+#[template(path = "tenants/test_result.html")]
+struct TestResult {
+    connection_name: String,
+    identity: Result<Identity, (String, Option<String>)>,
+}
+
+#[derive(Template)]
+#[template(path = "tenants/test_page.html")]
+struct TestPage {
+    shell: Shell,
+    result: TestResult,
+}
+
+/// "Test connection": a signed whoami with the stored credentials.
+async fn test_connection(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("connections.manage")?;
+    let connection = owned_connection(&state, &member, *id).await?;
+    let secret = state.key.open(&connection.client_secret_enc)?;
+    let client = Client::new(
+        connection.base_url.clone(),
+        Credentials::new(connection.client_id.clone(), secret.expose_secret()),
+    )
+    .observed(state.audit.observer(member.tenant_id, member.actor()));
+    let identity = client.whoami().await.map_err(|e| describe_upstream(&e));
+    let result = TestResult {
+        connection_name: connection.name,
+        identity,
+    };
+    if is_htmx(&req) {
+        html(&result)
+    } else {
+        html(&TestPage {
+            shell: Shell::new(&state.pool, &member, "/connections").await?,
+            result,
+        })
+    }
+}
+
+async fn make_primary(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("connections.manage")?;
+    let connection = owned_connection(&state, &member, *id).await?;
+    let mut tx = state.pool.begin().await?;
+    store::make_primary(&mut tx, member.tenant_id, connection.id).await?;
+    audit::store::append_in(
+        &mut tx,
+        &[NewRecord::new(
+            &member.actor(),
+            Some(member.tenant_id),
+            "connections.made_primary",
+            format!("connection:{}", connection.id),
+            outcome::SUCCESS,
+        )
+        .with_details(serde_json::json!({"name": connection.name}))],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(redirect("/connections"))
+}
+
+async fn delete_connection(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("connections.manage")?;
+    let connection = owned_connection(&state, &member, *id).await?;
+    if !store::delete_connection(&state.pool, member.tenant_id, connection.id).await? {
+        let body = render_connections(
+            &state,
+            &member,
+            ConnectionDraft::default(),
+            Some("The built-in sandbox connection can't be deleted.".to_owned()),
+            None,
+        )
+        .await?;
+        return Ok(page(StatusCode::UNPROCESSABLE_ENTITY, body));
+    }
+    audit::store::append(
+        &state.pool,
+        &[NewRecord::new(
+            &member.actor(),
+            Some(member.tenant_id),
+            "connections.deleted",
+            format!("connection:{}", connection.id),
+            outcome::SUCCESS,
+        )
+        .with_details(serde_json::json!({"name": connection.name}))],
+    )
+    .await?;
+    Ok(redirect("/connections"))
+}
+
+// --- Platform administration -------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "tenants/platform.html")]
+struct PlatformPage {
+    shell: Shell,
+    tenants: Vec<TenantRow>,
+    allow_list: Vec<String>,
+    error: Option<String>,
+    notice: Option<String>,
+}
+
+fn require_platform_admin(member: &Member) -> Result<(), PortalError> {
+    if member.user.is_platform_admin {
+        Ok(())
+    } else {
+        Err(PortalError::Forbidden("platform admin".to_owned()))
+    }
+}
+
+async fn render_platform(
+    state: &AppState,
+    member: &Member,
+    error: Option<String>,
+    notice: Option<String>,
+) -> Result<String, PortalError> {
+    Ok(PlatformPage {
+        shell: Shell::new(&state.pool, member, "/platform").await?,
+        tenants: store::tenants(&state.pool).await?,
+        allow_list: store::allowed_base_urls(&state.pool).await?,
+        error,
+        notice,
+    }
+    .render()?)
+}
+
+async fn platform_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    require_platform_admin(&member)?;
+    Ok(page(
+        StatusCode::OK,
+        render_platform(&state, &member, None, None).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct NewTenant {
+    name: String,
+}
+
+/// Creates a tenant with its built-in roles; the platform admin who made it
+/// is its first owner and can add members there.
+async fn create_tenant(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<NewTenant>,
+) -> Result<HttpResponse, PortalError> {
+    require_platform_admin(&member)?;
+    let name = form.name.trim();
+    let error = if name.is_empty() || name.len() > 80 {
+        Some("Give the tenant a name of 1 to 80 characters.".to_owned())
+    } else if store::tenant_name_taken(&state.pool, name).await? {
+        Some(format!("A tenant named '{name}' already exists."))
+    } else {
+        None
+    };
+    if let Some(message) = error {
+        return Ok(page(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            render_platform(&state, &member, Some(message), None).await?,
+        ));
+    }
+    let mut tx = state.pool.begin().await?;
+    let (tenant_id, owner) = store::create_tenant(&mut tx, name).await?;
+    access::add_member(&mut tx, tenant_id, member.user.user_id, owner).await?;
+    audit::store::append_in(
+        &mut tx,
+        &[NewRecord::new(
+            &member.actor(),
+            Some(tenant_id),
+            "tenants.created",
+            format!("tenant:{tenant_id}"),
+            outcome::SUCCESS,
+        )
+        .with_details(serde_json::json!({"name": name}))],
+    )
+    .await?;
+    tx.commit().await?;
+    let notice =
+        format!("Created '{name}'. You are its owner; switch to it to add members and a connection.");
+    Ok(page(
+        StatusCode::OK,
+        render_platform(&state, &member, None, Some(notice)).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+pub struct BaseUrlForm {
+    base_url: String,
+}
+
+async fn allow_url(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<BaseUrlForm>,
+) -> Result<HttpResponse, PortalError> {
+    require_platform_admin(&member)?;
+    let base_url = match normalize_base_url(&form.base_url) {
+        Ok(url) => url,
+        Err(message) => {
+            return Ok(page(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                render_platform(&state, &member, Some(message), None).await?,
+            ))
+        }
+    };
+    if store::allow_base_url(&state.pool, &base_url).await? {
+        audit::store::append(
+            &state.pool,
+            &[NewRecord::new(
+                &member.actor(),
+                None,
+                "settings.base_url_allowed",
+                &base_url,
+                outcome::SUCCESS,
+            )],
+        )
+        .await?;
+    }
+    Ok(redirect("/platform"))
+}
+
+async fn disallow_url(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<BaseUrlForm>,
+) -> Result<HttpResponse, PortalError> {
+    require_platform_admin(&member)?;
+    if store::disallow_base_url(&state.pool, form.base_url.trim()).await? {
+        audit::store::append(
+            &state.pool,
+            &[NewRecord::new(
+                &member.actor(),
+                None,
+                "settings.base_url_disallowed",
+                form.base_url.trim(),
+                outcome::SUCCESS,
+            )],
+        )
+        .await?;
+    }
+    Ok(redirect("/platform"))
 }

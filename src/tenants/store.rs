@@ -26,6 +26,7 @@ pub async fn create_tenant(
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Connection {
     pub id: Uuid,
+    pub is_primary: bool,
     pub tenant_id: Uuid,
     pub name: String,
     pub environment: String,
@@ -38,8 +39,8 @@ pub struct Connection {
 }
 
 const COLUMNS: &str =
-    "id, tenant_id, name, environment, base_url, client_id, client_secret_enc, webhook_secret_enc, \
-                       is_builtin, updated_at";
+    "id, is_primary, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
+                       webhook_secret_enc, is_builtin, updated_at";
 
 pub struct NewConnection<'a> {
     pub tenant_id: Uuid,
@@ -72,10 +73,11 @@ pub async fn add_connection<'e>(db: impl PgExecutor<'e>, c: NewConnection<'_>) -
     Ok(id)
 }
 
-/// The tenant's primary connection: its oldest.
+/// The connection the tenant's pages use: the one marked primary, else
+/// the oldest.
 pub async fn primary_connection(pool: &PgPool, tenant_id: Uuid) -> Result<Option<Connection>, sqlx::Error> {
     sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM connections WHERE tenant_id = $1 ORDER BY created_at LIMIT 1"
+        "SELECT {COLUMNS} FROM connections WHERE tenant_id = $1 ORDER BY is_primary DESC, created_at LIMIT 1"
     ))
     .bind(tenant_id)
     .fetch_optional(pool)
@@ -99,4 +101,107 @@ pub async fn set_base_url(pool: &PgPool, connection_id: Uuid, base_url: &str) ->
         .execute(pool)
         .await?;
     Ok(())
+}
+
+pub async fn connections(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<Connection>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM connections WHERE tenant_id = $1 ORDER BY is_primary DESC, created_at"
+    ))
+    .bind(tenant_id)
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn connection(pool: &PgPool, tenant_id: Uuid, id: Uuid) -> Result<Option<Connection>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM connections WHERE tenant_id = $1 AND id = $2"
+    ))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+}
+
+pub async fn make_primary(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    id: Uuid,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE connections SET is_primary = (id = $2), updated_at = now() WHERE tenant_id = $1")
+        .bind(tenant_id)
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Deletes a connection the tenant added (never the built-in one).
+pub async fn delete_connection(pool: &PgPool, tenant_id: Uuid, id: Uuid) -> Result<bool, sqlx::Error> {
+    Ok(
+        sqlx::query("DELETE FROM connections WHERE tenant_id = $1 AND id = $2 AND NOT is_builtin")
+            .bind(tenant_id)
+            .bind(id)
+            .execute(pool)
+            .await?
+            .rows_affected()
+            == 1,
+    )
+}
+
+pub async fn connection_name_taken(pool: &PgPool, tenant_id: Uuid, name: &str) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM connections WHERE tenant_id = $1 AND name = $2)")
+        .bind(tenant_id)
+        .bind(name)
+        .fetch_one(pool)
+        .await
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct TenantRow {
+    pub id: Uuid,
+    pub name: String,
+    pub members: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+pub async fn tenants(pool: &PgPool) -> Result<Vec<TenantRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT t.id, t.name, (SELECT count(*) FROM memberships m WHERE m.tenant_id = t.id) AS members, t.created_at \
+         FROM tenants t ORDER BY t.name",
+    )
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn tenant_name_taken(pool: &PgPool, name: &str) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM tenants WHERE lower(name) = lower($1))")
+        .bind(name)
+        .fetch_one(pool)
+        .await
+}
+
+pub async fn allowed_base_urls(pool: &PgPool) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT base_url FROM allowed_base_urls ORDER BY base_url")
+        .fetch_all(pool)
+        .await
+}
+
+pub async fn allow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sqlx::Error> {
+    Ok(
+        sqlx::query("INSERT INTO allowed_base_urls (base_url) VALUES ($1) ON CONFLICT DO NOTHING")
+            .bind(base_url)
+            .execute(pool)
+            .await?
+            .rows_affected()
+            == 1,
+    )
+}
+
+pub async fn disallow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query("DELETE FROM allowed_base_urls WHERE base_url = $1")
+        .bind(base_url)
+        .execute(pool)
+        .await?
+        .rows_affected()
+        == 1)
 }

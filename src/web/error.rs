@@ -19,6 +19,8 @@ pub enum PortalError {
     Forbidden(String),
     #[error("{0}")]
     NotFound(String),
+    #[error("{0}")]
+    BadRequest(String),
     #[error("you are not a member of any tenant yet; ask an admin to add you")]
     NoTenant,
     #[error("this form has expired or did not come from Paydesk; reload the page and try again")]
@@ -89,6 +91,7 @@ impl ResponseError for PortalError {
             PortalError::NotSignedIn | PortalError::PasswordChangeRequired => StatusCode::SEE_OTHER,
             PortalError::Forbidden(_) | PortalError::CsrfRejected => StatusCode::FORBIDDEN,
             PortalError::NotFound(_) => StatusCode::NOT_FOUND,
+            PortalError::BadRequest(_) => StatusCode::BAD_REQUEST,
             PortalError::NoTenant | PortalError::NoConnection => StatusCode::CONFLICT,
             PortalError::Upstream(ApiError::Problem { status: 404, .. }) => StatusCode::NOT_FOUND,
             PortalError::Upstream(_) => StatusCode::BAD_GATEWAY,
@@ -126,6 +129,7 @@ impl ResponseError for PortalError {
         let title = match status {
             StatusCode::FORBIDDEN => "Not allowed",
             StatusCode::NOT_FOUND => "Not found",
+            StatusCode::BAD_REQUEST => "That request could not be read",
             StatusCode::CONFLICT => "Not set up yet",
             StatusCode::BAD_GATEWAY | StatusCode::SERVICE_UNAVAILABLE => "Payments service problem",
             _ => "Something went wrong",
@@ -157,4 +161,25 @@ pub async fn not_found() -> Result<HttpResponse, PortalError> {
     Err(PortalError::NotFound(
         "there is no page at this address".to_owned(),
     ))
+}
+
+/// Malformed forms, queries and paths get the same finished pages as
+/// every other error, instead of actix's plain-text defaults.
+pub fn extractor_config(cfg: &mut actix_web::web::ServiceConfig) {
+    use actix_web::web::{FormConfig, PathConfig, QueryConfig};
+    cfg.app_data(FormConfig::default().limit(256 * 1024).error_handler(|_, _| {
+        PortalError::BadRequest(
+            "the form was incomplete or malformed; reload the page and try again".to_owned(),
+        )
+        .into()
+    }))
+    .app_data(QueryConfig::default().error_handler(|_, _| {
+        PortalError::BadRequest("the address has a malformed query; remove it and try again".to_owned())
+            .into()
+    }))
+    .app_data(
+        PathConfig::default().error_handler(|_, _| {
+            PortalError::NotFound("there is no page at this address".to_owned()).into()
+        }),
+    );
 }

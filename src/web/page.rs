@@ -48,6 +48,9 @@ const MENU: &[(&str, &str, &str)] = &[
     ("/connections", "Connections", "connections.manage"),
 ];
 
+/// Shown to platform admins only.
+const PLATFORM_MENU: (&str, &str) = ("/platform", "Platform");
+
 impl Shell {
     pub async fn new(pool: &PgPool, member: &Member, current: &str) -> Result<Shell, PortalError> {
         let tenants = access::tenants_of(pool, member.user.user_id)
@@ -69,10 +72,12 @@ impl Shell {
             nav: MENU
                 .iter()
                 .filter(|(_, _, perm)| perm.is_empty() || member.can(perm))
-                .map(|(href, label, _)| NavItem {
+                .map(|(href, label, _)| (*href, *label))
+                .chain(member.user.is_platform_admin.then_some(PLATFORM_MENU))
+                .map(|(href, label)| NavItem {
                     href,
                     label,
-                    active: *href == current,
+                    active: href == current,
                 })
                 .collect(),
             tenants,

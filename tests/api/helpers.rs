@@ -34,7 +34,15 @@ fn server_url() -> String {
     }
 }
 
+/// Logs to stderr when TEST_LOG is set (`TEST_LOG=1 cargo test ...`).
+static TRACING: std::sync::Once = std::sync::Once::new();
+
 pub async fn spawn_app() -> TestApp {
+    TRACING.call_once(|| {
+        if std::env::var("TEST_LOG").is_ok() {
+            paydesk::telemetry::init();
+        }
+    });
     let database_url = format!("{}/paydesk_test_{}", server_url(), Uuid::new_v4().simple());
     let (key, encoded) = MasterKey::generate();
     let settings = Settings {

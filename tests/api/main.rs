@@ -7,4 +7,6 @@ mod auth;
 mod dashboard;
 mod health;
 mod helpers;
+mod isolation;
+mod tenants;
 mod wallet;

@@ -1,0 +1,302 @@
+//! Tenant isolation: every route of the portal, walked as a member of
+//! another tenant (a resource of tenant A is a 404, never its data) and as
+//! a member of tenant A without the permission (403).
+
+use paydesk_sandbox::{Fixture, RunningSandbox};
+
+use crate::helpers::{csrf_in, location, spawn_app, TestApp};
+
+/// Ids of tenant A's resources.
+struct TenantA {
+    transaction_id: String,
+    address_id: String,
+    audit_id: String,
+    connection_id: String,
+    role_id: String,
+    member_id: String,
+    tenant_id: String,
+}
+
+/// Every route that acts on something, with the form fields it takes.
+/// `{tx}` and friends are filled with tenant A's ids.
+type Route = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+
+const ROUTES: &[Route] = &[
+    ("GET", "/balances", &[]),
+    ("GET", "/balances/USDT", &[]),
+    ("GET", "/transactions", &[]),
+    ("GET", "/transactions/export.csv", &[]),
+    ("GET", "/transactions/{tx}", &[]),
+    ("GET", "/addresses", &[]),
+    ("GET", "/addresses/{address}", &[]),
+    (
+        "POST",
+        "/addresses",
+        &[("chain", "ethereum"), ("reference", "iso-1")],
+    ),
+    (
+        "POST",
+        "/addresses/validate",
+        &[("chain", "ethereum"), ("address", "0x0")],
+    ),
+    ("GET", "/chains", &[]),
+    ("GET", "/audit", &[]),
+    ("GET", "/audit/{audit}", &[]),
+    ("GET", "/audit/export.csv", &[]),
+    ("POST", "/audit/verify", &[]),
+    ("GET", "/roles", &[]),
+    ("POST", "/roles", &[("name", "Sneaky")]),
+    ("POST", "/roles/matrix", &[]),
+    ("POST", "/roles/{role}/delete", &[]),
+    ("GET", "/members", &[]),
+    (
+        "POST",
+        "/members",
+        &[("email", "x@example.com"), ("role_id", "{role}")],
+    ),
+    ("POST", "/members/{member}/role", &[("role_id", "{role}")]),
+    ("POST", "/members/{member}/remove", &[]),
+    ("POST", "/members/{member}/disable", &[]),
+    ("POST", "/members/{member}/enable", &[]),
+    ("GET", "/connections", &[]),
+    (
+        "POST",
+        "/connections",
+        &[
+            ("name", "x"),
+            ("environment", "live"),
+            ("base_url", "https://a.example"),
+            ("client_id", "c"),
+            ("client_secret", "s"),
+        ],
+    ),
+    ("POST", "/connections/{connection}/test", &[]),
+    ("POST", "/connections/{connection}/primary", &[]),
+    ("POST", "/connections/{connection}/delete", &[]),
+    ("GET", "/platform", &[]),
+    ("POST", "/platform/tenants", &[("name", "Evil")]),
+    ("POST", "/platform/allowlist", &[("base_url", "http://10.0.0.1")]),
+    ("POST", "/platform/allowlist/remove", &[("base_url", "x")]),
+    ("POST", "/tenants/switch", &[("tenant_id", "{tenant}")]),
+];
+
+fn fill(template: &str, a: &TenantA) -> String {
+    template
+        .replace("{tx}", &a.transaction_id)
+        .replace("{address}", &a.address_id)
+        .replace("{audit}", &a.audit_id)
+        .replace("{connection}", &a.connection_id)
+        .replace("{role}", &a.role_id)
+        .replace("{member}", &a.member_id)
+        .replace("{tenant}", &a.tenant_id)
+}
+
+async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
+    let token = csrf_in(&app.get_html("/account/password").await);
+    let res = if method == "GET" {
+        app.get(path).await
+    } else {
+        let mut form = vec![("csrf_token".to_owned(), token)];
+        form.extend_from_slice(fields);
+        app.http.post(app.url(path)).form(&form).send().await.unwrap()
+    };
+    let status = res.status().as_u16();
+    (status, res.text().await.unwrap_or_default())
+}
+
+async fn option_value(app: &TestApp, page: &str, label: &str) -> String {
+    app.get_html(page)
+        .await
+        .split("<option value=\"")
+        .skip(1)
+        .find(|c| c.split('<').next().unwrap().ends_with(&format!(">{label}")))
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+async fn member_password(app: &TestApp, email: &str, role: &str) -> String {
+    let role_id = option_value(app, "/members", role).await;
+    let res = app
+        .post_form("/members", "/members", &[("email", email), ("role_id", &role_id)])
+        .await;
+    let body = res.text().await.unwrap();
+    body.split("<code class=\"secret\">")
+        .nth(1)
+        .unwrap()
+        .split('<')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// Tenant A (the demo tenant) with one of everything.
+async fn populate_a(app: &TestApp) -> TenantA {
+    let res = app
+        .post_form(
+            "/addresses",
+            "/addresses",
+            &[("chain", "base"), ("label", "A's"), ("reference", "a-1")],
+        )
+        .await;
+    let address_id = location(&res)
+        .trim_start_matches("/addresses/")
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
+    app.post_form("/roles", "/roles", &[("name", "Nothing")]).await;
+    let password = member_password(app, "a-member@example.com", "Viewer").await;
+    assert!(!password.is_empty());
+    let q = |sql: &'static str| async move {
+        sqlx::query_scalar::<_, String>(sql)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap()
+    };
+    TenantA {
+        transaction_id: {
+            let page = app.get_html("/transactions").await;
+            page.split("<td><a href=\"/transactions/")
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .to_owned()
+        },
+        address_id,
+        audit_id: q("SELECT id::text FROM audit_log WHERE action = 'roles.created'").await,
+        connection_id: q("SELECT id::text FROM connections WHERE is_builtin").await,
+        role_id: q("SELECT id::text FROM roles WHERE name = 'Nothing'").await,
+        member_id: q("SELECT id::text FROM users WHERE email = 'a-member@example.com'").await,
+        tenant_id: q("SELECT id::text FROM tenants WHERE name = 'Demo Company'").await,
+    }
+}
+
+#[tokio::test]
+async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let a = populate_a(&app).await;
+
+    // Tenant B, owned by Bob alone, connected to a sandbox of its own.
+    let other_sandbox = RunningSandbox::start(&Fixture::demo()).await.unwrap();
+    app.post_form(
+        "/platform",
+        "/platform/allowlist",
+        &[("base_url", &other_sandbox.base_url)],
+    )
+    .await;
+    app.post_form("/platform", "/platform/tenants", &[("name", "Other Co")])
+        .await;
+    let other = option_value(&app, "/", "Other Co").await;
+    app.post_form("/", "/tenants/switch", &[("tenant_id", &other)])
+        .await;
+    let bob_password = member_password(&app, "bob@other.example", "Owner").await;
+    app.post_form("/", "/tenants/switch", &[("tenant_id", &a.tenant_id)])
+        .await;
+
+    let bob = app.another_browser();
+    bob.sign_in_replacing("bob@other.example", &bob_password, "bobs-own-password")
+        .await;
+    let creds = other_sandbox
+        .shared
+        .store()
+        .clients
+        .values()
+        .next()
+        .map(|c| (c.id.to_string(), c.secret.clone()))
+        .unwrap();
+    let res = bob
+        .post_form(
+            "/connections",
+            "/connections",
+            &[
+                ("name", "Other sandbox"),
+                ("environment", "sandbox"),
+                ("base_url", &other_sandbox.base_url),
+                ("client_id", &creds.0),
+                ("client_secret", &creds.1),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+
+    let by_id = [
+        ("GET", "/transactions/{tx}"),
+        ("GET", "/addresses/{address}"),
+        ("GET", "/audit/{audit}"),
+        ("POST", "/roles/{role}/delete"),
+        ("POST", "/members/{member}/role"),
+        ("POST", "/members/{member}/remove"),
+        ("POST", "/connections/{connection}/test"),
+        ("POST", "/connections/{connection}/primary"),
+        ("POST", "/connections/{connection}/delete"),
+        ("POST", "/tenants/switch"),
+    ];
+    for (method, template) in by_id {
+        let (_, _, fields) = ROUTES
+            .iter()
+            .find(|(m, p, _)| *m == method && *p == template)
+            .unwrap();
+        let fields: Vec<(String, String)> =
+            fields.iter().map(|(k, v)| (k.to_string(), fill(v, &a))).collect();
+        let (status, body) = call(&bob, method, &fill(template, &a), &fields).await;
+        assert_eq!(status, 404, "{method} {template}: {body}");
+        assert!(
+            !body.contains("Demo Company"),
+            "{method} {template} leaks the tenant's name"
+        );
+    }
+    // Lists show only B's own records.
+    let audit = bob.get_html("/audit").await;
+    assert!(!audit.contains("roles.created"));
+    let addresses = bob.get_html("/addresses").await;
+    assert!(!addresses.contains("A&#x27;s") && !addresses.contains("A's"));
+    let members = bob.get_html("/members").await;
+    assert!(!members.contains("a-member@example.com"));
+    // A's data is untouched.
+    let still: i64 = sqlx::query_scalar("SELECT count(*) FROM roles WHERE name = 'Nothing'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(still, 1);
+}
+
+#[tokio::test]
+async fn a_member_without_permissions_is_refused_every_route() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let a = populate_a(&app).await;
+    let password = member_password(&app, "nobody@example.com", "Nothing").await;
+    let nobody = app.another_browser();
+    nobody
+        .sign_in_replacing("nobody@example.com", &password, "nobodys-password")
+        .await;
+
+    let home = nobody.get_html("/").await;
+    for href in [
+        "/balances",
+        "/transactions",
+        "/addresses",
+        "/audit",
+        "/members",
+        "/roles",
+        "/connections",
+        "/platform",
+    ] {
+        assert!(!home.contains(&format!("href=\"{href}\"")), "menu shows {href}");
+    }
+    for (method, template, fields) in ROUTES {
+        if *template == "/tenants/switch" {
+            continue; // switching to one's own tenant needs no permission
+        }
+        let fields: Vec<(String, String)> =
+            fields.iter().map(|(k, v)| (k.to_string(), fill(v, &a))).collect();
+        let (status, body) = call(&nobody, method, &fill(template, &a), &fields).await;
+        assert_eq!(status, 403, "{method} {template}: {body}");
+    }
+}
