@@ -19,7 +19,11 @@ struct TenantA {
 
 /// Every route that acts on something, with the form fields it takes.
 /// `{tx}` and friends are filled with tenant A's ids.
-type Route = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+type Route = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
 
 const ROUTES: &[Route] = &[
     ("GET", "/balances", &[]),

@@ -4,6 +4,7 @@
 mod access;
 mod audit;
 mod auth;
+mod browser;
 mod dashboard;
 mod health;
 mod helpers;

@@ -1,0 +1,223 @@
+//! A new user's path in headless Chromium: sign in with the printed
+//! one-time password, choose a password, see balances, generate an address,
+//! find it in the list, sign out.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::json;
+
+use crate::helpers::spawn_app;
+
+/// chromedriver on a free port; killed when dropped.
+struct Driver {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
+
+async fn start_driver() -> Driver {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = tokio::process::Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("chromedriver runs: install the Debian packages chromium and chromium-driver (.ci/run does)");
+    let url = format!("http://127.0.0.1:{port}");
+    for _ in 0..100 {
+        if reqwest::get(format!("{url}/status")).await.is_ok() {
+            return Driver { child, url };
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("chromedriver did not start");
+}
+
+async fn browser(driver: &Driver) -> Client {
+    let profile = std::env::temp_dir().join(format!("paydesk-chromium-{}", uuid::Uuid::new_v4().simple()));
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+                format!("--user-data-dir={}", profile.display()),
+            ]
+        }),
+    );
+    ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&driver.url)
+        .await
+        .expect("a Chromium session starts")
+}
+
+async fn fill(c: &Client, css: &str, text: &str) {
+    let field = c.find(Locator::Css(css)).await.unwrap();
+    field.clear().await.unwrap();
+    field.send_keys(text).await.unwrap();
+}
+
+/// Saves a screenshot when PAYDESK_SCREENSHOTS names a folder, for looking
+/// at the pages as a user sees them.
+async fn snap(c: &Client, name: &str) {
+    if let Ok(dir) = std::env::var("PAYDESK_SCREENSHOTS") {
+        let png = c.screenshot().await.unwrap();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(std::path::Path::new(&dir).join(format!("{name}.png")), png).unwrap();
+    }
+}
+
+/// The page's text once it shows `expected` (pages load after clicks).
+async fn wait_for_text(c: &Client, expected: &str) -> String {
+    let mut text = String::new();
+    for _ in 0..100 {
+        if let Ok(body) = c.find(Locator::Css("body")).await {
+            text = body.text().await.unwrap_or_default();
+            if text.contains(expected) {
+                return text;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the page never showed {expected:?}; it shows:\n{text}");
+}
+
+#[tokio::test]
+async fn a_new_user_signs_in_sees_balances_generates_an_address_and_signs_out() {
+    let app = spawn_app().await;
+    let driver = start_driver().await;
+    let c = browser(&driver).await;
+    c.set_window_size(1280, 900).await.unwrap();
+
+    c.goto(&app.url("/")).await.unwrap();
+    assert!(c.current_url().await.unwrap().path().ends_with("/login"));
+    fill(&c, "input[name=email]", &app.admin_email).await;
+    fill(&c, "input[name=password]", &app.admin_password).await;
+    c.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
+    wait_for_text(&c, "Choose your password").await;
+    snap(&c, "1-choose-password").await;
+    fill(&c, "input[name=current_password]", &app.admin_password).await;
+    fill(&c, "input[name=new_password]", "browser-chosen-password").await;
+    fill(&c, "input[name=confirm_password]", "browser-chosen-password").await;
+    c.find(Locator::Css("button.primary"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+
+    let dashboard = wait_for_text(&c, "2.50000000 BTC").await;
+    assert!(dashboard.contains("Sandbox — test data"), "{dashboard}");
+    snap(&c, "2-dashboard").await;
+    // htmx loaded under the CSP (no inline script needed).
+    let htmx = c.execute("return typeof window.htmx", vec![]).await.unwrap();
+    assert_eq!(htmx, json!("object"));
+
+    c.find(Locator::LinkText("Addresses"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(&c, "Generate an address").await;
+    c.find(Locator::Css("select[name=chain]"))
+        .await
+        .unwrap()
+        .select_by_value("ethereum")
+        .await
+        .unwrap();
+    fill(&c, "input[name=label]", "from the browser").await;
+    c.find(Locator::XPath("//button[text()='Generate']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(&c, "Address generated").await;
+    let address = c
+        .find(Locator::Css(".address-big code"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(address.starts_with("0x"));
+
+    // The htmx address check swaps its result in without a page load.
+    c.find(Locator::LinkText("← Addresses"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let list = wait_for_text(&c, &address).await;
+    assert!(list.contains("from the browser"));
+    let check_form = c
+        .find(Locator::Css("form[action='/addresses/validate']"))
+        .await
+        .unwrap();
+    check_form
+        .find(Locator::Css("select[name=chain]"))
+        .await
+        .unwrap()
+        .select_by_value("ethereum")
+        .await
+        .unwrap();
+    check_form
+        .find(Locator::Css("input[name=address]"))
+        .await
+        .unwrap()
+        .send_keys(&address)
+        .await
+        .unwrap();
+    check_form
+        .find(Locator::Css("button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let result = c
+        .wait()
+        .for_element(Locator::Css("#validation p"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(result, "Valid ethereum address.");
+    snap(&c, "3-addresses").await;
+
+    c.find(Locator::XPath("//button[text()='Sign out']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(&c, "You are signed out.").await;
+    c.goto(&app.url("/balances")).await.unwrap();
+    wait_for_text(&c, "Sign in").await;
+    assert!(c.current_url().await.unwrap().path().ends_with("/login"));
+    c.close().await.unwrap();
+}
