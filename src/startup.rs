@@ -121,6 +121,8 @@ impl Application {
                 .app_data(state.clone())
                 .wrap(middleware::from_fn(portal_web::middleware::session_and_csrf))
                 .wrap(middleware::from_fn(portal_web::middleware::security_headers))
+                // Outermost: one span per request, with its request id.
+                .wrap(tracing_actix_web::TracingLogger::default())
                 .configure(portal_web::error::extractor_config)
                 .route("/healthz", web::get().to(routes::health::healthz))
                 .route("/readyz", web::get().to(routes::health::readyz))
