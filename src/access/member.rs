@@ -60,9 +60,15 @@ impl FromRequest for Member {
                 return Err(PortalError::PasswordChangeRequired);
             }
             let state = state.expect("the app registers its state");
-            let m = store::membership(&state.pool, user.user_id, user.active_tenant_id)
-                .await?
-                .ok_or(PortalError::NoTenant)?;
+            let Some(m) = store::membership(&state.pool, user.user_id, user.active_tenant_id).await? else {
+                // A platform admin with no tenant yet (a fresh production
+                // install) is sent to create one.
+                return Err(if user.is_platform_admin {
+                    PortalError::SetUpTenant
+                } else {
+                    PortalError::NoTenant
+                });
+            };
             Ok(Member {
                 user,
                 tenant_id: m.tenant_id,
@@ -71,6 +77,25 @@ impl FromRequest for Member {
                 permissions: m.permissions.into_iter().collect(),
                 environment: m.environment,
             })
+        })
+    }
+}
+
+/// A signed-in platform admin, whether or not they belong to a tenant.
+#[derive(Debug, Clone)]
+pub struct PlatformAdmin(pub SignedIn);
+
+impl FromRequest for PlatformAdmin {
+    type Error = PortalError;
+    type Future = std::future::Ready<Result<Self, PortalError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let user = req.extensions().get::<SignedIn>().cloned();
+        std::future::ready(match user {
+            None => Err(PortalError::NotSignedIn),
+            Some(u) if u.must_change_password => Err(PortalError::PasswordChangeRequired),
+            Some(u) if !u.is_platform_admin => Err(PortalError::Forbidden("platform admin".to_owned())),
+            Some(u) => Ok(PlatformAdmin(u)),
         })
     }
 }

@@ -7,4 +7,4 @@ pub mod permissions;
 pub mod routes;
 pub mod store;
 
-pub use member::Member;
+pub use member::{Member, PlatformAdmin};

@@ -16,7 +16,7 @@ use uuid::Uuid;
 use super::model::{is_allowed, normalize_base_url};
 use super::store::{self, Connection, NewConnection, TenantRow};
 use crate::access::store as access;
-use crate::access::Member;
+use crate::access::{Member, PlatformAdmin};
 use crate::audit::{self, outcome, NewRecord};
 use crate::auth::session::{self, SignedIn};
 use crate::startup::AppState;
@@ -335,22 +335,14 @@ struct PlatformPage {
     notice: Option<String>,
 }
 
-fn require_platform_admin(member: &Member) -> Result<(), PortalError> {
-    if member.user.is_platform_admin {
-        Ok(())
-    } else {
-        Err(PortalError::Forbidden("platform admin".to_owned()))
-    }
-}
-
 async fn render_platform(
     state: &AppState,
-    member: &Member,
+    admin: &SignedIn,
     error: Option<String>,
     notice: Option<String>,
 ) -> Result<String, PortalError> {
     Ok(PlatformPage {
-        shell: Shell::new(&state.pool, member, "/platform").await?,
+        shell: Shell::for_platform_admin(&state.pool, admin, "/platform").await?,
         tenants: store::tenants(&state.pool).await?,
         allow_list: store::allowed_base_urls(&state.pool).await?,
         error,
@@ -359,11 +351,13 @@ async fn render_platform(
     .render()?)
 }
 
-async fn platform_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    require_platform_admin(&member)?;
+async fn platform_page(
+    state: Data<AppState>,
+    PlatformAdmin(admin): PlatformAdmin,
+) -> Result<HttpResponse, PortalError> {
     Ok(page(
         StatusCode::OK,
-        render_platform(&state, &member, None, None).await?,
+        render_platform(&state, &admin, None, None).await?,
     ))
 }
 
@@ -376,10 +370,9 @@ pub struct NewTenant {
 /// is its first owner and can add members there.
 async fn create_tenant(
     state: Data<AppState>,
-    member: Member,
+    PlatformAdmin(admin): PlatformAdmin,
     form: Form<NewTenant>,
 ) -> Result<HttpResponse, PortalError> {
-    require_platform_admin(&member)?;
     let name = form.name.trim();
     let error = if name.is_empty() || name.len() > 80 {
         Some("Give the tenant a name of 1 to 80 characters.".to_owned())
@@ -391,16 +384,16 @@ async fn create_tenant(
     if let Some(message) = error {
         return Ok(page(
             StatusCode::UNPROCESSABLE_ENTITY,
-            render_platform(&state, &member, Some(message), None).await?,
+            render_platform(&state, &admin, Some(message), None).await?,
         ));
     }
     let mut tx = state.pool.begin().await?;
     let (tenant_id, owner) = store::create_tenant(&mut tx, name).await?;
-    access::add_member(&mut tx, tenant_id, member.user.user_id, owner).await?;
+    access::add_member(&mut tx, tenant_id, admin.user_id, owner).await?;
     audit::store::append_in(
         &mut tx,
         &[NewRecord::new(
-            &member.actor(),
+            &admin.actor(),
             Some(tenant_id),
             "tenants.created",
             format!("tenant:{tenant_id}"),
@@ -414,7 +407,7 @@ async fn create_tenant(
         format!("Created '{name}'. You are its owner; switch to it to add members and a connection.");
     Ok(page(
         StatusCode::OK,
-        render_platform(&state, &member, None, Some(notice)).await?,
+        render_platform(&state, &admin, None, Some(notice)).await?,
     ))
 }
 
@@ -425,16 +418,15 @@ pub struct BaseUrlForm {
 
 async fn allow_url(
     state: Data<AppState>,
-    member: Member,
+    PlatformAdmin(admin): PlatformAdmin,
     form: Form<BaseUrlForm>,
 ) -> Result<HttpResponse, PortalError> {
-    require_platform_admin(&member)?;
     let base_url = match normalize_base_url(&form.base_url) {
         Ok(url) => url,
         Err(message) => {
             return Ok(page(
                 StatusCode::UNPROCESSABLE_ENTITY,
-                render_platform(&state, &member, Some(message), None).await?,
+                render_platform(&state, &admin, Some(message), None).await?,
             ))
         }
     };
@@ -442,7 +434,7 @@ async fn allow_url(
         audit::store::append(
             &state.pool,
             &[NewRecord::new(
-                &member.actor(),
+                &admin.actor(),
                 None,
                 "settings.base_url_allowed",
                 &base_url,
@@ -456,15 +448,14 @@ async fn allow_url(
 
 async fn disallow_url(
     state: Data<AppState>,
-    member: Member,
+    PlatformAdmin(admin): PlatformAdmin,
     form: Form<BaseUrlForm>,
 ) -> Result<HttpResponse, PortalError> {
-    require_platform_admin(&member)?;
     if store::disallow_base_url(&state.pool, form.base_url.trim()).await? {
         audit::store::append(
             &state.pool,
             &[NewRecord::new(
-                &member.actor(),
+                &admin.actor(),
                 None,
                 "settings.base_url_disallowed",
                 form.base_url.trim(),

@@ -15,6 +15,8 @@ pub enum PortalError {
     NotSignedIn,
     #[error("choose a new password to continue")]
     PasswordChangeRequired,
+    #[error("create a tenant to start")]
+    SetUpTenant,
     #[error("you need the '{0}' permission for this; ask an admin of this tenant to grant it")]
     Forbidden(String),
     #[error("{0}")]
@@ -88,7 +90,9 @@ pub fn describe_upstream(e: &ApiError) -> (String, Option<String>) {
 impl ResponseError for PortalError {
     fn status_code(&self) -> StatusCode {
         match self {
-            PortalError::NotSignedIn | PortalError::PasswordChangeRequired => StatusCode::SEE_OTHER,
+            PortalError::NotSignedIn | PortalError::PasswordChangeRequired | PortalError::SetUpTenant => {
+                StatusCode::SEE_OTHER
+            }
             PortalError::Forbidden(_) | PortalError::CsrfRejected => StatusCode::FORBIDDEN,
             PortalError::NotFound(_) => StatusCode::NOT_FOUND,
             PortalError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -104,6 +108,7 @@ impl ResponseError for PortalError {
         let redirect = match self {
             PortalError::NotSignedIn => Some("/login"),
             PortalError::PasswordChangeRequired => Some("/account/password"),
+            PortalError::SetUpTenant => Some("/platform"),
             _ => None,
         };
         if let Some(to) = redirect {

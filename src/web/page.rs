@@ -9,6 +9,7 @@ use sqlx::PgPool;
 
 use crate::access::store as access;
 use crate::access::Member;
+use crate::auth::session::SignedIn;
 use crate::web::error::PortalError;
 
 pub struct NavItem {
@@ -81,6 +82,40 @@ impl Shell {
                 })
                 .collect(),
             tenants,
+        })
+    }
+
+    /// The shell for a platform admin's pages: their active tenant's, or a
+    /// bare one when they belong to no tenant yet.
+    pub async fn for_platform_admin(
+        pool: &PgPool,
+        user: &SignedIn,
+        current: &str,
+    ) -> Result<Shell, PortalError> {
+        if let Some(m) = access::membership(pool, user.user_id, user.active_tenant_id).await? {
+            let member = Member {
+                user: user.clone(),
+                tenant_id: m.tenant_id,
+                tenant_name: m.tenant_name,
+                role_name: m.role_name,
+                permissions: m.permissions.into_iter().collect(),
+                environment: m.environment,
+            };
+            return Shell::new(pool, &member, current).await;
+        }
+        Ok(Shell {
+            user_name: user.display_name.clone(),
+            user_email: user.email.clone(),
+            tenant_name: "No tenant yet".to_owned(),
+            role_name: "Platform admin".to_owned(),
+            environment: String::new(),
+            csrf_token: user.csrf_token.clone(),
+            nav: vec![NavItem {
+                href: PLATFORM_MENU.0,
+                label: PLATFORM_MENU.1,
+                active: true,
+            }],
+            tenants: Vec::new(),
         })
     }
 

@@ -2,7 +2,7 @@
 
 use secrecy::ExposeSecret;
 
-use crate::helpers::{spawn_app, TestApp};
+use crate::helpers::{location, spawn_app, spawn_app_without_sandbox, TestApp};
 
 /// Saves a connection through the form.
 async fn add_connection(
@@ -162,4 +162,19 @@ async fn a_platform_admin_creates_a_tenant_and_switches_to_it() {
         .post_form("/", "/tenants/switch", &[("tenant_id", &stranger)])
         .await;
     assert_eq!(res.status().as_u16(), 404);
+}
+
+#[tokio::test]
+async fn a_fresh_production_install_leads_the_admin_to_create_a_tenant() {
+    let mut app = spawn_app_without_sandbox().await;
+    app.sign_in_as_admin().await;
+    assert_eq!(location(&app.get("/").await), "/platform");
+    let page = app.get_html("/platform").await;
+    assert!(page.contains("No tenant yet"));
+    let res = app
+        .post_form("/platform", "/platform/tenants", &[("name", "Acme")])
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let home = app.get_html("/").await;
+    assert!(home.contains("Acme") && home.contains("has no API connection yet"));
 }
