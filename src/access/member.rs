@@ -27,6 +27,25 @@ pub struct Member {
     pub permissions: HashSet<String>,
     /// The environment of the tenant's connection ('sandbox' or 'live').
     pub environment: Option<String>,
+    /// The connection pages use, and its version (for the client cache).
+    pub connection: Option<(Uuid, chrono::DateTime<chrono::Utc>)>,
+    /// Every tenant of the user, for the switcher.
+    pub tenants: Vec<(Uuid, String)>,
+}
+
+impl Member {
+    pub fn from_membership(user: SignedIn, m: store::Membership) -> Member {
+        Member {
+            user,
+            tenant_id: m.tenant_id,
+            tenant_name: m.tenant_name,
+            role_name: m.role_name,
+            permissions: m.permissions.into_iter().collect(),
+            environment: m.environment,
+            connection: m.connection_id.zip(m.connection_updated_at),
+            tenants: m.tenants.0,
+        }
+    }
 }
 
 impl Member {
@@ -69,14 +88,7 @@ impl FromRequest for Member {
                     PortalError::NoTenant
                 });
             };
-            Ok(Member {
-                user,
-                tenant_id: m.tenant_id,
-                tenant_name: m.tenant_name,
-                role_name: m.role_name,
-                permissions: m.permissions.into_iter().collect(),
-                environment: m.environment,
-            })
+            Ok(Member::from_membership(user, m))
         })
     }
 }

@@ -46,7 +46,9 @@ pub async fn add_member(
     Ok(())
 }
 
-/// A member's view of one tenant.
+/// A member's view of one tenant: role, permissions, every tenant they
+/// belong to (for the switcher) and the connection pages use, all read in
+/// one query since every page needs them.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Membership {
     pub tenant_id: Uuid,
@@ -54,27 +56,28 @@ pub struct Membership {
     pub role_name: String,
     pub permissions: Vec<String>,
     pub environment: Option<String>,
+    pub connection_id: Option<Uuid>,
+    pub connection_updated_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// `[[id, name], ...]` of every tenant of the user, by name.
+    pub tenants: sqlx::types::Json<Vec<(Uuid, String)>>,
 }
 
 /// The membership in `preferred` if the user has one, else their first
 /// tenant by name.
-pub async fn membership(
-    pool: &PgPool,
-    user_id: Uuid,
-    preferred: Option<Uuid>,
-) -> Result<Option<Membership>, sqlx::Error> {
+pub async fn membership(pool: &PgPool, user_id: Uuid, preferred: Option<Uuid>) -> Result<Option<Membership>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT t.id AS tenant_id, t.name AS tenant_name, r.name AS role_name, \
-                COALESCE(array_agg(rp.permission ORDER BY rp.permission) FILTER (WHERE rp.permission IS NOT NULL), '{}') AS permissions, \
-                (SELECT c.environment FROM connections c WHERE c.tenant_id = t.id ORDER BY c.created_at LIMIT 1) AS environment \
-         FROM memberships m \
-         JOIN tenants t ON t.id = m.tenant_id \
-         JOIN roles r ON r.id = m.role_id \
-         LEFT JOIN role_permissions rp ON rp.role_id = r.id \
-         WHERE m.user_id = $1 \
-         GROUP BY t.id, t.name, r.name \
-         ORDER BY (t.id = $2) DESC NULLS LAST, t.name \
-         LIMIT 1",
+        "WITH mine AS ( \
+             SELECT t.id, t.name, m.role_id FROM memberships m JOIN tenants t ON t.id = m.tenant_id \
+             WHERE m.user_id = $1), \
+         chosen AS (SELECT * FROM mine ORDER BY (id = $2) DESC NULLS LAST, name LIMIT 1) \
+         SELECT c.id AS tenant_id, c.name AS tenant_name, r.name AS role_name, \
+                COALESCE((SELECT array_agg(permission ORDER BY permission) FROM role_permissions \
+                          WHERE role_id = c.role_id), '{}') AS permissions, \
+                conn.environment, conn.id AS connection_id, conn.updated_at AS connection_updated_at, \
+                (SELECT json_agg(json_build_array(id, name) ORDER BY name) FROM mine) AS tenants \
+         FROM chosen c JOIN roles r ON r.id = c.role_id \
+         LEFT JOIN LATERAL (SELECT id, environment, updated_at FROM connections WHERE tenant_id = c.id \
+                            ORDER BY is_primary DESC, created_at LIMIT 1) conn ON true",
     )
     .bind(user_id)
     .bind(preferred)

@@ -119,7 +119,7 @@ async fn list(
         return html(&rows);
     }
     html(&ListPage {
-        shell: Shell::new(&state.pool, &member, "/audit").await?,
+        shell: Shell::new(&member, "/audit"),
         export_query: filters.query_string(None),
         filters,
         rows,
@@ -145,7 +145,7 @@ async fn one(state: Data<AppState>, member: Member, id: Path<String>) -> Result<
         .await?
         .ok_or_else(not_found)?;
     html(&DetailPage {
-        shell: Shell::new(&state.pool, &member, "/audit").await?,
+        shell: Shell::new(&member, "/audit"),
         details: serde_json::to_string_pretty(&record.details).unwrap_or_default(),
         hash: hex::encode(&record.hash),
         prev_hash: hex::encode(&record.prev_hash),
@@ -319,7 +319,7 @@ async fn verify(
         html(&result)
     } else {
         html(&VerifyPage {
-            shell: Shell::new(&state.pool, &member, "/audit").await?,
+            shell: Shell::new(&member, "/audit"),
             result,
         })
     }

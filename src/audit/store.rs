@@ -33,6 +33,8 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
         .fetch_optional(&mut **tx)
         .await?;
     let mut prev = last.unwrap_or_else(|| GENESIS.to_vec());
+    let mut prev_hashes = Vec::with_capacity(records.len());
+    let mut hashes = Vec::with_capacity(records.len());
     for r in records {
         let hash = chain::hash(
             &prev,
@@ -49,26 +51,37 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
                 details: &r.details,
             },
         );
-        sqlx::query(
-            "INSERT INTO audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
-             user_agent, details, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
-        .bind(r.occurred_at)
-        .bind(r.tenant_id)
-        .bind(r.actor.user_id)
-        .bind(&r.actor.email)
-        .bind(&r.action)
-        .bind(&r.target)
-        .bind(&r.outcome)
-        .bind(&r.actor.ip)
-        .bind(&r.actor.user_agent)
-        .bind(&r.details)
-        .bind(&prev)
-        .bind(hash.as_slice())
-        .execute(&mut **tx)
-        .await?;
+        prev_hashes.push(prev);
+        hashes.push(hash.to_vec());
         prev = hash.to_vec();
     }
+    // One statement for the whole batch; WITH ORDINALITY keeps the order
+    // the chain was computed in.
+    sqlx::query(
+        "INSERT INTO audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
+         user_agent, details, prev_hash, hash) \
+         SELECT occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
+                prev_hash, hash \
+         FROM UNNEST($1::timestamptz[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
+                     $8::text[], $9::text[], $10::jsonb[], $11::bytea[], $12::bytea[]) WITH ORDINALITY \
+              AS r(occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
+                   prev_hash, hash, n) \
+         ORDER BY n",
+    )
+    .bind(records.iter().map(|r| r.occurred_at).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.tenant_id).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.actor.user_id).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.actor.email.clone()).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.action.clone()).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.target.clone()).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.outcome.clone()).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.actor.ip.clone()).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.actor.user_agent.clone()).collect::<Vec<_>>())
+    .bind(records.iter().map(|r| r.details.clone()).collect::<Vec<_>>())
+    .bind(prev_hashes)
+    .bind(hashes)
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 

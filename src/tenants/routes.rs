@@ -92,7 +92,7 @@ async fn render_connections(
     notice: Option<String>,
 ) -> Result<String, PortalError> {
     Ok(ConnectionsPage {
-        shell: Shell::new(&state.pool, member, "/connections").await?,
+        shell: Shell::new(&member, "/connections"),
         connections: store::connections(&state.pool, member.tenant_id).await?,
         allow_list: store::allowed_base_urls(&state.pool).await?,
         draft,
@@ -259,7 +259,7 @@ async fn test_connection(
         html(&result)
     } else {
         html(&TestPage {
-            shell: Shell::new(&state.pool, &member, "/connections").await?,
+            shell: Shell::new(&member, "/connections"),
             result,
         })
     }

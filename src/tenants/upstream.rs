@@ -44,19 +44,26 @@ impl Upstreams {
         audit: &AuditWriter,
         member: &Member,
     ) -> Result<Client, PortalError> {
-        let connection = store::primary_connection(pool, member.tenant_id)
-            .await?
-            .ok_or(PortalError::NoConnection)?;
-        let client = self.client(key, &connection)?;
+        let (id, version) = member.connection.ok_or(PortalError::NoConnection)?;
+        let cached = self.cache().get(&(id, version)).cloned();
+        let client = match cached {
+            Some(client) => client,
+            None => {
+                let connection = store::connection(pool, member.tenant_id, id)
+                    .await?
+                    .ok_or(PortalError::NoConnection)?;
+                self.client(key, &connection)?
+            }
+        };
         Ok(client.observed(audit.observer(member.tenant_id, member.actor())))
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<(Uuid, DateTime<Utc>), Client>> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn client(&self, key: &MasterKey, connection: &store::Connection) -> Result<Client, PortalError> {
         let cache_key = (connection.id, connection.updated_at);
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(client) = cache.get(&cache_key) {
-            return Ok(client.clone());
-        }
         let secret = key.open(&connection.client_secret_enc)?;
         let client = Client::with_http(
             self.http.clone(),
@@ -64,6 +71,7 @@ impl Upstreams {
             Credentials::new(connection.client_id.clone(), secret.expose_secret()),
             self.options.clone(),
         );
+        let mut cache = self.cache();
         cache.retain(|(id, _), _| *id != connection.id);
         cache.insert(cache_key, client.clone());
         Ok(client)

@@ -161,7 +161,7 @@ pub async fn list(
         ),
     };
     html(&ListPage {
-        shell: Shell::new(&state.pool, &member, "/addresses").await?,
+        shell: Shell::new(&member, "/addresses"),
         generate: generate_form(&client, &member, "", "", None).await,
         filters,
         filter_chains: FILTER_CHAINS,
@@ -211,7 +211,7 @@ pub async fn generate(
                 Err(_) => (Vec::new(), None),
             };
             let body = ListPage {
-                shell: Shell::new(&state.pool, &member, "/addresses").await?,
+                shell: Shell::new(&member, "/addresses"),
                 generate: generate_form(&client, &member, &input.chain, &input.label, Some(message)).await,
                 filters,
                 filter_chains: FILTER_CHAINS,
@@ -251,7 +251,7 @@ pub async fn one(
     let id = Uuid::parse_str(&id).map_err(|_| PortalError::NotFound("no such address".to_owned()))?;
     let address = client.address(&id.to_string()).await?;
     html(&DetailPage {
-        shell: Shell::new(&state.pool, &member, "/addresses").await?,
+        shell: Shell::new(&member, "/addresses"),
         address,
         is_new: flag.new.is_some(),
     })
@@ -296,7 +296,7 @@ pub async fn validate(
         html(&ValidationResult { result })
     } else {
         html(&ValidationPage {
-            shell: Shell::new(&state.pool, &member, "/addresses").await?,
+            shell: Shell::new(&member, "/addresses"),
             result,
         })
     }
@@ -313,7 +313,7 @@ pub async fn chains(state: Data<AppState>, member: Member) -> Result<HttpRespons
     let client = client(&state, &member, "addresses.read").await?;
     let chains = Section::from_result(client.supported_chains().await.map(|c| c.chains));
     html(&ChainsPage {
-        shell: Shell::new(&state.pool, &member, "/chains").await?,
+        shell: Shell::new(&member, "/chains"),
         chains,
     })
 }

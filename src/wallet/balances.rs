@@ -21,7 +21,7 @@ pub async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse,
     let client = client(&state, &member, "balances.read").await?;
     let accounts = Section::from_result(client.balances().await.map(|b| b.accounts));
     html(&BalancesPage {
-        shell: Shell::new(&state.pool, &member, "/balances").await?,
+        shell: Shell::new(&member, "/balances"),
         accounts,
     })
 }
@@ -46,7 +46,7 @@ pub async fn one(
         Currency::parse(&currency).map_err(|_| PortalError::NotFound("no such currency".to_owned()))?;
     let balance = client.balance(code.code()).await?;
     html(&BalancePage {
-        shell: Shell::new(&state.pool, &member, "/balances").await?,
+        shell: Shell::new(&member, "/balances"),
         available: balance.available_balance.formatted(&balance.currency),
         pending: balance.pending_balance.formatted(&balance.currency),
         total: balance.total_balance.formatted(&balance.currency),

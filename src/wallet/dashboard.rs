@@ -18,7 +18,7 @@ struct Dashboard {
 }
 
 pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    let shell = Shell::new(&state.pool, &member, "/").await?;
+    let shell = Shell::new(&member, "/");
     let client = match state
         .upstreams
         .for_member(&state.pool, &state.key, &state.audit, &member)

@@ -153,7 +153,7 @@ pub async fn list(
         ),
     };
     html(&ListPage {
-        shell: Shell::new(&state.pool, &member, "/transactions").await?,
+        shell: Shell::new(&member, "/transactions"),
         export_query: filters.export_query(),
         filters,
         types: TransactionType::ALL,
@@ -187,7 +187,7 @@ pub async fn one(
         .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
         .collect();
     html(&DetailPage {
-        shell: Shell::new(&state.pool, &member, "/transactions").await?,
+        shell: Shell::new(&member, "/transactions"),
         tx,
         metadata,
     })

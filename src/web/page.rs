@@ -53,17 +53,17 @@ const MENU: &[(&str, &str, &str)] = &[
 const PLATFORM_MENU: (&str, &str) = ("/platform", "Platform");
 
 impl Shell {
-    pub async fn new(pool: &PgPool, member: &Member, current: &str) -> Result<Shell, PortalError> {
-        let tenants = access::tenants_of(pool, member.user.user_id)
-            .await?
-            .into_iter()
+    pub fn new(member: &Member, current: &str) -> Shell {
+        let tenants = member
+            .tenants
+            .iter()
             .map(|(id, name)| TenantChoice {
-                active: id == member.tenant_id,
+                active: *id == member.tenant_id,
                 id: id.to_string(),
-                name,
+                name: name.clone(),
             })
             .collect();
-        Ok(Shell {
+        Shell {
             user_name: member.user.display_name.clone(),
             user_email: member.user.email.clone(),
             tenant_name: member.tenant_name.clone(),
@@ -82,7 +82,7 @@ impl Shell {
                 })
                 .collect(),
             tenants,
-        })
+        }
     }
 
     /// The shell for a platform admin's pages: their active tenant's, or a
@@ -93,15 +93,7 @@ impl Shell {
         current: &str,
     ) -> Result<Shell, PortalError> {
         if let Some(m) = access::membership(pool, user.user_id, user.active_tenant_id).await? {
-            let member = Member {
-                user: user.clone(),
-                tenant_id: m.tenant_id,
-                tenant_name: m.tenant_name,
-                role_name: m.role_name,
-                permissions: m.permissions.into_iter().collect(),
-                environment: m.environment,
-            };
-            return Shell::new(pool, &member, current).await;
+            return Ok(Shell::new(&Member::from_membership(user.clone(), m), current));
         }
         Ok(Shell {
             user_name: user.display_name.clone(),
