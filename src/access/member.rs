@@ -72,6 +72,8 @@ impl FromRequest for Member {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let user = req.extensions().get::<SignedIn>().cloned();
+        // The session middleware usually loaded it already.
+        let loaded = req.extensions().get::<store::Membership>().cloned();
         let state = req.app_data::<Data<AppState>>().cloned();
         Box::pin(async move {
             let user = user.ok_or(PortalError::NotSignedIn)?;
@@ -79,7 +81,11 @@ impl FromRequest for Member {
                 return Err(PortalError::PasswordChangeRequired);
             }
             let state = state.expect("the app registers its state");
-            let Some(m) = store::membership(&state.pool, user.user_id, user.active_tenant_id).await? else {
+            let m = match loaded {
+                Some(m) => Some(m),
+                None => store::membership(&state.pool, user.user_id, user.active_tenant_id).await?,
+            };
+            let Some(m) = m else {
                 // A platform admin with no tenant yet (a fresh production
                 // install) is sent to create one.
                 return Err(if user.is_platform_admin {

@@ -48,7 +48,8 @@ pub async fn add_member(
 
 /// A member's view of one tenant: role, permissions, every tenant they
 /// belong to (for the switcher) and the connection pages use, all read in
-/// one query since every page needs them.
+/// one call of the `membership_of` SQL function, since every page needs
+/// them.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Membership {
     pub tenant_id: Uuid,
@@ -64,25 +65,16 @@ pub struct Membership {
 
 /// The membership in `preferred` if the user has one, else their first
 /// tenant by name.
-pub async fn membership(pool: &PgPool, user_id: Uuid, preferred: Option<Uuid>) -> Result<Option<Membership>, sqlx::Error> {
-    sqlx::query_as(
-        "WITH mine AS ( \
-             SELECT t.id, t.name, m.role_id FROM memberships m JOIN tenants t ON t.id = m.tenant_id \
-             WHERE m.user_id = $1), \
-         chosen AS (SELECT * FROM mine ORDER BY (id = $2) DESC NULLS LAST, name LIMIT 1) \
-         SELECT c.id AS tenant_id, c.name AS tenant_name, r.name AS role_name, \
-                COALESCE((SELECT array_agg(permission ORDER BY permission) FROM role_permissions \
-                          WHERE role_id = c.role_id), '{}') AS permissions, \
-                conn.environment, conn.id AS connection_id, conn.updated_at AS connection_updated_at, \
-                (SELECT json_agg(json_build_array(id, name) ORDER BY name) FROM mine) AS tenants \
-         FROM chosen c JOIN roles r ON r.id = c.role_id \
-         LEFT JOIN LATERAL (SELECT id, environment, updated_at FROM connections WHERE tenant_id = c.id \
-                            ORDER BY is_primary DESC, created_at LIMIT 1) conn ON true",
-    )
-    .bind(user_id)
-    .bind(preferred)
-    .fetch_optional(pool)
-    .await
+pub async fn membership(
+    pool: &PgPool,
+    user_id: Uuid,
+    preferred: Option<Uuid>,
+) -> Result<Option<Membership>, sqlx::Error> {
+    sqlx::query_as("SELECT * FROM membership_of($1, $2)")
+        .bind(user_id)
+        .bind(preferred)
+        .fetch_optional(pool)
+        .await
 }
 
 /// Every tenant the user belongs to, for the switcher.

@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::access::store::Membership;
 use crate::audit::Actor;
 use crate::web::error::PortalError;
 
@@ -102,6 +103,8 @@ pub async fn start(
 
 #[derive(sqlx::FromRow)]
 struct Row {
+    #[sqlx(flatten)]
+    membership: MaybeMembership,
     user_id: Uuid,
     email: String,
     display_name: String,
@@ -112,18 +115,50 @@ struct Row {
     stale: bool,
 }
 
-/// The live session for a cookie token, if any; ends an expired one.
+/// The membership columns of a session row; all null when the user
+/// belongs to no tenant.
+#[derive(sqlx::FromRow)]
+struct MaybeMembership {
+    tenant_id: Option<Uuid>,
+    tenant_name: Option<String>,
+    role_name: Option<String>,
+    permissions: Option<Vec<String>>,
+    environment: Option<String>,
+    connection_id: Option<Uuid>,
+    connection_updated_at: Option<chrono::DateTime<chrono::Utc>>,
+    tenants: Option<sqlx::types::Json<Vec<(Uuid, String)>>>,
+}
+
+impl MaybeMembership {
+    fn into_membership(self) -> Option<Membership> {
+        Some(Membership {
+            tenant_id: self.tenant_id?,
+            tenant_name: self.tenant_name?,
+            role_name: self.role_name?,
+            permissions: self.permissions.unwrap_or_default(),
+            environment: self.environment,
+            connection_id: self.connection_id,
+            connection_updated_at: self.connection_updated_at,
+            tenants: self.tenants.unwrap_or_default(),
+        })
+    }
+}
+
+/// The live session for a cookie token, if any, with the member's view of
+/// their active tenant (one round trip for both, since nearly every page
+/// needs them); ends an expired session.
 pub async fn load(
     pool: &PgPool,
     token: &str,
     ip: &str,
     user_agent: &str,
-) -> Result<Option<SignedIn>, sqlx::Error> {
+) -> Result<Option<(SignedIn, Option<Membership>)>, sqlx::Error> {
     let hash = token_hash(token);
     let row: Option<Row> = sqlx::query_as(
         "SELECT s.user_id, u.email, u.display_name, u.is_platform_admin, u.must_change_password, s.csrf_token, \
-                s.active_tenant_id, s.last_seen_at < now() - $2::interval AS stale \
+                s.active_tenant_id, s.last_seen_at < now() - $2::interval AS stale, m.* \
          FROM sessions s JOIN users u ON u.id = s.user_id \
+         LEFT JOIN LATERAL membership_of(s.user_id, s.active_tenant_id) m ON true \
          WHERE s.token_hash = $1 AND u.disabled_at IS NULL \
            AND s.last_seen_at > now() - $3::interval AND s.created_at > now() - $4::interval",
     )
@@ -143,7 +178,8 @@ pub async fn load(
             .execute(pool)
             .await?;
     }
-    Ok(Some(SignedIn {
+    let membership = row.membership.into_membership();
+    let signed_in = SignedIn {
         token_hash: hash,
         user_id: row.user_id,
         email: row.email,
@@ -154,7 +190,8 @@ pub async fn load(
         active_tenant_id: row.active_tenant_id,
         ip: ip.to_owned(),
         user_agent: user_agent.to_owned(),
-    }))
+    };
+    Ok(Some((signed_in, membership)))
 }
 
 pub async fn end(pool: &PgPool, token_hash: &[u8]) -> Result<(), sqlx::Error> {

@@ -94,12 +94,21 @@ pub async fn session_and_csrf(
         .cloned()
         .expect("the app registers its state");
     let mut clear_cookie = false;
-    if let Some(cookie) = req.cookie(session::COOKIE) {
+    // Static files need no session.
+    let cookie = if req.path().starts_with("/static/") {
+        None
+    } else {
+        req.cookie(session::COOKIE)
+    };
+    if let Some(cookie) = cookie {
         let ip = client_ip(req.request());
         let ua = user_agent(req.request());
         match session::load(&state.pool, cookie.value(), &ip, &ua).await {
-            Ok(Some(signed_in)) => {
+            Ok(Some((signed_in, membership))) => {
                 req.extensions_mut().insert(signed_in);
+                if let Some(membership) = membership {
+                    req.extensions_mut().insert(membership);
+                }
             }
             Ok(None) => clear_cookie = true,
             Err(e) => return Err(PortalError::from(e).into()),
