@@ -96,7 +96,7 @@ async fn render_roles(
         })
         .collect();
     Ok(RolesPage {
-        shell: Shell::new(&member, "/roles"),
+        shell: Shell::new(member, "/roles"),
         roles,
         rows,
         notice,
@@ -269,7 +269,7 @@ async fn render_members(
     one_time: Option<(String, String)>,
 ) -> Result<String, PortalError> {
     Ok(MembersPage {
-        shell: Shell::new(&member, "/members"),
+        shell: Shell::new(member, "/members"),
         members: store::members(&state.pool, member.tenant_id).await?,
         roles: store::roles(&state.pool, member.tenant_id).await?,
         me: member.user.user_id,

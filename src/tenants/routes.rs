@@ -92,7 +92,7 @@ async fn render_connections(
     notice: Option<String>,
 ) -> Result<String, PortalError> {
     Ok(ConnectionsPage {
-        shell: Shell::new(&member, "/connections"),
+        shell: Shell::new(member, "/connections"),
         connections: store::connections(&state.pool, member.tenant_id).await?,
         allow_list: store::allowed_base_urls(&state.pool).await?,
         draft,
