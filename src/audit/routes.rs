@@ -13,6 +13,7 @@ use super::store::{self, AuditFilter, AuditRow, ChainReport};
 use super::{outcome, NewRecord};
 use crate::access::Member;
 use crate::startup::AppState;
+use crate::web::csv;
 use crate::web::error::PortalError;
 use crate::web::page::{html, is_htmx, Shell};
 
@@ -153,32 +154,17 @@ async fn one(state: Data<AppState>, member: Member, id: Path<String>) -> Result<
     })
 }
 
-fn csv_safe(text: &str) -> String {
-    match text.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
-        _ => text.to_owned(),
-    }
-}
-
-fn csv_line(fields: &[String]) -> Bytes {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record(fields)
-        .expect("writing CSV to memory cannot fail");
-    Bytes::from(writer.into_inner().unwrap_or_default())
-}
-
 fn csv_row(r: &AuditRow) -> Bytes {
-    csv_line(&[
+    csv::line(&[
         r.id.to_string(),
         r.occurred_at.to_rfc3339(),
-        csv_safe(&r.actor_email),
+        csv::safe(&r.actor_email),
         r.action.clone(),
-        csv_safe(&r.target),
+        csv::safe(&r.target),
         r.outcome.clone(),
         r.ip.clone(),
-        csv_safe(&r.user_agent),
-        csv_safe(&r.details.to_string()),
+        csv::safe(&r.user_agent),
+        csv::safe(&r.details.to_string()),
         hex::encode(&r.hash),
     ])
 }
@@ -203,7 +189,7 @@ async fn export(
         .with_details(serde_json::json!({ "filters": filters.query_string(None) }))],
     )
     .await?;
-    let header_line = csv_line(
+    let header_line = csv::line(
         &[
             "id",
             "occurred_at",

@@ -11,6 +11,7 @@ use super::client;
 use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
 use crate::startup::AppState;
+use crate::web::csv;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::page::{html, is_htmx, Shell};
 
@@ -208,24 +209,8 @@ const CSV_HEADER: [&str; 12] = [
     "value_date",
 ];
 
-/// Spreadsheets run cells that start with these as formulas.
-fn csv_safe(text: &str) -> String {
-    match text.chars().next() {
-        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
-        _ => text.to_owned(),
-    }
-}
-
-fn csv_line(fields: &[String]) -> Bytes {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record(fields)
-        .expect("writing CSV to memory cannot fail");
-    Bytes::from(writer.into_inner().unwrap_or_default())
-}
-
 fn csv_row(t: &Transaction) -> Bytes {
-    csv_line(&[
+    csv::line(&[
         t.transaction_id.to_string(),
         t.created_at.to_rfc3339(),
         t.kind.to_string(),
@@ -235,7 +220,7 @@ fn csv_row(t: &Transaction) -> Bytes {
         t.amount.to_string(),
         t.fee.to_string(),
         t.amount_formatted.clone(),
-        csv_safe(&t.reference),
+        csv::safe(&t.reference),
         t.account_number.clone(),
         t.value_date.to_string(),
     ])
@@ -268,7 +253,7 @@ pub async fn export(
         .with_details(serde_json::json!({ "filters": filters.export_query() }))],
     )
     .await?;
-    let header_line = csv_line(&CSV_HEADER.map(str::to_owned));
+    let header_line = csv::line(&CSV_HEADER.map(str::to_owned));
     let head = stream::iter([Ok::<_, actix_web::Error>(header_line)])
         .chain(stream::iter(first.map(|t| Ok(csv_row(&t)))));
     let body = head.chain(rows.map(|row| {
@@ -290,12 +275,6 @@ pub async fn export(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formula_like_text_is_defused() {
-        assert_eq!(csv_safe("=HYPERLINK(\"x\")"), "'=HYPERLINK(\"x\")");
-        assert_eq!(csv_safe("DEP_123"), "DEP_123");
-    }
 
     #[test]
     fn bad_filter_values_are_dropped_with_a_note() {
