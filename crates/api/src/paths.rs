@@ -61,12 +61,29 @@ operations! {
     ValidateAddress => Post "/api/addresses/validate", "public";
     ListTransactions => Get "/api/transactions", "spec";
     GetTransaction => Get "/api/transactions/{idOrReference}", "public";
+    PayoutCountries => Get "/api/payouts/supported-countries", "spec";
+    PayoutCorridor => Get "/api/payouts/supported-countries/{country}", "spec";
+    PayoutBanks => Get "/api/payouts/banks/{countryCode}", "spec";
+    PayoutAccountLookup => Post "/api/payouts/beneficiary-lookup", "public";
+    PayoutLimits => Get "/api/payouts/limits", "public";
+    CreatePayoutQuote => Post "/api/payouts/quotes", "public";
+    GetPayoutQuote => Get "/api/payouts/quotes/{quoteId}", "public";
+    InitializePayout => Post "/api/payouts/{quoteId}/initialize", "public";
+    FinalizePayout => Post "/api/payouts/{quoteId}/finalize", "spec";
+    GetPayout => Get "/api/payouts/{id}", "spec";
+    ListPayouts => Get "/api/payouts", "public";
+    CreateBeneficiary => Post "/api/beneficiaries", "public";
+    ListBeneficiaries => Get "/api/beneficiaries", "public";
+    GetBeneficiary => Get "/api/beneficiaries/{id}", "public";
+    UpdateBeneficiary => Put "/api/beneficiaries/{id}", "public";
+    DeleteBeneficiary => Delete "/api/beneficiaries/{id}", "public";
     SandboxClock => Get "/sandbox/clock", "ours";
     SandboxAdvanceClock => Post "/sandbox/clock/advance", "ours";
     SandboxSetWebhook => Put "/sandbox/webhook", "ours";
     SandboxDeposit => Post "/sandbox/deposits", "ours";
     SandboxAddFault => Post "/sandbox/faults", "ours";
     SandboxClearFaults => Delete "/sandbox/faults", "ours";
+    SandboxSettlePayout => Post "/sandbox/payouts/{id}/settle", "ours";
 }
 
 impl Operation {

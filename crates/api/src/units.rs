@@ -275,3 +275,44 @@ mod tests {
         );
     }
 }
+
+/// Payout amounts travel as decimal strings in the asset's or currency's
+/// own units ("100.50"); this converts one to integer smallest units,
+/// refusing more decimals than the unit has.
+pub fn decimal_to_units(amount: rust_decimal::Decimal, decimals: u32) -> Result<i64, AmountError> {
+    let normalized = amount.normalize();
+    if normalized.scale() > decimals {
+        return Err(AmountError::TooManyDecimals);
+    }
+    let scaled = normalized
+        .checked_mul(rust_decimal::Decimal::from(10i64.pow(decimals)))
+        .ok_or(AmountError::Overflow)?;
+    i64::try_from(scaled.trunc()).map_err(|_| AmountError::Overflow)
+}
+
+/// Integer smallest units back to a decimal with all its places.
+pub fn units_to_decimal(units: i64, decimals: u32) -> rust_decimal::Decimal {
+    rust_decimal::Decimal::new(units, decimals)
+}
+
+#[cfg(test)]
+mod decimal_tests {
+    use super::*;
+    use rust_decimal::Decimal;
+    use std::str::FromStr;
+
+    #[test]
+    fn decimals_convert_exactly_both_ways() {
+        let d = Decimal::from_str("100.50").unwrap();
+        assert_eq!(decimal_to_units(d, 6), Ok(100_500_000));
+        assert_eq!(
+            decimal_to_units(Decimal::from_str("0.00000001").unwrap(), 8),
+            Ok(1)
+        );
+        assert_eq!(
+            decimal_to_units(Decimal::from_str("0.000000001").unwrap(), 8),
+            Err(AmountError::TooManyDecimals)
+        );
+        assert_eq!(units_to_decimal(150, 2).to_string(), "1.50");
+    }
+}

@@ -20,6 +20,30 @@ fn summary(op: Operation) -> &'static str {
         Operation::ValidateAddress => "Checks an address's format and checksum for a chain; stores nothing",
         Operation::ListTransactions => "Ledger history, filtered, cursor-paginated, newest first",
         Operation::GetTransaction => "One transaction by its UUID or its reference",
+        Operation::PayoutCountries => "Countries usable in payout quotes",
+        Operation::PayoutCorridor => "A corridor's details: currency, destinations, payment reasons, limits",
+        Operation::PayoutBanks => "Provider codes (bank_code) of a country's banks and mobile-money services",
+        Operation::PayoutAccountLookup => {
+            "The holder's name of a bank account; account 0000000000 is never found"
+        }
+        Operation::PayoutLimits => "Each corridor's settlement limits and rate per USDT",
+        Operation::CreatePayoutQuote => {
+            "Prices a payout (amount or settlement_amount); valid 15 minutes; idempotent by reference"
+        }
+        Operation::GetPayoutQuote => "A payout quote by its quote id",
+        Operation::InitializePayout => {
+            "Attaches beneficiary and payment reason to an unexpired quote; emits payouts.initialized"
+        }
+        Operation::FinalizePayout => {
+            "Commits the payout before expires_at: offchain debits the wallet; the rail settles it later"
+        }
+        Operation::GetPayout => "A payout by its id (or quote id)",
+        Operation::ListPayouts => "Payouts, newest first, filtered by status",
+        Operation::CreateBeneficiary => "Saves a bank, mobile-money or crypto recipient",
+        Operation::ListBeneficiaries => "Saved recipients, by limit and offset",
+        Operation::GetBeneficiary => "One saved recipient",
+        Operation::UpdateBeneficiary => "Changes a recipient's name, destination or is_active",
+        Operation::DeleteBeneficiary => "Deletes a recipient for good",
         Operation::SandboxClock => "Sandbox: the sandbox clock",
         Operation::SandboxAdvanceClock => {
             "Sandbox: advances the clock and runs every transition that falls due"
@@ -34,6 +58,9 @@ fn summary(op: Operation) -> &'static str {
             "Sandbox: the next `count` matching calls fail (500_no_body, 503, 429, timeout, delay_ms:N)"
         }
         Operation::SandboxClearFaults => "Sandbox: clears injected faults",
+        Operation::SandboxSettlePayout => {
+            "Sandbox: the rail settles a finalized payout now (outcome completed or failed)"
+        }
     }
 }
 
@@ -47,6 +74,10 @@ fn tag(op: Operation) -> &'static str {
         "Addresses"
     } else if path.starts_with("/api/transactions") {
         "Transactions"
+    } else if path.starts_with("/api/payouts") {
+        "Payouts"
+    } else if path.starts_with("/api/beneficiaries") {
+        "Beneficiaries"
     } else {
         "Identity"
     }

@@ -13,6 +13,8 @@ use uuid::Uuid;
 pub enum Job {
     ConfirmDeposit { company_id: Uuid, transaction_id: Uuid },
     RetryDelivery { delivery_id: u64 },
+    PayoutRail { company_id: Uuid, payout_id: Uuid },
+    PayoutExpiry { company_id: Uuid, payout_id: Uuid },
 }
 
 #[derive(Debug, Default)]

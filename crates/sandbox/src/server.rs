@@ -10,7 +10,7 @@ use actix_web::web::{self, Data};
 use actix_web::{middleware, App, HttpRequest, HttpResponse, HttpServer, Route};
 use paydesk_api::paths::{Method, Operation};
 
-use crate::areas::{addresses, balances, control, deposits, identity, transactions};
+use crate::areas::{addresses, balances, beneficiaries, control, deposits, identity, payouts, transactions};
 use crate::error::ApiError;
 use crate::fixture::Fixture;
 use crate::gatekeeper::gatekeeper;
@@ -38,12 +38,29 @@ fn route(op: Operation) -> Route {
         Operation::ValidateAddress => method.to(addresses::validate),
         Operation::ListTransactions => method.to(transactions::list),
         Operation::GetTransaction => method.to(transactions::one),
+        Operation::PayoutCountries => method.to(payouts::countries),
+        Operation::PayoutCorridor => method.to(payouts::corridor),
+        Operation::PayoutBanks => method.to(payouts::banks),
+        Operation::PayoutAccountLookup => method.to(payouts::lookup),
+        Operation::PayoutLimits => method.to(payouts::limits),
+        Operation::CreatePayoutQuote => method.to(payouts::create_quote),
+        Operation::GetPayoutQuote => method.to(payouts::get_quote),
+        Operation::InitializePayout => method.to(payouts::initialize),
+        Operation::FinalizePayout => method.to(payouts::finalize),
+        Operation::GetPayout => method.to(payouts::get),
+        Operation::ListPayouts => method.to(payouts::list),
+        Operation::CreateBeneficiary => method.to(beneficiaries::create_handler),
+        Operation::ListBeneficiaries => method.to(beneficiaries::list),
+        Operation::GetBeneficiary => method.to(beneficiaries::get),
+        Operation::UpdateBeneficiary => method.to(beneficiaries::put),
+        Operation::DeleteBeneficiary => method.to(beneficiaries::delete),
         Operation::SandboxClock => method.to(control::clock),
         Operation::SandboxAdvanceClock => method.to(control::advance),
         Operation::SandboxSetWebhook => method.to(control::webhook),
         Operation::SandboxDeposit => method.to(deposits::simulate),
         Operation::SandboxAddFault => method.to(control::add_fault),
         Operation::SandboxClearFaults => method.to(control::clear_faults),
+        Operation::SandboxSettlePayout => method.to(payouts::settle),
     }
 }
 

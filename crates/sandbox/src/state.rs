@@ -12,6 +12,8 @@ use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::units::Currency;
 use uuid::Uuid;
 
+use crate::areas::beneficiaries::BeneficiaryBook;
+use crate::areas::payouts::{model as payouts, PayoutBook};
 use crate::areas::{addresses::AddressBook, deposits};
 use crate::clock::SandboxClock;
 use crate::error::ApiError;
@@ -47,6 +49,8 @@ pub struct Company {
     pub webhook_secret: String,
     pub ledger: Ledger,
     pub addresses: AddressBook,
+    pub payouts: PayoutBook,
+    pub beneficiaries: BeneficiaryBook,
     pub idempotency: IdempotencyStore,
     pub faults: Vec<Fault>,
 }
@@ -123,6 +127,8 @@ impl Store {
                 }),
                 ledger: Ledger::default(),
                 addresses: AddressBook::default(),
+                payouts: PayoutBook::default(),
+                beneficiaries: BeneficiaryBook::default(),
                 idempotency: IdempotencyStore::default(),
                 faults: Vec::new(),
             };
@@ -198,6 +204,22 @@ impl Store {
                 }
             }
             Job::RetryDelivery { delivery_id } => self.outbox.mark_ready(delivery_id),
+            Job::PayoutRail {
+                company_id,
+                payout_id,
+            } => {
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    payouts::advance_rail(company, payout_id, &mut fx);
+                }
+            }
+            Job::PayoutExpiry {
+                company_id,
+                payout_id,
+            } => {
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    payouts::expire(company, payout_id, &mut fx);
+                }
+            }
         }
     }
 }

@@ -2,7 +2,9 @@
 
 pub mod addresses;
 pub mod balances;
+pub mod beneficiaries;
 pub mod control;
 pub mod events;
 pub mod identity;
+pub mod payouts;
 pub mod transactions;

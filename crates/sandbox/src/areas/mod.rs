@@ -3,7 +3,9 @@
 
 pub mod addresses;
 pub mod balances;
+pub mod beneficiaries;
 pub mod control;
 pub mod deposits;
 pub mod identity;
+pub mod payouts;
 pub mod transactions;

@@ -1,0 +1,217 @@
+//! Payouts: corridors, quotes, initialize, finalize, the payout record.
+//! Amounts are decimal strings in the asset's or currency's own units
+//! (`rust_decimal`, never floats); `cent_*` fields are integer strings of
+//! the smallest fiat unit.
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// One entry of `GET /api/payouts/supported-countries`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Country {
+    pub country: String,
+    pub name: String,
+    pub currency: String,
+    pub destination_types: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CountryList {
+    pub countries: Vec<Country>,
+}
+
+/// `GET /api/payouts/supported-countries/{country}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Corridor {
+    pub country: String,
+    pub name: String,
+    pub currency: String,
+    pub destination_types: Vec<String>,
+    /// Whether `payment_reason` must be one of `payment_reasons`.
+    pub payment_reason_required_from_list: bool,
+    pub payment_reasons: Vec<String>,
+    pub lower_limit: Decimal,
+    pub higher_limit: Decimal,
+    pub from_assets: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Bank {
+    pub name: String,
+    pub code: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BankList {
+    pub country: String,
+    pub banks: Vec<Bank>,
+}
+
+/// Body of `POST /api/payouts/beneficiary-lookup`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AccountLookup {
+    pub country: String,
+    pub account_number: String,
+    pub bank_code: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AccountName {
+    pub account_name: String,
+    pub account_number: String,
+    pub bank_code: String,
+}
+
+/// One row of `GET /api/payouts/limits`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PayoutLimit {
+    pub lower_limit: Decimal,
+    pub higher_limit: Decimal,
+    pub currency: String,
+    pub country: String,
+    /// Units of `currency` per USDT.
+    pub rate: Decimal,
+}
+
+/// Body of `POST /api/payouts/quotes`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct QuoteRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<Decimal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settlement_amount: Option<Decimal>,
+    pub country: String,
+    pub from_asset: String,
+    pub to_currency: String,
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
+    pub reference: String,
+}
+
+/// The payout's recipient, as sent to initialize.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayoutBeneficiary {
+    pub destination_type: String,
+    pub country: String,
+    pub account_name: String,
+    pub account_number: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_code: Option<String>,
+}
+
+/// Body of `POST /api/payouts/{quoteId}/initialize`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InitializeRequest {
+    pub quote_id: String,
+    pub reference: String,
+    pub payment_reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub callback_url: Option<String>,
+    pub beneficiary: PayoutBeneficiary,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExchangeRate {
+    /// Units of `currency` per unit of the source asset.
+    pub rate: Decimal,
+    /// Units of `currency` per BTC.
+    pub btc_rate: Decimal,
+    pub currency: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Trip {
+    pub quote_at: Option<DateTime<Utc>>,
+    pub initialized_at: Option<DateTime<Utc>>,
+    pub processing_start: Option<DateTime<Utc>>,
+    pub completion_time: Option<DateTime<Utc>>,
+}
+
+/// The payout record (quote, initialize, finalize, get).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Payout {
+    pub id: Uuid,
+    pub quote_id: String,
+    pub company_id: Uuid,
+    pub status: String,
+    pub source: String,
+    pub from_asset: String,
+    pub chain: String,
+    pub to_currency: String,
+    pub amount: Decimal,
+    pub settlement_amount: Decimal,
+    pub sat_amount: String,
+    pub btc_amount: Decimal,
+    pub fees: Decimal,
+    pub cent_fees: String,
+    pub cent_amount: String,
+    pub exchange_rate: ExchangeRate,
+    pub beneficiary: Option<PayoutBeneficiary>,
+    pub payment_reason: String,
+    pub reference: String,
+    pub country: String,
+    pub callback_url: String,
+    pub provider_settlement_id: String,
+    pub trip: Trip,
+    pub expires_at: DateTime<Utc>,
+    pub created_at: Option<DateTime<Utc>>,
+    pub updated_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+}
+
+/// `data` of the quote answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QuoteData {
+    pub quote: Payout,
+}
+
+/// `data` of the finalize answer.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PayoutData {
+    pub payout: Payout,
+}
+
+/// The initialize answer: `{success, message, payout, request_id,
+/// timestamp}` as the spec shows it (the sandbox also repeats the payout
+/// under `data.payout`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InitializeAnswer {
+    pub success: bool,
+    pub message: String,
+    pub payout: Payout,
+    #[serde(default)]
+    pub request_id: String,
+    pub timestamp: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<PayoutData>,
+}
+
+/// `data` of `GET /api/payouts`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PayoutPage {
+    pub payouts: Vec<Payout>,
+    pub total: u64,
+}
+
+/// Body of `POST /sandbox/payouts/{id}/settle`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SettlePayout {
+    pub outcome: String,
+}
+
+/// Payout webhook event names (open-paths.md).
+pub mod events {
+    pub const INITIALIZED: &str = "payouts.initialized";
+    pub const PROCESSING: &str = "payouts.processing";
+    pub const SUCCESS: &str = "payouts.withdrawal.success";
+    pub const FAILED: &str = "payouts.withdrawal.failed";
+    pub const EXPIRED: &str = "payouts.withdrawal.expired";
+}

@@ -1,0 +1,601 @@
+//! The payout state machine as plain functions over the company's data:
+//! QUOTE -> INITIATED -> PENDING -> PROCESSING -> COMPLETED or FAILED, and
+//! EXPIRED when a quote runs out before finalize. Quotes are valid 15
+//! minutes of sandbox time; the rail moves a finalized payout to
+//! PROCESSING 30 s later and settles it 60 s after that. Offchain payouts
+//! debit the wallet (amount + fees, in the source asset) at finalize, and
+//! a failure returns both with a REVERSAL.
+//!
+//! Decisions where the documents are silent: fees are 1% of the amount,
+//! rounded up to the asset's smallest unit; a quote from `amount` rounds the
+//! settlement down to the cent, one from `settlement_amount` rounds the
+//! amount up; an expired payout's record status is EXPIRED.
+
+use chrono::Duration;
+use paydesk_api::models::payouts::{
+    events, ExchangeRate, InitializeRequest, Payout, PayoutBeneficiary, QuoteRequest, Trip,
+};
+use paydesk_api::models::transactions::{TransactionState, TransactionType};
+use paydesk_api::units::{decimal_to_units, BaseUnits, Currency};
+use paydesk_api::wire::codes;
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde_json::json;
+use uuid::Uuid;
+
+use super::corridors::{self, Corridor, BTC_USDT};
+use crate::error::ApiError;
+use crate::ledger::NewTransaction;
+use crate::pagination::Sequenced;
+use crate::scheduler::Job;
+use crate::state::{Company, Effects};
+use crate::webhooks;
+
+pub const QUOTE_VALIDITY_SECS: i64 = 15 * 60;
+pub const TO_PROCESSING_SECS: i64 = 30;
+pub const TO_SETTLED_SECS: i64 = 60;
+/// Beneficiary account numbers ending so fail on the rail (test value).
+const FAILING_SUFFIX: &str = "9999";
+
+#[derive(Debug, Clone)]
+pub struct PayoutRecord {
+    seq: u64,
+    pub payout: Payout,
+    asset: Currency,
+    amount_units: i64,
+    fee_units: i64,
+}
+
+impl Sequenced for PayoutRecord {
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct PayoutBook {
+    records: Vec<PayoutRecord>,
+}
+
+impl PayoutBook {
+    pub fn records(&self) -> &[PayoutRecord] {
+        &self.records
+    }
+
+    fn index_by_quote(&self, quote_id: &str) -> Option<usize> {
+        self.records.iter().position(|r| r.payout.quote_id == quote_id)
+    }
+
+    fn index_by_id(&self, id: Uuid) -> Option<usize> {
+        self.records.iter().position(|r| r.payout.id == id)
+    }
+
+    /// A payout by its id or its quote id.
+    pub fn find(&self, id: Uuid) -> Option<&Payout> {
+        let key = id.to_string();
+        self.records
+            .iter()
+            .find(|r| r.payout.id == id || r.payout.quote_id == key)
+            .map(|r| &r.payout)
+    }
+}
+
+fn asset_decimals(asset: &str) -> Option<u32> {
+    Currency::parse(asset).ok().and_then(|c| c.decimals())
+}
+
+fn round_up(value: Decimal, dp: u32) -> Decimal {
+    value.round_dp_with_strategy(dp, RoundingStrategy::AwayFromZero)
+}
+
+fn round_down(value: Decimal, dp: u32) -> Decimal {
+    value.round_dp_with_strategy(dp, RoundingStrategy::ToZero)
+}
+
+fn chain_name(source: &str, chain: Option<&str>, asset: &str) -> Result<String, ApiError> {
+    if source == "offchain" {
+        return Ok(String::new());
+    }
+    let chain = chain
+        .map(|c| c.trim().to_ascii_uppercase())
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| {
+            ApiError::field(
+                "chain",
+                "is required when source is onchain (e.g. BITCOIN, TRON, ETHEREUM)",
+            )
+        })?;
+    let fits = match asset {
+        "BTC" => chain == "BITCOIN",
+        _ => matches!(
+            chain.as_str(),
+            "ETHEREUM" | "TRON" | "POLYGON" | "BSC" | "SOLANA" | "BASE" | "OPTIMISM" | "AVALANCHE"
+        ),
+    };
+    if !fits {
+        return Err(ApiError::field(
+            "chain",
+            format!("{asset} can't be sent on {chain}"),
+        ));
+    }
+    Ok(format!("CHAIN_TYPE_{chain}"))
+}
+
+/// Prices a payout and records it in QUOTE status.
+pub fn quote(company: &mut Company, req: &QuoteRequest, fx: &mut Effects<'_>) -> Result<Payout, ApiError> {
+    let corridor = corridors::find(&req.country).ok_or_else(|| {
+        ApiError::field(
+            "country",
+            format!("'{}' is not a payout country; use NG, KE or GH", req.country),
+        )
+    })?;
+    let asset = req.from_asset.trim().to_ascii_uppercase();
+    if !matches!(asset.as_str(), "BTC" | "USDT" | "USDC") {
+        return Err(ApiError::field("from_asset", "must be BTC, USDT or USDC"));
+    }
+    if !req.to_currency.trim().eq_ignore_ascii_case(corridor.currency) {
+        return Err(ApiError::field(
+            "to_currency",
+            format!("{} payouts are paid in {}", corridor.country, corridor.currency),
+        ));
+    }
+    let source = req.source.trim().to_ascii_lowercase();
+    if !matches!(source.as_str(), "offchain" | "onchain") {
+        return Err(ApiError::field("source", "must be offchain or onchain"));
+    }
+    if req.reference.trim().is_empty() {
+        return Err(ApiError::field("reference", "is required"));
+    }
+    let chain = chain_name(&source, req.chain.as_deref(), &asset)?;
+    let decimals = asset_decimals(&asset).unwrap_or(6);
+    let rate = corridor.rate(&asset);
+    let (amount, settlement) = match (req.amount, req.settlement_amount) {
+        (Some(amount), _) => {
+            if amount <= Decimal::ZERO {
+                return Err(ApiError::field("amount", "must be greater than zero"));
+            }
+            decimal_to_units(amount, decimals).map_err(|e| ApiError::field("amount", e.to_string()))?;
+            (amount, round_down(amount * rate, 2))
+        }
+        (None, Some(settlement)) => {
+            if settlement <= Decimal::ZERO {
+                return Err(ApiError::field("settlement_amount", "must be greater than zero"));
+            }
+            decimal_to_units(settlement, 2)
+                .map_err(|e| ApiError::field("settlement_amount", e.to_string()))?;
+            (round_up(settlement / rate, decimals), settlement)
+        }
+        (None, None) => return Err(ApiError::field("amount", "send amount or settlement_amount")),
+    };
+    check_limits(corridor, settlement)?;
+    let fees = round_up(amount / Decimal::from(100), decimals);
+    let amount_units =
+        decimal_to_units(amount, decimals).map_err(|e| ApiError::field("amount", e.to_string()))?;
+    let fee_units = decimal_to_units(fees, decimals).map_err(|e| ApiError::field("amount", e.to_string()))?;
+    let btc_amount = match asset.as_str() {
+        "BTC" => amount,
+        _ => round_up(amount / Decimal::from(BTC_USDT), 8),
+    };
+    let now = fx.now;
+    let payout = Payout {
+        id: Uuid::new_v4(),
+        quote_id: Uuid::new_v4().to_string(),
+        company_id: company.id,
+        status: "QUOTE".to_owned(),
+        source: source.to_ascii_uppercase(),
+        from_asset: asset.clone(),
+        chain,
+        to_currency: corridor.currency.to_owned(),
+        amount,
+        settlement_amount: settlement,
+        sat_amount: decimal_to_units(btc_amount, 8).unwrap_or_default().to_string(),
+        btc_amount,
+        fees,
+        cent_fees: decimal_to_units(round_down(fees * rate, 2), 2)
+            .unwrap_or_default()
+            .to_string(),
+        cent_amount: decimal_to_units(settlement, 2).unwrap_or_default().to_string(),
+        exchange_rate: ExchangeRate {
+            rate,
+            btc_rate: corridor.rate("BTC"),
+            currency: corridor.currency.to_owned(),
+        },
+        beneficiary: None,
+        payment_reason: String::new(),
+        reference: req.reference.clone(),
+        country: corridor.country.to_owned(),
+        callback_url: String::new(),
+        provider_settlement_id: String::new(),
+        trip: Trip {
+            quote_at: Some(now),
+            ..Trip::default()
+        },
+        expires_at: now + Duration::seconds(QUOTE_VALIDITY_SECS),
+        created_at: Some(now),
+        updated_at: Some(now),
+        failure_reason: None,
+    };
+    let seq = company.payouts.records.last().map_or(1, |r| r.seq + 1);
+    company.payouts.records.push(PayoutRecord {
+        seq,
+        payout: payout.clone(),
+        asset: Currency::parse(&asset).map_err(|e| ApiError::invalid(e.to_string()))?,
+        amount_units,
+        fee_units,
+    });
+    fx.scheduler.schedule(
+        payout.expires_at,
+        Job::PayoutExpiry {
+            company_id: company.id,
+            payout_id: payout.id,
+        },
+    );
+    Ok(payout)
+}
+
+fn check_limits(corridor: &Corridor, settlement: Decimal) -> Result<(), ApiError> {
+    let (low, high) = (
+        Decimal::from(corridor.lower_limit),
+        Decimal::from(corridor.higher_limit),
+    );
+    if settlement < low || settlement > high {
+        return Err(ApiError::field(
+            "settlement_amount",
+            format!(
+                "{} {} is outside the {} corridor's limits of {} to {} {}",
+                settlement, corridor.currency, corridor.country, low, high, corridor.currency
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn quote_index(company: &Company, quote_id: &str) -> Result<usize, ApiError> {
+    company
+        .payouts
+        .index_by_quote(quote_id)
+        .ok_or_else(|| ApiError::NotFound(format!("no payout quote {quote_id}")))
+}
+
+fn check_beneficiary(corridor: &Corridor, b: &PayoutBeneficiary) -> Result<(), ApiError> {
+    let field = |name: &str, message: &str| ApiError::field(format!("beneficiary.{name}"), message);
+    let kind = b.destination_type.as_str();
+    if !matches!(kind, "bank" | "mobile_money" | "swift") {
+        return Err(field("destination_type", "must be bank, mobile_money or swift"));
+    }
+    if !corridor.destination_types().iter().any(|t| t == kind) {
+        return Err(field(
+            "destination_type",
+            &format!(
+                "{} payouts support {}",
+                corridor.country,
+                corridor.destination_types().join(" and ")
+            ),
+        ));
+    }
+    if !b.country.trim().eq_ignore_ascii_case(corridor.country) {
+        return Err(field(
+            "country",
+            &format!("must be {}, the quote's country", corridor.country),
+        ));
+    }
+    if b.account_name.trim().is_empty() {
+        return Err(field("account_name", "is required"));
+    }
+    if b.account_number.trim().is_empty() {
+        return Err(field("account_number", "is required"));
+    }
+    let code = b.bank_code.as_deref().unwrap_or("").trim();
+    if code.is_empty() {
+        return Err(field(
+            "bank_code",
+            "is required for bank and mobile_money destinations",
+        ));
+    }
+    match corridor.bank(code) {
+        Some((_, _, bank_kind)) if *bank_kind == kind => Ok(()),
+        Some(_) => Err(field("bank_code", &format!("'{code}' is not a {kind} provider"))),
+        None => Err(field(
+            "bank_code",
+            &format!(
+                "'{code}' is not a provider code of {}; see /api/payouts/banks/{}",
+                corridor.country, corridor.country
+            ),
+        )),
+    }
+}
+
+/// Attaches the beneficiary and reason; the quote must still be valid.
+pub fn initialize(
+    company: &mut Company,
+    path_quote_id: &str,
+    req: &InitializeRequest,
+    fx: &mut Effects<'_>,
+) -> Result<Payout, ApiError> {
+    if req.quote_id != path_quote_id {
+        return Err(ApiError::field("quote_id", "must match the quote id in the path"));
+    }
+    if req.reference.trim().is_empty() {
+        return Err(ApiError::field("reference", "is required"));
+    }
+    let index = quote_index(company, path_quote_id)?;
+    let record = &company.payouts.records[index];
+    if record.payout.status != "QUOTE" {
+        return Err(ApiError::unprocessable(
+            codes::INVALID_STATE,
+            format!(
+                "payout is {}; only a quote can be initialized",
+                record.payout.status
+            ),
+        ));
+    }
+    if fx.now >= record.payout.expires_at {
+        return Err(ApiError::unprocessable(
+            codes::QUOTE_EXPIRED,
+            "the quote has expired; request a new quote and initialize that",
+        ));
+    }
+    let corridor = corridors::find(&record.payout.country).expect("quotes are made for known corridors");
+    check_beneficiary(corridor, &req.beneficiary)?;
+    let reason = req.payment_reason.trim();
+    if reason.is_empty() {
+        return Err(ApiError::field("payment_reason", "is required, e.g. salary"));
+    }
+    if corridor.reasons_fixed && !corridor.reasons.contains(&reason) {
+        return Err(ApiError::field(
+            "payment_reason",
+            format!(
+                "{} payouts need one of: {}",
+                corridor.country,
+                corridor.reasons.join(", ")
+            ),
+        ));
+    }
+    if let Some(url) = req.callback_url.as_deref().filter(|u| !u.is_empty()) {
+        webhooks::check_url(url).map_err(|reason| ApiError::field("callback_url", reason))?;
+    }
+    let payout = &mut company.payouts.records[index].payout;
+    payout.status = "INITIATED".to_owned();
+    payout.beneficiary = Some(req.beneficiary.clone());
+    payout.payment_reason = reason.to_owned();
+    payout.callback_url = req.callback_url.clone().unwrap_or_default();
+    payout.trip.initialized_at = Some(fx.now);
+    payout.updated_at = Some(fx.now);
+    let payout = payout.clone();
+    emit(company, &payout, events::INITIALIZED, fx);
+    Ok(payout)
+}
+
+/// Commits the payout: debits the wallet (offchain) and hands it to the rail.
+pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> Result<Payout, ApiError> {
+    let index = quote_index(company, quote_id)?;
+    let record = company.payouts.records[index].clone();
+    if record.payout.status != "INITIATED" {
+        return Err(ApiError::unprocessable(
+            codes::INVALID_STATE,
+            format!(
+                "payout is {}; initialize the quote before finalizing",
+                record.payout.status
+            ),
+        ));
+    }
+    if fx.now >= record.payout.expires_at {
+        return Err(ApiError::unprocessable(
+            codes::QUOTE_EXPIRED,
+            "the quote expired before finalize; request a new quote and initialize it",
+        ));
+    }
+    if record.payout.source == "OFFCHAIN" {
+        company.ledger.post(
+            NewTransaction {
+                currency: record.asset.clone(),
+                kind: TransactionType::WithdrawalInitiated,
+                state: TransactionState::Settled,
+                amount: BaseUnits(-record.amount_units),
+                fee: BaseUnits(record.fee_units),
+                reference: record.payout.reference.clone(),
+                idempotency_key: record.payout.quote_id.clone(),
+                metadata: json!({"payout_id": record.payout.id, "channel": "payout", "country": record.payout.country})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            fx.now,
+        )?;
+    }
+    let payout = &mut company.payouts.records[index].payout;
+    payout.status = "PENDING".to_owned();
+    payout.provider_settlement_id = format!("PSI_{}", Uuid::new_v4().simple());
+    payout.updated_at = Some(fx.now);
+    let payout = payout.clone();
+    fx.scheduler.schedule(
+        fx.now + Duration::seconds(TO_PROCESSING_SECS),
+        Job::PayoutRail {
+            company_id: company.id,
+            payout_id: payout.id,
+        },
+    );
+    Ok(payout)
+}
+
+/// The rail's next step, when its time comes.
+pub fn advance_rail(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>) {
+    let Some(index) = company.payouts.index_by_id(payout_id) else {
+        return;
+    };
+    match company.payouts.records[index].payout.status.as_str() {
+        "PENDING" => {
+            start_processing(company, index, fx);
+            fx.scheduler.schedule(
+                fx.now + Duration::seconds(TO_SETTLED_SECS),
+                Job::PayoutRail {
+                    company_id: company.id,
+                    payout_id,
+                },
+            );
+        }
+        "PROCESSING" => {
+            let failing = company.payouts.records[index]
+                .payout
+                .beneficiary
+                .as_ref()
+                .is_some_and(|b| b.account_number.trim().ends_with(FAILING_SUFFIX));
+            settle(company, index, !failing, fx);
+        }
+        _ => {}
+    }
+}
+
+fn start_processing(company: &mut Company, index: usize, fx: &mut Effects<'_>) {
+    let payout = &mut company.payouts.records[index].payout;
+    payout.status = "PROCESSING".to_owned();
+    payout.trip.processing_start = Some(fx.now);
+    payout.updated_at = Some(fx.now);
+    let payout = payout.clone();
+    emit(company, &payout, events::PROCESSING, fx);
+}
+
+fn settle(company: &mut Company, index: usize, success: bool, fx: &mut Effects<'_>) {
+    let record = company.payouts.records[index].clone();
+    if !success && record.payout.source == "OFFCHAIN" {
+        let reversal = company.ledger.post(
+            NewTransaction {
+                currency: record.asset.clone(),
+                kind: TransactionType::Reversal,
+                state: TransactionState::Settled,
+                amount: BaseUnits(record.amount_units + record.fee_units),
+                fee: BaseUnits::ZERO,
+                reference: format!("{}_REVERSAL", record.payout.reference),
+                idempotency_key: String::new(),
+                metadata: json!({"payout_id": record.payout.id, "channel": "payout"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            fx.now,
+        );
+        if let Err(e) = reversal {
+            tracing::error!(error = %e, payout = %record.payout.id, "payout reversal could not be posted");
+        }
+    }
+    let payout = &mut company.payouts.records[index].payout;
+    payout.status = if success { "COMPLETED" } else { "FAILED" }.to_owned();
+    payout.trip.completion_time = Some(fx.now);
+    payout.updated_at = Some(fx.now);
+    if !success {
+        payout.failure_reason = Some("the beneficiary's bank rejected the transfer".to_owned());
+    }
+    let payout = payout.clone();
+    emit(
+        company,
+        &payout,
+        if success { events::SUCCESS } else { events::FAILED },
+        fx,
+    );
+}
+
+/// The rail settles a payout now (`POST /sandbox/payouts/{id}/settle`).
+pub fn settle_now(
+    company: &mut Company,
+    id: Uuid,
+    success: bool,
+    fx: &mut Effects<'_>,
+) -> Result<Payout, ApiError> {
+    let key = id.to_string();
+    let index = company
+        .payouts
+        .records
+        .iter()
+        .position(|r| r.payout.id == id || r.payout.quote_id == key)
+        .ok_or_else(|| ApiError::NotFound(format!("no payout {id}")))?;
+    match company.payouts.records[index].payout.status.as_str() {
+        "PENDING" => start_processing(company, index, fx),
+        "PROCESSING" => {}
+        other => {
+            return Err(ApiError::unprocessable(
+                codes::INVALID_STATE,
+                format!("payout is {other}; only a finalized payout on the rail can settle"),
+            ))
+        }
+    }
+    settle(company, index, success, fx);
+    Ok(company.payouts.records[index].payout.clone())
+}
+
+/// The quote ran out: a quote or initialized payout expires; nothing settled.
+pub fn expire(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>) {
+    let Some(index) = company.payouts.index_by_id(payout_id) else {
+        return;
+    };
+    let payout = &mut company.payouts.records[index].payout;
+    let was_initialized = match payout.status.as_str() {
+        "QUOTE" => false,
+        "INITIATED" => true,
+        _ => return,
+    };
+    payout.status = "EXPIRED".to_owned();
+    payout.trip.completion_time = Some(fx.now);
+    payout.updated_at = Some(fx.now);
+    let payout = payout.clone();
+    if was_initialized {
+        emit(company, &payout, events::EXPIRED, fx);
+    }
+}
+
+fn masked(account_number: &str) -> String {
+    let digits: Vec<char> = account_number.chars().collect();
+    let tail: String = digits[digits.len().saturating_sub(4)..].iter().collect();
+    format!("****{tail}")
+}
+
+/// The payload of the spec's Events section: lowercase status and codes,
+/// a masked account number, the terminal time once there is one.
+pub fn event_data(p: &Payout, event: &str) -> serde_json::Value {
+    let status = match event {
+        events::INITIALIZED => "initiated",
+        events::PROCESSING => "processing",
+        events::SUCCESS => "success",
+        events::FAILED => "failed",
+        _ => "expired",
+    };
+    let mut data = json!({
+        "id": p.id,
+        "quote_id": p.quote_id,
+        "company_id": p.company_id,
+        "reference": p.reference,
+        "status": status,
+        "from_asset": p.from_asset.to_ascii_lowercase(),
+        "to_currency": p.to_currency.to_ascii_lowercase(),
+        "amount": p.amount,
+        "settlement_amount": p.settlement_amount,
+        "fees": p.fees,
+        "destination": p.beneficiary.as_ref().map(|b| json!({
+            "country": b.country,
+            "bank_code": b.bank_code,
+            "account_number": masked(&b.account_number),
+        })),
+        "payment_reason": p.payment_reason,
+        "created_at": p.created_at,
+        "updated_at": p.updated_at,
+    });
+    if let Some(done) = p.trip.completion_time {
+        data["completion_time"] = json!(done);
+    }
+    if let Some(reason) = &p.failure_reason {
+        data["failure_reason"] = json!(reason);
+    }
+    data
+}
+
+fn emit(company: &Company, payout: &Payout, event: &str, fx: &mut Effects<'_>) {
+    let extra: Vec<&str> = Some(payout.callback_url.as_str())
+        .filter(|u| !u.is_empty())
+        .into_iter()
+        .collect();
+    fx.outbox.emit(
+        company.id,
+        &company.webhook_targets(&extra),
+        event,
+        event_data(payout, event),
+        fx.now,
+    );
+}
