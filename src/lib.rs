@@ -17,3 +17,4 @@ pub mod telemetry;
 pub mod tenants;
 pub mod wallet;
 pub mod web;
+pub mod webhooks;

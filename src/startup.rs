@@ -9,6 +9,7 @@ use std::path::Path;
 use actix_web::dev::Server;
 use actix_web::web::{self, Data};
 use actix_web::{middleware, App, HttpServer};
+use paydesk_api::{Client, Credentials};
 use paydesk_sandbox::{Fixture, RunningSandbox};
 use secrecy::ExposeSecret;
 use sqlx::PgPool;
@@ -85,6 +86,15 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     std::io::Write::write_all(&mut options.open(path)?, contents.as_bytes())
 }
 
+/// The address to reach this server at from the same machine.
+fn loopback(addr: SocketAddr) -> SocketAddr {
+    if addr.ip().is_unspecified() {
+        SocketAddr::from(([127, 0, 0, 1], addr.port()))
+    } else {
+        addr
+    }
+}
+
 impl Application {
     pub async fn build(settings: &Settings) -> Result<Self, StartupError> {
         let listener = TcpListener::bind(settings.listen)?;
@@ -95,6 +105,7 @@ impl Application {
         let pool = db::connect_and_migrate(&settings.database_url, 16).await?;
         let key = master_key(settings)?;
         let first_admin = bootstrap::ensure_first_admin(&pool).await?;
+        let addr = listener.local_addr()?;
         let sandbox = if settings.builtin_sandbox {
             let demo = bootstrap::ensure_demo_tenant(&pool, &key).await?;
             let fixture = Fixture::single_company(
@@ -104,6 +115,15 @@ impl Application {
             );
             let sandbox = RunningSandbox::start(&fixture).await?;
             tenants::set_base_url(&pool, demo.connection_id, &sandbox.base_url).await?;
+            // The sandbox posts its events to this portal's receiver.
+            let hooks = format!("http://{}/hooks/{}", loopback(addr), demo.connection_id);
+            let client = Client::new(
+                sandbox.base_url.clone(),
+                Credentials::new(demo.client_id.to_string(), demo.client_secret.expose_secret()),
+            );
+            if let Err(e) = client.sandbox_set_webhook(&hooks, None).await {
+                tracing::warn!(error = %e, "could not point the built-in sandbox's webhooks at the portal");
+            }
             Some(sandbox)
         } else {
             None
@@ -115,7 +135,6 @@ impl Application {
             upstreams: Upstreams::default(),
             secure_cookies: settings.secure_cookies,
         });
-        let addr = listener.local_addr()?;
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
@@ -130,6 +149,7 @@ impl Application {
                 .configure(auth::routes::configure)
                 .configure(crate::audit::routes::configure)
                 .configure(crate::access::routes::configure)
+                .configure(crate::webhooks::routes::configure)
                 .configure(tenant_routes::routes::configure)
                 .configure(wallet::configure)
                 .default_service(web::to(portal_web::error::not_found))

@@ -1,5 +1,7 @@
 //! The permission catalogue: one permission per read area and per action.
-//! Built-in roles are sets of these; custom roles pick their own.
+//! Built-in roles are sets of these; custom roles pick their own. A
+//! permission added later also needs a migration that grants it to the
+//! built-in roles of existing tenants.
 
 /// (name, what it allows, group)
 pub const CATALOGUE: &[(&str, &str, &str)] = &[
@@ -20,6 +22,11 @@ pub const CATALOGUE: &[(&str, &str, &str)] = &[
     ("payouts.approve", "Approve payouts", "Payouts"),
     ("audit.read", "Read the audit log", "Administration"),
     ("audit.export", "Export the audit log", "Administration"),
+    (
+        "webhooks.read",
+        "See the events the payments service sent",
+        "Administration",
+    ),
     (
         "members.manage",
         "Add, change and remove members",

@@ -194,3 +194,12 @@ pub async fn disallow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sq
         .rows_affected()
         == 1)
 }
+
+/// A connection by id, whatever its tenant (the webhook receiver knows
+/// only the id in its URL).
+pub async fn connection_by_id(pool: &PgPool, id: Uuid) -> Result<Option<Connection>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM connections WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+}

@@ -44,6 +44,7 @@ const MENU: &[(&str, &str, &str)] = &[
     ("/addresses", "Addresses", "addresses.read"),
     ("/chains", "Chains", "addresses.read"),
     ("/audit", "Audit log", "audit.read"),
+    ("/events", "Events", "webhooks.read"),
     ("/members", "Members", "members.manage"),
     ("/roles", "Roles", "roles.manage"),
     ("/connections", "Connections", "connections.manage"),

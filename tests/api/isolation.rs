@@ -15,6 +15,7 @@ struct TenantA {
     role_id: String,
     member_id: String,
     tenant_id: String,
+    event_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -47,6 +48,8 @@ const ROUTES: &[Route] = &[
     ("GET", "/audit", &[]),
     ("GET", "/audit/{audit}", &[]),
     ("GET", "/audit/export.csv", &[]),
+    ("GET", "/events", &[]),
+    ("GET", "/events/{event}", &[]),
     ("POST", "/audit/verify", &[]),
     ("GET", "/roles", &[]),
     ("POST", "/roles", &[("name", "Sneaky")]),
@@ -93,6 +96,7 @@ fn fill(template: &str, a: &TenantA) -> String {
         .replace("{role}", &a.role_id)
         .replace("{member}", &a.member_id)
         .replace("{tenant}", &a.tenant_id)
+        .replace("{event}", &a.event_id)
 }
 
 async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -154,6 +158,28 @@ async fn populate_a(app: &TestApp) -> TenantA {
     app.post_form("/roles", "/roles", &[("name", "Nothing")]).await;
     let password = member_password(app, "a-member@example.com", "Viewer").await;
     assert!(!password.is_empty());
+    // One webhook event, delivered as the service would.
+    let (connection, sealed): (uuid::Uuid, Vec<u8>) =
+        sqlx::query_as("SELECT id, client_secret_enc FROM connections WHERE is_builtin")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let secret = secrecy::ExposeSecret::expose_secret(&app.key.open(&sealed).unwrap()).to_owned();
+    let body = serde_json::json!({"event": "deposit.success", "event_id": "evt_a", "company_id": uuid::Uuid::new_v4(),
+                                  "data": {}, "created_at": "2026-11-23T00:00:00Z"})
+    .to_string();
+    let res = app
+        .http
+        .post(app.url(&format!("/hooks/{connection}")))
+        .header(
+            "x-service-signature",
+            paydesk_api::webhook::sign_webhook(&secret, body.as_bytes()),
+        )
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -177,6 +203,7 @@ async fn populate_a(app: &TestApp) -> TenantA {
         role_id: q("SELECT id::text FROM roles WHERE name = 'Nothing'").await,
         member_id: q("SELECT id::text FROM users WHERE email = 'a-member@example.com'").await,
         tenant_id: q("SELECT id::text FROM tenants WHERE name = 'Demo Company'").await,
+        event_id: q("SELECT id::text FROM webhook_events LIMIT 1").await,
     }
 }
 
@@ -233,6 +260,7 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("GET", "/transactions/{tx}"),
         ("GET", "/addresses/{address}"),
         ("GET", "/audit/{audit}"),
+        ("GET", "/events/{event}"),
         ("POST", "/roles/{role}/delete"),
         ("POST", "/members/{member}/role"),
         ("POST", "/members/{member}/remove"),

@@ -11,3 +11,4 @@ mod helpers;
 mod isolation;
 mod tenants;
 mod wallet;
+mod webhooks;

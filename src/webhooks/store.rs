@@ -1,0 +1,70 @@
+//! Webhook events' SQL.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+/// Stores an event unless this connection already has one with its id;
+/// true when it was new.
+pub async fn store_once(
+    pool: &PgPool,
+    connection_id: Uuid,
+    tenant_id: Uuid,
+    event_id: &str,
+    event: &str,
+    payload: &serde_json::Value,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "INSERT INTO webhook_events (connection_id, tenant_id, event_id, event, payload) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (connection_id, event_id) DO NOTHING",
+    )
+    .bind(connection_id)
+    .bind(tenant_id)
+    .bind(event_id)
+    .bind(event)
+    .bind(payload)
+    .execute(pool)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct EventRow {
+    pub id: i64,
+    pub connection_name: String,
+    pub event_id: String,
+    pub event: String,
+    pub payload: serde_json::Value,
+    pub received_at: DateTime<Utc>,
+}
+
+/// A tenant's events, newest first, older than `before` when given.
+pub async fn list(
+    pool: &PgPool,
+    tenant_id: Uuid,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<EventRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT e.id, c.name AS connection_name, e.event_id, e.event, e.payload, e.received_at \
+         FROM webhook_events e JOIN connections c ON c.id = e.connection_id \
+         WHERE e.tenant_id = $1 AND ($2::bigint IS NULL OR e.id < $2) ORDER BY e.id DESC LIMIT $3",
+    )
+    .bind(tenant_id)
+    .bind(before)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn find(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<Option<EventRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT e.id, c.name AS connection_name, e.event_id, e.event, e.payload, e.received_at \
+         FROM webhook_events e JOIN connections c ON c.id = e.connection_id WHERE e.tenant_id = $1 AND e.id = $2",
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+}
