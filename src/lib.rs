@@ -5,12 +5,14 @@
 //! addresses); `web` holds what every page shares.
 
 pub mod access;
+pub mod approvals;
 pub mod audit;
 pub mod auth;
 pub mod bootstrap;
 pub mod configuration;
 pub mod crypto;
 pub mod db;
+pub mod payouts;
 pub mod routes;
 pub mod startup;
 pub mod telemetry;

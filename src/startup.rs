@@ -135,6 +135,7 @@ impl Application {
             upstreams: Upstreams::default(),
             secure_cookies: settings.secure_cookies,
         });
+        crate::approvals::executor::start(state.clone());
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
@@ -150,6 +151,8 @@ impl Application {
                 .configure(crate::audit::routes::configure)
                 .configure(crate::access::routes::configure)
                 .configure(crate::webhooks::routes::configure)
+                .configure(crate::approvals::routes::configure)
+                .configure(crate::payouts::routes::configure)
                 .configure(tenant_routes::routes::configure)
                 .configure(wallet::configure)
                 .default_service(web::to(portal_web::error::not_found))

@@ -15,6 +15,7 @@ use uuid::Uuid;
 use super::store;
 use crate::access::Member;
 use crate::audit::writer::AuditWriter;
+use crate::audit::Actor;
 use crate::crypto::MasterKey;
 use crate::web::error::PortalError;
 
@@ -56,6 +57,27 @@ impl Upstreams {
             }
         };
         Ok(client.observed(audit.observer(member.tenant_id, member.actor())))
+    }
+
+    /// A signed client for a tenant, for work no member is doing right now
+    /// (the approvals engine's jobs), auditing as `actor`.
+    pub async fn for_tenant(
+        &self,
+        pool: &PgPool,
+        key: &MasterKey,
+        audit: &AuditWriter,
+        tenant_id: Uuid,
+        actor: Actor,
+    ) -> Result<Client, PortalError> {
+        let connection = store::primary_connection(pool, tenant_id)
+            .await?
+            .ok_or(PortalError::NoConnection)?;
+        let cached = self.cache().get(&(connection.id, connection.updated_at)).cloned();
+        let client = match cached {
+            Some(client) => client,
+            None => self.client(key, &connection)?,
+        };
+        Ok(client.observed(audit.observer(tenant_id, actor)))
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<(Uuid, DateTime<Utc>), Client>> {

@@ -43,11 +43,15 @@ const MENU: &[(&str, &str, &str)] = &[
     ("/transactions", "Transactions", "transactions.read"),
     ("/addresses", "Addresses", "addresses.read"),
     ("/chains", "Chains", "addresses.read"),
+    ("/payouts", "Payouts", "payouts.read"),
+    ("/approvals", "Approvals", "payouts.approve"),
+    ("/notifications", "Notifications", ""),
     ("/audit", "Audit log", "audit.read"),
     ("/events", "Events", "webhooks.read"),
     ("/members", "Members", "members.manage"),
     ("/roles", "Roles", "roles.manage"),
     ("/connections", "Connections", "connections.manage"),
+    ("/policies", "Policies", "policies.manage"),
 ];
 
 /// Shown to platform admins only.

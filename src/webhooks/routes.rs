@@ -96,6 +96,18 @@ async fn receive(
         &payload,
     )
     .await?;
+    if new && event.event.starts_with("payouts.") {
+        if let Some(payout_id) = event.data["id"].as_str() {
+            crate::approvals::store::payout_event(
+                &state.pool,
+                connection.tenant_id,
+                payout_id,
+                &event.event,
+                &event.data,
+            )
+            .await?;
+        }
+    }
     if new {
         audit::store::append(
             &state.pool,

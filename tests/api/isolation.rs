@@ -16,6 +16,7 @@ struct TenantA {
     member_id: String,
     tenant_id: String,
     event_id: String,
+    request_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -85,6 +86,36 @@ const ROUTES: &[Route] = &[
     ("POST", "/platform/allowlist", &[("base_url", "http://10.0.0.1")]),
     ("POST", "/platform/allowlist/remove", &[("base_url", "x")]),
     ("POST", "/tenants/switch", &[("tenant_id", "{tenant}")]),
+    ("GET", "/payouts", &[]),
+    ("GET", "/payouts/new?country=NG", &[]),
+    (
+        "POST",
+        "/payouts",
+        &[
+            ("country", "NG"),
+            ("from_asset", "USDT"),
+            ("amount", "10"),
+            ("bank_code", "058"),
+            ("account_number", "1"),
+            ("account_name", "x"),
+        ],
+    ),
+    ("GET", "/approvals", &[]),
+    ("GET", "/approvals/{request}", &[]),
+    ("POST", "/approvals/{request}/approve", &[("comment", "")]),
+    ("POST", "/approvals/{request}/reject", &[("comment", "")]),
+    ("POST", "/approvals/{request}/cancel", &[]),
+    ("GET", "/policies", &[]),
+    (
+        "POST",
+        "/policies/payout",
+        &[
+            ("required_approvals", "1"),
+            ("expires_after_hours", "1"),
+            ("rate_tolerance_percent", "1"),
+            ("reason", "why"),
+        ],
+    ),
 ];
 
 fn fill(template: &str, a: &TenantA) -> String {
@@ -97,6 +128,7 @@ fn fill(template: &str, a: &TenantA) -> String {
         .replace("{member}", &a.member_id)
         .replace("{tenant}", &a.tenant_id)
         .replace("{event}", &a.event_id)
+        .replace("{request}", &a.request_id)
 }
 
 async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -180,6 +212,24 @@ async fn populate_a(app: &TestApp) -> TenantA {
         .await
         .unwrap();
     assert_eq!(res.status().as_u16(), 200);
+    // One payout request, which needs a second member able to approve it.
+    member_password(app, "a-approver@example.com", "Approver").await;
+    let res = app
+        .post_form(
+            "/payouts/new?country=NG",
+            "/payouts",
+            &[
+                ("country", "NG"),
+                ("from_asset", "USDT"),
+                ("amount", "10"),
+                ("bank_code", "058"),
+                ("account_number", "0123456789"),
+                ("account_name", "Ada Okafor"),
+                ("payment_reason", "salary"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -204,6 +254,7 @@ async fn populate_a(app: &TestApp) -> TenantA {
         member_id: q("SELECT id::text FROM users WHERE email = 'a-member@example.com'").await,
         tenant_id: q("SELECT id::text FROM tenants WHERE name = 'Demo Company'").await,
         event_id: q("SELECT id::text FROM webhook_events LIMIT 1").await,
+        request_id: q("SELECT id::text FROM action_requests LIMIT 1").await,
     }
 }
 
@@ -261,6 +312,10 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("GET", "/addresses/{address}"),
         ("GET", "/audit/{audit}"),
         ("GET", "/events/{event}"),
+        ("GET", "/approvals/{request}"),
+        ("POST", "/approvals/{request}/approve"),
+        ("POST", "/approvals/{request}/reject"),
+        ("POST", "/approvals/{request}/cancel"),
         ("POST", "/roles/{role}/delete"),
         ("POST", "/members/{member}/role"),
         ("POST", "/members/{member}/remove"),

@@ -1,0 +1,402 @@
+//! The approvals inbox, a request's page (what is approved, decisions,
+//! timeline), the policies page and notifications.
+
+use actix_web::http::StatusCode;
+use actix_web::web::{self, Data, Form, Path};
+use actix_web::HttpResponse;
+use askama::Template;
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::engine::{self, ApprovalError, Decided};
+use super::executor::PayoutPayload;
+use super::model::{ActionKind, Policy};
+use super::store::{self, ActionRequest, Decision, Notice};
+use crate::access::Member;
+use crate::audit::{self, outcome, NewRecord};
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+use crate::web::page::{html, redirect, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/approvals", web::get().to(inbox))
+        .route("/approvals/{id}", web::get().to(detail))
+        .route("/approvals/{id}/approve", web::post().to(approve))
+        .route("/approvals/{id}/reject", web::post().to(reject))
+        .route("/approvals/{id}/cancel", web::post().to(cancel))
+        .route("/policies", web::get().to(policies))
+        .route("/policies/{kind}", web::post().to(save_policy))
+        .route("/notifications", web::get().to(notifications));
+}
+
+/// Anyone who may file or approve some kind of action sees requests.
+fn require_any(member: &Member) -> Result<(), PortalError> {
+    let allowed = ActionKind::ALL
+        .iter()
+        .any(|k| member.can(k.request_permission()) || member.can(k.approve_permission()));
+    if allowed {
+        Ok(())
+    } else {
+        Err(PortalError::Forbidden(
+            "payouts.request or payouts.approve".to_owned(),
+        ))
+    }
+}
+
+#[derive(Template)]
+#[template(path = "approvals/inbox.html")]
+struct InboxPage {
+    shell: Shell,
+    waiting: Vec<ActionRequest>,
+    recent: Vec<ActionRequest>,
+}
+
+async fn inbox(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    require_any(&member)?;
+    html(&InboxPage {
+        shell: Shell::new(&member, "/approvals"),
+        waiting: store::inbox(&state.pool, member.tenant_id, member.user.user_id).await?,
+        recent: store::list(&state.pool, member.tenant_id, None, 50).await?,
+    })
+}
+
+#[derive(Template)]
+#[template(path = "approvals/detail.html")]
+struct DetailPage {
+    shell: Shell,
+    request: ActionRequest,
+    payout: Option<PayoutPayload>,
+    decisions: Vec<Decision>,
+    timeline: Vec<(DateTime<Utc>, String, String)>,
+    can_decide: bool,
+    can_cancel: bool,
+    live: bool,
+    error: Option<String>,
+}
+
+async fn render_detail(
+    state: &AppState,
+    member: &Member,
+    id: Uuid,
+    error: Option<String>,
+) -> Result<String, PortalError> {
+    let request = store::find(&state.pool, member.tenant_id, id)
+        .await?
+        .ok_or_else(|| PortalError::NotFound("no such request".to_owned()))?;
+    let kind = request.kind();
+    if !(member.can(kind.request_permission()) || member.can(kind.approve_permission())) {
+        return Err(PortalError::Forbidden(kind.approve_permission().to_owned()));
+    }
+    let decisions = store::decisions(&state.pool, id).await?;
+    let pending = request.status == "pending" && Utc::now() < request.expires_at;
+    let decided = decisions.iter().any(|d| d.approver_email == member.user.email);
+    Ok(DetailPage {
+        shell: Shell::new(member, "/approvals"),
+        payout: serde_json::from_value(request.payload.0.clone()).ok(),
+        can_decide: pending
+            && !decided
+            && request.requested_by != member.user.user_id
+            && member.can(kind.approve_permission()),
+        can_cancel: pending && request.requested_by == member.user.user_id,
+        live: matches!(request.status.as_str(), "approved" | "executing")
+            || (request.status == "executed"
+                && !matches!(
+                    request.outcome.0["payout_status"].as_str(),
+                    Some("COMPLETED" | "FAILED")
+                )),
+        timeline: store::timeline(&state.pool, id).await?,
+        decisions,
+        request,
+        error,
+    }
+    .render()?)
+}
+
+async fn detail(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    require_any(&member)?;
+    let body = render_detail(&state, &member, *id, None).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+#[derive(Deserialize)]
+pub struct DecisionForm {
+    #[serde(default)]
+    comment: String,
+}
+
+async fn decide(
+    state: &AppState,
+    member: &Member,
+    id: Uuid,
+    approve: bool,
+    comment: &str,
+) -> Result<HttpResponse, PortalError> {
+    require_any(member)?;
+    match engine::decide(&state.pool, member, id, approve, comment).await {
+        Ok(Decided::Approved) => Ok(redirect(&format!("/approvals/{id}"))),
+        Ok(_) => Ok(redirect(&format!("/approvals/{id}"))),
+        Err(ApprovalError::NotFound) => Err(PortalError::NotFound("no such request".to_owned())),
+        Err(ApprovalError::Db(e)) => Err(e.into()),
+        Err(e) => {
+            let message = e.to_string();
+            let body = render_detail(state, member, id, Some(capitalize(&message))).await?;
+            Ok(HttpResponse::build(StatusCode::UNPROCESSABLE_ENTITY)
+                .content_type("text/html; charset=utf-8")
+                .body(body))
+        }
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+async fn approve(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+    form: Form<DecisionForm>,
+) -> Result<HttpResponse, PortalError> {
+    decide(&state, &member, *id, true, &form.comment).await
+}
+
+async fn reject(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+    form: Form<DecisionForm>,
+) -> Result<HttpResponse, PortalError> {
+    decide(&state, &member, *id, false, &form.comment).await
+}
+
+async fn cancel(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    require_any(&member)?;
+    match engine::cancel(&state.pool, &member, *id).await {
+        Ok(()) => Ok(redirect(&format!("/approvals/{}", *id))),
+        Err(ApprovalError::NotFound) => Err(PortalError::NotFound("no such request".to_owned())),
+        Err(ApprovalError::Db(e)) => Err(e.into()),
+        Err(e) => {
+            let body = render_detail(&state, &member, *id, Some(capitalize(&e.to_string()))).await?;
+            Ok(HttpResponse::UnprocessableEntity()
+                .content_type("text/html; charset=utf-8")
+                .body(body))
+        }
+    }
+}
+
+// --- Policies -----------------------------------------------------------------
+
+pub struct PolicyView {
+    kind: ActionKind,
+    current: Policy,
+    history: Vec<(Policy, String)>,
+}
+
+#[derive(Template)]
+#[template(path = "approvals/policies.html")]
+struct PoliciesPage {
+    shell: Shell,
+    policies: Vec<PolicyView>,
+    roles: Vec<String>,
+    can_edit: bool,
+    error: Option<String>,
+    notice: Option<String>,
+}
+
+async fn render_policies(
+    state: &AppState,
+    member: &Member,
+    error: Option<String>,
+    notice: Option<String>,
+) -> Result<String, PortalError> {
+    let mut policies = Vec::new();
+    for kind in ActionKind::ALL {
+        policies.push(PolicyView {
+            kind: *kind,
+            current: store::current_policy(&state.pool, member.tenant_id, *kind).await?,
+            history: store::policy_history(&state.pool, member.tenant_id, *kind).await?,
+        });
+    }
+    Ok(PoliciesPage {
+        shell: Shell::new(member, "/policies"),
+        policies,
+        roles: crate::access::store::roles(&state.pool, member.tenant_id)
+            .await?
+            .into_iter()
+            .map(|r| r.name)
+            .collect(),
+        can_edit: member.can("policies.manage"),
+        error,
+        notice,
+    }
+    .render()?)
+}
+
+async fn policies(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    require_any(&member).or_else(|_| member.require("policies.manage"))?;
+    let body = render_policies(&state, &member, None, None).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+#[derive(Deserialize)]
+pub struct PolicyForm {
+    required_approvals: i32,
+    #[serde(default)]
+    approver_roles: String,
+    #[serde(default)]
+    threshold: String,
+    expires_after_hours: i32,
+    #[serde(default)]
+    reminder_after_minutes: String,
+    #[serde(default)]
+    escalation_after_hours: String,
+    #[serde(default)]
+    escalation_role: String,
+    rate_tolerance_percent: Decimal,
+    reason: String,
+}
+
+fn optional_int(raw: &str, scale: i32, what: &str) -> Result<Option<i32>, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    raw.parse::<i32>()
+        .ok()
+        .filter(|v| *v > 0)
+        .map(|v| Some(v * scale))
+        .ok_or_else(|| format!("{what} must be a whole number above zero, or empty."))
+}
+
+fn parse_policy(form: &PolicyForm, roles: &[String]) -> Result<Policy, String> {
+    if !(1..=10).contains(&form.required_approvals) {
+        return Err("Approvals needed must be 1 to 10.".to_owned());
+    }
+    let approver_roles: Vec<String> = form
+        .approver_roles
+        .split(',')
+        .map(|r| r.trim().to_owned())
+        .filter(|r| !r.is_empty())
+        .collect();
+    if let Some(unknown) = approver_roles.iter().find(|r| !roles.contains(r)) {
+        return Err(format!("'{unknown}' is not a role of this tenant."));
+    }
+    let threshold = match form.threshold.trim() {
+        "" => None,
+        t => Some(
+            t.parse::<Decimal>()
+                .ok()
+                .filter(|d| *d >= Decimal::ZERO)
+                .ok_or("The threshold must be a number.")?,
+        ),
+    };
+    if !(1..=720).contains(&form.expires_after_hours) {
+        return Err("Requests must expire after 1 to 720 hours.".to_owned());
+    }
+    let escalation_role = Some(form.escalation_role.trim().to_owned()).filter(|r| !r.is_empty());
+    if let Some(r) = &escalation_role {
+        if !roles.contains(r) {
+            return Err(format!("'{r}' is not a role of this tenant."));
+        }
+    }
+    if form.rate_tolerance_percent < Decimal::ZERO || form.rate_tolerance_percent > Decimal::from(50) {
+        return Err("The rate tolerance must be 0 to 50%.".to_owned());
+    }
+    if form.reason.trim().len() < 3 {
+        return Err("Say why the policy changes; the reason is kept with this version.".to_owned());
+    }
+    let bps = (form.rate_tolerance_percent * Decimal::from(100)).trunc();
+    Ok(Policy {
+        version: 0,
+        required_approvals: form.required_approvals,
+        approver_roles,
+        threshold,
+        expires_after_secs: form.expires_after_hours * 3600,
+        reminder_after_secs: optional_int(&form.reminder_after_minutes, 60, "The reminder time")?,
+        escalation_after_secs: optional_int(&form.escalation_after_hours, 3600, "The escalation time")?,
+        escalation_role,
+        rate_tolerance_bps: bps.to_string().parse().unwrap_or(100),
+        reason: form.reason.trim().to_owned(),
+        created_at: Utc::now(),
+    })
+}
+
+async fn save_policy(
+    state: Data<AppState>,
+    member: Member,
+    kind: Path<String>,
+    form: Form<PolicyForm>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("policies.manage")?;
+    let kind =
+        ActionKind::parse(&kind).ok_or_else(|| PortalError::NotFound("no such kind of action".to_owned()))?;
+    let roles: Vec<String> = crate::access::store::roles(&state.pool, member.tenant_id)
+        .await?
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    let policy = match parse_policy(&form, &roles) {
+        Ok(p) => p,
+        Err(message) => {
+            let body = render_policies(&state, &member, Some(message), None).await?;
+            return Ok(HttpResponse::UnprocessableEntity()
+                .content_type("text/html; charset=utf-8")
+                .body(body));
+        }
+    };
+    let mut tx = state.pool.begin().await?;
+    let version = store::save_policy(&mut tx, member.tenant_id, kind, &policy, member.user.user_id).await?;
+    audit::store::append_in(
+        &mut tx,
+        &[NewRecord::new(
+            &member.actor(),
+            Some(member.tenant_id),
+            "policies.changed",
+            format!("policy:{}:{version}", kind.as_str()),
+            outcome::SUCCESS,
+        )
+        .with_details(serde_json::json!({
+            "kind": kind.as_str(), "version": version, "reason": policy.reason,
+            "required_approvals": policy.required_approvals, "approver_roles": policy.approver_roles,
+            "threshold": policy.threshold, "expires_after_secs": policy.expires_after_secs,
+            "escalation_role": policy.escalation_role, "rate_tolerance_bps": policy.rate_tolerance_bps,
+        }))],
+    )
+    .await?;
+    tx.commit().await?;
+    let notice = format!(
+        "{} policy saved as version {version}. Requests already filed keep their version.",
+        kind.label()
+    );
+    let body = render_policies(&state, &member, None, Some(notice)).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+// --- Notifications --------------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "approvals/notifications.html")]
+struct NotificationsPage {
+    shell: Shell,
+    notices: Vec<Notice>,
+}
+
+async fn notifications(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    let notices = store::notifications(&state.pool, member.user.user_id, member.tenant_id).await?;
+    store::mark_read(&state.pool, member.user.user_id, member.tenant_id).await?;
+    html(&NotificationsPage {
+        shell: Shell::new(&member, "/notifications"),
+        notices,
+    })
+}

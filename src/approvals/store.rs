@@ -1,0 +1,510 @@
+//! The approvals engine's SQL: policies, requests, decisions, timeline,
+//! jobs and notifications.
+
+use chrono::{DateTime, Utc};
+use rust_decimal::Decimal;
+use sqlx::types::Json;
+use sqlx::{PgExecutor, PgPool, Postgres, Transaction};
+use uuid::Uuid;
+
+use super::model::{ActionKind, Candidate, Policy};
+
+const POLICY_COLUMNS: &str = "version, required_approvals, approver_roles, threshold, expires_after_secs, \
+     reminder_after_secs, escalation_after_secs, escalation_role, rate_tolerance_bps, reason, created_at";
+
+/// The policy in force: the latest version, or the default.
+pub async fn current_policy(pool: &PgPool, tenant: Uuid, kind: ActionKind) -> Result<Policy, sqlx::Error> {
+    let latest: Option<Policy> = sqlx::query_as(&format!(
+        "SELECT {POLICY_COLUMNS} FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 \
+         ORDER BY version DESC LIMIT 1"
+    ))
+    .bind(tenant)
+    .bind(kind.as_str())
+    .fetch_optional(pool)
+    .await?;
+    Ok(latest.unwrap_or_else(|| Policy::default_for(kind)))
+}
+
+/// The version a request was filed under (0 is the default policy).
+pub async fn policy_version(
+    pool: &PgPool,
+    tenant: Uuid,
+    kind: ActionKind,
+    version: i32,
+) -> Result<Policy, sqlx::Error> {
+    let found: Option<Policy> = sqlx::query_as(&format!(
+        "SELECT {POLICY_COLUMNS} FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 AND version = $3"
+    ))
+    .bind(tenant)
+    .bind(kind.as_str())
+    .bind(version)
+    .fetch_optional(pool)
+    .await?;
+    Ok(found.unwrap_or_else(|| Policy::default_for(kind)))
+}
+
+pub async fn policy_history(
+    pool: &PgPool,
+    tenant: Uuid,
+    kind: ActionKind,
+) -> Result<Vec<(Policy, String)>, sqlx::Error> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        policy: Policy,
+        author: Option<String>,
+    }
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT {POLICY_COLUMNS}, (SELECT email FROM users WHERE id = created_by) AS author \
+         FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 ORDER BY version DESC"
+    ))
+    .bind(tenant)
+    .bind(kind.as_str())
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.policy, r.author.unwrap_or_default()))
+        .collect())
+}
+
+/// Saves a new version; returns its number.
+pub async fn save_policy(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    kind: ActionKind,
+    p: &Policy,
+    by: Uuid,
+) -> Result<i32, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO approval_policies (tenant_id, action_kind, version, required_approvals, approver_roles, threshold, \
+           expires_after_secs, reminder_after_secs, escalation_after_secs, escalation_role, rate_tolerance_bps, reason, \
+           created_by) \
+         SELECT $1, $2, COALESCE(max(version), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+         FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 RETURNING version",
+    )
+    .bind(tenant)
+    .bind(kind.as_str())
+    .bind(p.required_approvals)
+    .bind(&p.approver_roles)
+    .bind(p.threshold)
+    .bind(p.expires_after_secs)
+    .bind(p.reminder_after_secs)
+    .bind(p.escalation_after_secs)
+    .bind(&p.escalation_role)
+    .bind(p.rate_tolerance_bps)
+    .bind(&p.reason)
+    .bind(by)
+    .fetch_one(&mut **tx)
+    .await
+}
+
+/// Active members with their role's permissions.
+pub async fn candidates(pool: &PgPool, tenant: Uuid) -> Result<Vec<Candidate>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT u.id AS user_id, u.email, r.name AS role_name, \
+                COALESCE((SELECT array_agg(permission) FROM role_permissions WHERE role_id = r.id), '{}') AS permissions \
+         FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id \
+         WHERE m.tenant_id = $1 AND u.disabled_at IS NULL",
+    )
+    .bind(tenant)
+    .fetch_all(pool)
+    .await
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ActionRequest {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub kind: String,
+    pub target: String,
+    pub summary: String,
+    pub payload: Json<serde_json::Value>,
+    pub amount: Decimal,
+    pub status: String,
+    pub requested_by: Uuid,
+    pub requester_email: String,
+    pub policy_version: i32,
+    pub required_approvals: i32,
+    pub upstream_reference: String,
+    pub outcome: Json<serde_json::Value>,
+    pub failure_reason: Option<String>,
+    pub expires_at: DateTime<Utc>,
+    pub reminded_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub approvals: i64,
+}
+
+impl ActionRequest {
+    pub fn kind(&self) -> ActionKind {
+        ActionKind::parse(&self.kind).unwrap_or(ActionKind::Payout)
+    }
+}
+
+const REQUEST_COLUMNS: &str = "r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload, r.amount, r.status, \
+     r.requested_by, (SELECT email FROM users WHERE id = r.requested_by) AS requester_email, r.policy_version, \
+     r.required_approvals, r.upstream_reference, r.outcome, r.failure_reason, r.expires_at, r.reminded_at, \
+     r.created_at, r.updated_at, \
+     (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve') AS approvals";
+
+pub struct NewRequest<'a> {
+    pub id: Uuid,
+    pub tenant: Uuid,
+    pub kind: ActionKind,
+    pub target: &'a str,
+    pub summary: &'a str,
+    pub payload: serde_json::Value,
+    pub amount: Decimal,
+    pub requested_by: Uuid,
+    pub policy_version: i32,
+    pub required_approvals: i32,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Files a request; `Err(Some(id))` when one is already pending for the
+/// same action and target.
+pub async fn insert_request(
+    tx: &mut Transaction<'_, Postgres>,
+    r: &NewRequest<'_>,
+) -> Result<Result<(), Uuid>, sqlx::Error> {
+    let inserted = sqlx::query(
+        "INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status, requested_by, \
+           policy_version, required_approvals, upstream_reference, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12) \
+         ON CONFLICT (tenant_id, kind, target) WHERE status = 'pending' DO NOTHING",
+    )
+    .bind(r.id)
+    .bind(r.tenant)
+    .bind(r.kind.as_str())
+    .bind(r.target)
+    .bind(r.summary)
+    .bind(&r.payload)
+    .bind(r.amount)
+    .bind(r.requested_by)
+    .bind(r.policy_version)
+    .bind(r.required_approvals)
+    .bind(format!("pd-{}", r.id.simple()))
+    .bind(r.expires_at)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    if inserted == 1 {
+        return Ok(Ok(()));
+    }
+    let existing: Uuid = sqlx::query_scalar(
+        "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND target = $3 AND status = 'pending'",
+    )
+    .bind(r.tenant)
+    .bind(r.kind.as_str())
+    .bind(r.target)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(Err(existing))
+}
+
+pub async fn find<'e>(
+    db: impl PgExecutor<'e>,
+    tenant: Uuid,
+    id: Uuid,
+) -> Result<Option<ActionRequest>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 AND r.id = $2"
+    ))
+    .bind(tenant)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+/// Locks the request row for the rest of the transaction, so decisions on
+/// one request happen one at a time.
+pub async fn lock(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    id: Uuid,
+) -> Result<Option<ActionRequest>, sqlx::Error> {
+    let locked: Option<Uuid> =
+        sqlx::query_scalar("SELECT id FROM action_requests WHERE tenant_id = $1 AND id = $2 FOR UPDATE")
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&mut **tx)
+            .await?;
+    match locked {
+        Some(id) => find(&mut **tx, tenant, id).await,
+        None => Ok(None),
+    }
+}
+
+pub async fn list(
+    pool: &PgPool,
+    tenant: Uuid,
+    kind: Option<ActionKind>,
+    limit: i64,
+) -> Result<Vec<ActionRequest>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 AND ($2::text IS NULL OR r.kind = $2) \
+         ORDER BY r.created_at DESC LIMIT $3"
+    ))
+    .bind(tenant)
+    .bind(kind.map(|k| k.as_str()))
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// Pending requests `user` did not file and has not decided.
+pub async fn inbox(pool: &PgPool, tenant: Uuid, user: Uuid) -> Result<Vec<ActionRequest>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 AND r.status = 'pending' \
+           AND r.requested_by <> $2 AND r.expires_at > now() \
+           AND NOT EXISTS (SELECT 1 FROM approval_decisions d WHERE d.request_id = r.id AND d.approver_id = $2) \
+         ORDER BY r.created_at"
+    ))
+    .bind(tenant)
+    .bind(user)
+    .fetch_all(pool)
+    .await
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Decision {
+    pub approver_email: String,
+    pub decision: String,
+    pub comment: String,
+    pub created_at: DateTime<Utc>,
+}
+
+pub async fn decisions(pool: &PgPool, request: Uuid) -> Result<Vec<Decision>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT u.email AS approver_email, d.decision, d.comment, d.created_at \
+         FROM approval_decisions d JOIN users u ON u.id = d.approver_id WHERE d.request_id = $1 ORDER BY d.created_at",
+    )
+    .bind(request)
+    .fetch_all(pool)
+    .await
+}
+
+/// Records a decision; false when this person already decided.
+pub async fn add_decision(
+    tx: &mut Transaction<'_, Postgres>,
+    request: Uuid,
+    approver: Uuid,
+    decision: &str,
+    comment: &str,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "INSERT INTO approval_decisions (request_id, approver_id, decision, comment) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(request)
+    .bind(approver)
+    .bind(decision)
+    .bind(comment)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// Forgets the approvals of a request sent back for approval.
+pub async fn clear_decisions<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM approval_decisions WHERE request_id = $1")
+        .bind(request)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+pub async fn set_status<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    status: &str,
+    failure: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE action_requests SET status = $2, failure_reason = $3, updated_at = now() WHERE id = $1",
+    )
+    .bind(id)
+    .bind(status)
+    .bind(failure)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Merges keys into the request's outcome.
+pub async fn merge_outcome<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    patch: serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE action_requests SET outcome = outcome || $2, updated_at = now() WHERE id = $1")
+        .bind(id)
+        .bind(patch)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+pub async fn set_payload<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    payload: &serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE action_requests SET payload = $2, updated_at = now() WHERE id = $1")
+        .bind(id)
+        .bind(payload)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+pub async fn add_timeline<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    what: &str,
+    detail: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO request_timeline (request_id, what, detail) VALUES ($1, $2, $3)")
+        .bind(id)
+        .bind(what)
+        .bind(detail)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+pub async fn timeline(pool: &PgPool, id: Uuid) -> Result<Vec<(DateTime<Utc>, String, String)>, sqlx::Error> {
+    sqlx::query_as("SELECT at, what, detail FROM request_timeline WHERE request_id = $1 ORDER BY id")
+        .bind(id)
+        .fetch_all(pool)
+        .await
+}
+
+pub async fn enqueue<'e>(
+    db: impl PgExecutor<'e>,
+    kind: &str,
+    request: Uuid,
+    run_at: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO jobs (kind, request_id, run_at) VALUES ($1, $2, $3)")
+        .bind(kind)
+        .bind(request)
+        .bind(run_at)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+pub async fn notify<'e>(
+    db: impl PgExecutor<'e>,
+    user: Uuid,
+    tenant: Uuid,
+    request: Uuid,
+    message: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO notifications (user_id, tenant_id, request_id, message) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(user)
+    .bind(tenant)
+    .bind(request)
+    .bind(message)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Notice {
+    pub id: i64,
+    pub request_id: Option<Uuid>,
+    pub message: String,
+    pub created_at: DateTime<Utc>,
+    pub read_at: Option<DateTime<Utc>>,
+}
+
+pub async fn notifications(pool: &PgPool, user: Uuid, tenant: Uuid) -> Result<Vec<Notice>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, request_id, message, created_at, read_at FROM notifications WHERE user_id = $1 AND tenant_id = $2 \
+         ORDER BY id DESC LIMIT 100",
+    )
+    .bind(user)
+    .bind(tenant)
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn mark_read(pool: &PgPool, user: Uuid, tenant: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE notifications SET read_at = now() WHERE user_id = $1 AND tenant_id = $2 AND read_at IS NULL",
+    )
+    .bind(user)
+    .bind(tenant)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// A payout event from the service: the request that made the payout
+/// records the payout's new status and a timeline entry. Events may arrive
+/// out of order, so a status never moves back (processing after success is
+/// ignored).
+pub async fn payout_event(
+    pool: &PgPool,
+    tenant: Uuid,
+    payout_id: &str,
+    event: &str,
+    data: &serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    let status = match data["status"].as_str() {
+        Some("initiated") => "INITIATED",
+        Some("processing") => "PROCESSING",
+        Some("success") => "COMPLETED",
+        Some("failed") => "FAILED",
+        Some("expired") => "EXPIRED",
+        _ => return Ok(()),
+    };
+    let rank = |s: &str| match s {
+        "INITIATED" => 1,
+        "PENDING" => 2,
+        "PROCESSING" => 3,
+        _ => 4,
+    };
+    let request: Option<Uuid> = sqlx::query_scalar(
+        "UPDATE action_requests SET outcome = outcome || jsonb_build_object('payout_status', $3::text), updated_at = now() \
+         WHERE tenant_id = $1 AND kind = 'payout' AND outcome->>'payout_id' = $2 \
+           AND (CASE outcome->>'payout_status' WHEN 'INITIATED' THEN 1 WHEN 'PENDING' THEN 2 WHEN 'PROCESSING' THEN 3 \
+                WHEN NULL THEN 0 ELSE CASE WHEN outcome ? 'payout_status' THEN 4 ELSE 0 END END) < $4 \
+         RETURNING id",
+    )
+    .bind(tenant)
+    .bind(payout_id)
+    .bind(status)
+    .bind(rank(status))
+    .fetch_optional(pool)
+    .await?;
+    if let Some(id) = request {
+        add_timeline(pool, id, &status.to_ascii_lowercase(), &format!("event {event}")).await?;
+    }
+    Ok(())
+}
+
+/// Records a payout status read back from the service, unless an event
+/// already brought a later one.
+pub async fn payout_event_status<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    status: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE action_requests SET outcome = outcome || jsonb_build_object('payout_status', $2::text) \
+         WHERE id = $1 AND NOT (outcome ? 'payout_status' AND outcome->>'payout_status' IN ('PROCESSING', 'COMPLETED', 'FAILED', 'EXPIRED'))",
+    )
+    .bind(id)
+    .bind(status)
+    .execute(db)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,256 @@
+use actix_web::web::{self, Data, Form, Query};
+use actix_web::HttpResponse;
+use askama::Template;
+use paydesk_api::models::payouts::{Corridor, Country, PayoutBeneficiary, QuoteRequest};
+use rust_decimal::Decimal;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use crate::access::Member;
+use crate::approvals::engine::{self, ApprovalError, Filing};
+use crate::approvals::executor::PayoutPayload;
+use crate::approvals::model::ActionKind;
+use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::startup::AppState;
+use crate::web::error::{describe_upstream, PortalError};
+use crate::web::page::{html, redirect, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/payouts", web::get().to(list))
+        .route("/payouts", web::post().to(file))
+        .route("/payouts/new", web::get().to(new_form));
+}
+
+fn require_payouts(member: &Member) -> Result<(), PortalError> {
+    if ["payouts.read", "payouts.request", "payouts.approve"]
+        .iter()
+        .any(|p| member.can(p))
+    {
+        Ok(())
+    } else {
+        Err(PortalError::Forbidden("payouts.read".to_owned()))
+    }
+}
+
+#[derive(Template)]
+#[template(path = "payouts/list.html")]
+struct ListPage {
+    shell: Shell,
+    requests: Vec<ActionRequest>,
+    can_request: bool,
+}
+
+async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    require_payouts(&member)?;
+    html(&ListPage {
+        shell: Shell::new(&member, "/payouts"),
+        requests: approvals::list(&state.pool, member.tenant_id, Some(ActionKind::Payout), 100).await?,
+        can_request: member.can("payouts.request"),
+    })
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Draft {
+    #[serde(default)]
+    country: String,
+    #[serde(default)]
+    from_asset: String,
+    #[serde(default)]
+    amount: String,
+    #[serde(default)]
+    bank_code: String,
+    #[serde(default)]
+    account_number: String,
+    #[serde(default)]
+    account_name: String,
+    #[serde(default)]
+    payment_reason: String,
+}
+
+#[derive(Template)]
+#[template(path = "payouts/new.html")]
+struct NewPage {
+    shell: Shell,
+    countries: Vec<Country>,
+    corridor: Option<Corridor>,
+    banks: Vec<(String, String, String)>,
+    draft: Draft,
+    error: Option<String>,
+    pending_link: Option<String>,
+}
+
+async fn render_new(
+    state: &AppState,
+    member: &Member,
+    draft: Draft,
+    error: Option<String>,
+    pending: Option<Uuid>,
+) -> Result<String, PortalError> {
+    let client = state
+        .upstreams
+        .for_member(&state.pool, &state.key, &state.audit, member)
+        .await?;
+    let countries = client.payout_countries().await?.countries;
+    let (corridor, banks) = if draft.country.is_empty() {
+        (None, Vec::new())
+    } else {
+        let corridor = client.payout_corridor(&draft.country).await?;
+        let banks = client
+            .payout_banks(&draft.country)
+            .await?
+            .banks
+            .into_iter()
+            .map(|b| (b.code, b.name, b.kind))
+            .collect();
+        (Some(corridor), banks)
+    };
+    Ok(NewPage {
+        shell: Shell::new(member, "/payouts"),
+        countries,
+        corridor,
+        banks,
+        draft,
+        error,
+        pending_link: pending.map(|id| format!("/approvals/{id}")),
+    }
+    .render()?)
+}
+
+async fn new_form(
+    state: Data<AppState>,
+    member: Member,
+    draft: Query<Draft>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("payouts.request")?;
+    let body = render_new(&state, &member, draft.into_inner(), None, None).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+/// Takes an indicative quote and files the payout for approval.
+async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Result<HttpResponse, PortalError> {
+    member.require("payouts.request")?;
+    let draft = form.into_inner();
+    let state_ref = &state;
+    let member_ref = &member;
+    let refuse = move |draft: Draft, message: String, pending: Option<Uuid>| async move {
+        let (state, member) = (state_ref, member_ref);
+        let body = render_new(state, member, draft, Some(message), pending).await?;
+        Ok::<_, PortalError>(
+            HttpResponse::UnprocessableEntity()
+                .content_type("text/html; charset=utf-8")
+                .body(body),
+        )
+    };
+    let Ok(amount) = draft.amount.trim().parse::<Decimal>() else {
+        return refuse(
+            draft,
+            "Enter the amount to send, e.g. 100 or 0.0025.".to_owned(),
+            None,
+        )
+        .await;
+    };
+    if draft.account_number.trim().is_empty()
+        || draft.account_name.trim().is_empty()
+        || draft.bank_code.is_empty()
+    {
+        return refuse(
+            draft,
+            "Fill in the bank, the account number and the account holder's name.".to_owned(),
+            None,
+        )
+        .await;
+    }
+    let client = state
+        .upstreams
+        .for_member(&state.pool, &state.key, &state.audit, &member)
+        .await?;
+    let corridor = client.payout_corridor(&draft.country).await?;
+    let banks = client.payout_banks(&draft.country).await?.banks;
+    let destination_type = banks
+        .iter()
+        .find(|b| b.code == draft.bank_code)
+        .map(|b| b.kind.clone())
+        .unwrap_or_else(|| "bank".to_owned());
+    let indicative = client
+        .create_payout_quote(&QuoteRequest {
+            amount: Some(amount),
+            country: corridor.country.clone(),
+            from_asset: draft.from_asset.clone(),
+            to_currency: corridor.currency.clone(),
+            source: "offchain".to_owned(),
+            reference: format!("pd-indicative-{}", Uuid::new_v4().simple()),
+            ..Default::default()
+        })
+        .await;
+    let indicative = match indicative {
+        Ok(q) => q,
+        Err(e) => return refuse(draft, describe_upstream(&e).0, None).await,
+    };
+    let beneficiary = PayoutBeneficiary {
+        destination_type,
+        country: corridor.country.clone(),
+        account_name: draft.account_name.trim().to_owned(),
+        account_number: draft.account_number.trim().to_owned(),
+        bank_code: Some(draft.bank_code.clone()),
+    };
+    let payload = PayoutPayload {
+        country: corridor.country.clone(),
+        from_asset: indicative.from_asset.clone(),
+        to_currency: corridor.currency.clone(),
+        amount,
+        payment_reason: draft.payment_reason.trim().to_owned(),
+        beneficiary: beneficiary.clone(),
+        beneficiary_id: None,
+        indicative_rate: indicative.exchange_rate.rate,
+        indicative_settlement: indicative.settlement_amount,
+        indicative_fees: indicative.fees,
+    };
+    let summary = format!(
+        "Pay {} {} (about {} {}) to {} ****{}",
+        amount,
+        indicative.from_asset,
+        indicative.settlement_amount,
+        corridor.currency,
+        beneficiary.account_name,
+        beneficiary
+            .account_number
+            .chars()
+            .rev()
+            .take(4)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<String>()
+    );
+    let target = format!(
+        "{}:{}:{}",
+        corridor.country, draft.bank_code, beneficiary.account_number
+    );
+    let filed = engine::file(
+        &state.pool,
+        &member,
+        Filing {
+            kind: ActionKind::Payout,
+            target: &target,
+            summary: &summary,
+            payload: serde_json::to_value(&payload).unwrap_or_default(),
+            amount,
+        },
+    )
+    .await;
+    match filed {
+        Ok(id) => Ok(redirect(&format!("/approvals/{id}"))),
+        Err(ApprovalError::Duplicate(existing)) => {
+            refuse(
+                draft,
+                "A payout to this account is already waiting for approval.".to_owned(),
+                Some(existing),
+            )
+            .await
+        }
+        Err(ApprovalError::Db(e)) => Err(e.into()),
+        Err(e) => refuse(draft, e.to_string(), None).await,
+    }
+}

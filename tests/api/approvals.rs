@@ -1,0 +1,374 @@
+//! The approvals engine with payouts: maker, checker, exactly-once
+//! execution against the sandbox, and the separation-of-duties refusals.
+
+use std::time::Duration;
+
+use crate::helpers::{csrf_in, location, spawn_app, TestApp};
+
+/// Adds members with `role` straight in the database (one password hash
+/// for all, to keep the test fast) and signs each in through the form.
+async fn members(app: &TestApp, role: &str, emails: &[String]) -> Vec<TestApp> {
+    let hash =
+        paydesk::auth::password::hash(secrecy::SecretString::from("member-password-123".to_owned())).await;
+    let (tenant, role_id): (uuid::Uuid, uuid::Uuid) = sqlx::query_as(
+        "SELECT t.id, r.id FROM tenants t JOIN roles r ON r.tenant_id = t.id WHERE t.name = 'Demo Company' AND r.name = $1",
+    )
+    .bind(role)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    for email in emails {
+        let id = uuid::Uuid::new_v4();
+        sqlx::query("INSERT INTO users (id, email, display_name, password_hash) VALUES ($1, $2, $2, $3)")
+            .bind(id)
+            .bind(email)
+            .bind(&hash)
+            .execute(&app.pool)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO memberships (tenant_id, user_id, role_id) VALUES ($1, $2, $3)")
+            .bind(tenant)
+            .bind(id)
+            .bind(role_id)
+            .execute(&app.pool)
+            .await
+            .unwrap();
+    }
+    let sign_ins = emails.iter().map(|email| async move {
+        let browser = app.another_browser();
+        let res = browser.sign_in(email, "member-password-123").await;
+        assert_eq!(res.status().as_u16(), 303, "{email} signs in");
+        browser
+    });
+    futures_util::future::join_all(sign_ins).await
+}
+
+async fn file_payout(maker: &TestApp, account: &str, amount: &str) -> reqwest::Response {
+    maker
+        .post_form(
+            "/payouts/new?country=NG",
+            "/payouts",
+            &[
+                ("country", "NG"),
+                ("from_asset", "USDT"),
+                ("amount", amount),
+                ("bank_code", "058"),
+                ("account_number", account),
+                ("account_name", "Ada Okafor"),
+                ("payment_reason", "salary"),
+            ],
+        )
+        .await
+}
+
+async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
+    for _ in 0..100 {
+        let status: String = sqlx::query_scalar("SELECT status FROM action_requests WHERE id = $1::uuid")
+            .bind(request)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+        if status == wanted {
+            return status;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("request {request} never became {wanted}");
+}
+
+fn request_id(res: &reqwest::Response) -> String {
+    location(res).trim_start_matches("/approvals/").to_owned()
+}
+
+#[tokio::test]
+async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["operator@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["approver@example.com".into()])
+        .await
+        .remove(0);
+
+    let form = operator.get_html("/payouts/new?country=NG").await;
+    assert!(form.contains("Guaranty Trust Bank"));
+    let res = file_payout(&operator, "0123456789", "100").await;
+    assert_eq!(res.status().as_u16(), 303);
+    let id = request_id(&res);
+    let page = operator.get_html(&format!("/approvals/{id}")).await;
+    assert!(page.contains("150000") && page.contains("Ada Okafor") && page.contains("pending"));
+    assert!(
+        !page.contains("Your decision"),
+        "the maker is not offered a decision"
+    );
+
+    // The maker can't approve their own, even by posting the form.
+    let res = operator
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("someone else"));
+
+    let inbox = approver.get_html("/approvals").await;
+    assert!(inbox.contains("Waiting for you (1)"));
+    let res = approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[("comment", "ok")],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    wait_for_status(&app, &id, "executed").await;
+
+    let (payout_id, reference): (String, String) = sqlx::query_as(
+        "SELECT outcome->>'payout_id', upstream_reference FROM action_requests WHERE id = $1::uuid",
+    )
+    .bind(&id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let payout = sandbox.payout(&payout_id).await.unwrap();
+    assert_eq!(payout.status, "PENDING");
+    assert_eq!(payout.reference, reference);
+    let debit = sandbox.transaction(&reference).await.unwrap();
+    assert_eq!(debit.amount.value(), -100_000_000);
+
+    // The rail settles; the webhook brings the news to the request.
+    sandbox.sandbox_settle_payout(&payout_id, true).await.unwrap();
+    for _ in 0..50 {
+        let status: Option<String> =
+            sqlx::query_scalar("SELECT outcome->>'payout_status' FROM action_requests WHERE id = $1::uuid")
+                .bind(&id)
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
+        if status.as_deref() == Some("COMPLETED") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let page = operator.get_html(&format!("/approvals/{id}")).await;
+    assert!(page.contains("COMPLETED"), "{page}");
+    let notices = operator.get_html("/notifications").await;
+    assert!(notices.contains("carried out"));
+}
+
+#[tokio::test]
+async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["maker@example.com".into()])
+        .await
+        .remove(0);
+    let emails: Vec<String> = (0..50).map(|i| format!("checker{i}@example.com")).collect();
+    let approvers = members(&app, "Approver", &emails).await;
+    // Two approvals needed, so the fifty race for the last one.
+    let res = app
+        .post_form(
+            "/policies",
+            "/policies/payout",
+            &[
+                ("required_approvals", "2"),
+                ("expires_after_hours", "24"),
+                ("rate_tolerance_percent", "1"),
+                ("reason", "four eyes on payouts"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+
+    let path = format!("/approvals/{id}/approve");
+    let tokens: Vec<String> = futures_util::future::join_all(
+        approvers
+            .iter()
+            .map(|a| async { csrf_in(&a.get_html(&format!("/approvals/{id}")).await) }),
+    )
+    .await;
+    let clicks = approvers.iter().zip(&tokens).map(|(a, token)| {
+        a.http
+            .post(a.url(&path))
+            .form(&[("csrf_token", token.as_str()), ("comment", "")])
+            .send()
+    });
+    let answers = futures_util::future::join_all(clicks).await;
+    let accepted = answers
+        .iter()
+        .filter(|r| r.as_ref().unwrap().status().as_u16() == 303)
+        .count();
+    assert!(accepted >= 2, "at least the two needed approvals were taken");
+    wait_for_status(&app, &id, "executed").await;
+
+    let jobs: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE request_id = $1::uuid")
+        .bind(&id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(jobs, 1, "one job for one approval transition");
+    let calls: Vec<(String,)> = sqlx::query_as(
+        "SELECT details->>'path' FROM audit_log WHERE action = 'upstream.call' AND details->>'method' = 'POST' \
+         AND (details->>'path' LIKE '%/initialize' OR details->>'path' LIKE '%/finalize')",
+    )
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let initialize = calls.iter().filter(|(p,)| p.ends_with("/initialize")).count();
+    let finalize = calls.iter().filter(|(p,)| p.ends_with("/finalize")).count();
+    assert_eq!(
+        (initialize, finalize),
+        (1, 1),
+        "exactly one initialize and one finalize upstream"
+    );
+    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let finalized = sandbox.payouts(Some("PENDING"), None).await.unwrap();
+    assert_eq!(finalized.total, 1);
+}
+
+#[tokio::test]
+async fn separation_of_duties_refusals() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    // Alone, the owner has no one else to approve.
+    let res = file_payout(&app, "0123456789", "10").await;
+    assert_eq!(res.status().as_u16(), 422);
+    let body = res.text().await.unwrap();
+    assert!(
+        body.contains("someone other than you") && body.contains("Approver"),
+        "{body}"
+    );
+
+    let approver = members(&app, "Approver", &["only-checks@example.com".into()])
+        .await
+        .remove(0);
+    // An approve-only member can't initiate: no form, and a forged post is refused.
+    assert_eq!(
+        approver.get("/payouts/new?country=NG").await.status().as_u16(),
+        403
+    );
+    let res = approver
+        .post_form(
+            "/approvals",
+            "/payouts",
+            &[("country", "NG"), ("from_asset", "USDT"), ("amount", "10")],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 403);
+
+    // A second pending request for the same account is refused.
+    let first = file_payout(&app, "0123456789", "10").await;
+    assert_eq!(first.status().as_u16(), 303);
+    let second = file_payout(&app, "0123456789", "12").await;
+    assert_eq!(second.status().as_u16(), 422);
+    let body = second.text().await.unwrap();
+    assert!(body.contains("already waiting for approval"));
+    assert!(body.contains(&location(&first)));
+
+    // The maker cancels; a rejection needs no second voice.
+    let id = request_id(&first);
+    let res = app
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/cancel"),
+            &[],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    let res = approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    let again = request_id(&file_payout(&app, "0123456789", "10").await);
+    let res = approver
+        .post_form(
+            &format!("/approvals/{again}"),
+            &format!("/approvals/{again}/reject"),
+            &[("comment", "wrong account")],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    wait_for_status(&app, &again, "rejected").await;
+    let audit: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action LIKE 'approvals.%'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert!(audit >= 4);
+}
+
+#[tokio::test]
+async fn requests_expire_and_lost_answers_are_reconciled_by_reference() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap@example.com".into()])
+        .await
+        .remove(0);
+
+    let stale = request_id(&file_payout(&operator, "0123456789", "10").await);
+    sqlx::query("UPDATE action_requests SET expires_at = now() - interval '1 second' WHERE id = $1::uuid")
+        .bind(&stale)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let res = approver
+        .post_form(
+            &format!("/approvals/{stale}"),
+            &format!("/approvals/{stale}/approve"),
+            &[],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("expired"));
+
+    // The next two payout writes lose their answers: the quote runs but its
+    // answer is lost, twice. The engine retries with the same reference and
+    // gets the same quote; one payout results.
+    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    sandbox
+        .sandbox_add_fault(&paydesk_api::models::control::AddFault {
+            method: "POST".into(),
+            path_prefix: "/api/payouts/quotes".into(),
+            mode: "500_no_body".into(),
+            count: 2,
+        })
+        .await
+        .unwrap();
+    approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    wait_for_status(&app, &id, "executed").await;
+    let reference: String =
+        sqlx::query_scalar("SELECT upstream_reference FROM action_requests WHERE id = $1::uuid")
+            .bind(&id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let mine: Vec<_> = sandbox
+        .payouts(None, Some(100))
+        .await
+        .unwrap()
+        .payouts
+        .into_iter()
+        .filter(|p| p.reference == reference)
+        .collect();
+    assert_eq!(mine.len(), 1, "one quote for the reference, however many tries");
+    assert_eq!(mine[0].status, "PENDING");
+}
