@@ -5,6 +5,8 @@ use paydesk_api::models::balances::BalanceAccount;
 use paydesk_api::models::transactions::{Transaction, TransactionQuery};
 
 use crate::access::Member;
+use crate::approvals::model::ActionKind;
+use crate::approvals::store as approvals;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Section, Shell};
@@ -15,6 +17,8 @@ struct Dashboard {
     shell: Shell,
     balances: Section<Vec<BalanceAccount>>,
     transactions: Section<Vec<Transaction>>,
+    /// Requests waiting for this member's decision, when they approve.
+    pending_approvals: Option<usize>,
 }
 
 pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
@@ -41,9 +45,20 @@ pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse,
             transactions = Section::from_result(client.transactions(&latest).await.map(|p| p.transactions));
         }
     }
+    let approves = ActionKind::ALL.iter().any(|k| member.can(k.approve_permission()));
+    let pending_approvals = if approves {
+        Some(
+            approvals::inbox(&state.pool, member.tenant_id, member.user.user_id)
+                .await?
+                .len(),
+        )
+    } else {
+        None
+    };
     html(&Dashboard {
         shell,
         balances,
         transactions,
+        pending_approvals,
     })
 }

@@ -7,7 +7,7 @@ use crate::helpers::{csrf_in, location, spawn_app, TestApp};
 
 /// Adds members with `role` straight in the database (one password hash
 /// for all, to keep the test fast) and signs each in through the form.
-async fn members(app: &TestApp, role: &str, emails: &[String]) -> Vec<TestApp> {
+pub async fn members(app: &TestApp, role: &str, emails: &[String]) -> Vec<TestApp> {
     let hash =
         paydesk::auth::password::hash(secrecy::SecretString::from("member-password-123".to_owned())).await;
     let (tenant, role_id): (uuid::Uuid, uuid::Uuid) = sqlx::query_as(

@@ -221,3 +221,101 @@ async fn a_new_user_signs_in_sees_balances_generates_an_address_and_signs_out() 
     assert!(c.current_url().await.unwrap().path().ends_with("/login"));
     c.close().await.unwrap();
 }
+
+async fn sign_in(c: &Client, app: &crate::helpers::TestApp, email: &str, password: &str) {
+    c.goto(&app.url("/login")).await.unwrap();
+    fill(c, "input[name=email]", email).await;
+    fill(c, "input[name=password]", password).await;
+    c.find(Locator::Css("button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(c, "Dashboard").await;
+}
+
+#[tokio::test]
+async fn a_maker_files_a_payout_and_a_checker_approves_it_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    crate::approvals::members(&app, "Operator", &["maker@example.com".into()]).await;
+    crate::approvals::members(&app, "Approver", &["checker@example.com".into()]).await;
+    let driver = start_driver().await;
+    let maker = browser(&driver).await;
+    let checker = browser(&driver).await;
+    maker.set_window_size(1280, 900).await.unwrap();
+    checker.set_window_size(1280, 900).await.unwrap();
+
+    sign_in(&maker, &app, "maker@example.com", "member-password-123").await;
+    maker.goto(&app.url("/payouts/new")).await.unwrap();
+    maker
+        .find(Locator::Css("select[name=country]"))
+        .await
+        .unwrap()
+        .select_by_value("NG")
+        .await
+        .unwrap();
+    // Choosing the country loads its banks and reasons (the select submits itself).
+    wait_for_text(&maker, "Guaranty Trust Bank").await;
+    maker
+        .find(Locator::Css("select[name=from_asset]"))
+        .await
+        .unwrap()
+        .select_by_value("USDT")
+        .await
+        .unwrap();
+    fill(&maker, "input[name=amount]", "25").await;
+    maker
+        .find(Locator::Css("select[name=bank_code]"))
+        .await
+        .unwrap()
+        .select_by_value("058")
+        .await
+        .unwrap();
+    fill(&maker, "input[name=account_number]", "0123456789").await;
+    fill(&maker, "input[name=account_name]", "Ada Okafor").await;
+    fill(&maker, "input[name=payment_reason]", "salary").await;
+    maker
+        .find(Locator::XPath("//button[text()='Request approval']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let filed = wait_for_text(&maker, "What is approved").await;
+    assert!(filed.contains("37500") && filed.contains("pending"), "{filed}");
+    snap(&maker, "4-payout-request").await;
+
+    sign_in(&checker, &app, "checker@example.com", "member-password-123").await;
+    wait_for_text(&checker, "1 request(s) wait for your approval").await;
+    checker.goto(&app.url("/approvals")).await.unwrap();
+    checker
+        .find(Locator::XPath("//a[starts-with(text(), 'Pay 25 USDT')]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    wait_for_text(&checker, "Your decision").await;
+    fill(&checker, "textarea[name=comment]", "checked the invoice").await;
+    checker
+        .find(Locator::XPath("//button[text()='Approve']"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    // The page follows the request live until the payout is finalized.
+    let done = wait_for_text(&checker, "finalized").await;
+    assert!(
+        done.contains("executed") && done.contains("checked the invoice"),
+        "{done}"
+    );
+    snap(&checker, "5-payout-executed").await;
+
+    maker.refresh().await.unwrap();
+    wait_for_text(&maker, "executed").await;
+    maker.close().await.unwrap();
+    checker.close().await.unwrap();
+}
