@@ -59,10 +59,20 @@ enum Step {
     Again(StdDuration),
 }
 
+/// How often in-flight payouts are read back, in case a webhook was lost.
+const RECONCILE_EVERY: StdDuration = StdDuration::from_secs(10);
+
 /// Starts the runner on the current runtime.
 pub fn start(state: Data<AppState>) {
     tokio::spawn(async move {
+        let mut last_reconcile = std::time::Instant::now();
         loop {
+            if last_reconcile.elapsed() >= RECONCILE_EVERY {
+                last_reconcile = std::time::Instant::now();
+                if let Err(e) = reconcile(&state).await {
+                    tracing::warn!(error = %e, "reading back in-flight payouts failed");
+                }
+            }
             match run_next(&state).await {
                 Ok(true) => continue,
                 Ok(false) => tokio::time::sleep(IDLE).await,
@@ -73,6 +83,25 @@ pub fn start(state: Data<AppState>) {
             }
         }
     });
+}
+
+/// Webhooks may be lost: reads back payouts still in flight and records
+/// their status (which never moves backwards).
+pub async fn reconcile(state: &AppState) -> Result<(), PortalError> {
+    for (request, tenant, payout_id) in store::in_flight_payouts(&state.pool).await? {
+        let client = match state
+            .upstreams
+            .for_tenant(&state.pool, &state.key, &state.audit, tenant, engine_actor())
+            .await
+        {
+            Ok(c) => c,
+            Err(_) => continue,
+        };
+        if let Ok(payout) = client.payout(&payout_id).await {
+            store::payout_event_status(&state.pool, request, &payout.status).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Takes and runs one due job; false when none is due.
@@ -268,20 +297,7 @@ async fn execute_payout(state: &AppState, request: &ActionRequest) -> Result<Ste
             return executed(state, request, &payout).await;
         }
         if payout.status == "EXPIRED" {
-            store::merge_outcome(
-                &state.pool,
-                request.id,
-                json!({"attempt": attempt + 1, "payout_id": null}),
-            )
-            .await?;
-            store::add_timeline(
-                &state.pool,
-                request.id,
-                "quote expired",
-                "a fresh quote will be taken",
-            )
-            .await?;
-            return Ok(Step::Again(StdDuration::ZERO));
+            return fresh_quote(state, request, attempt).await;
         }
         return finalize(state, &client, request, &payload, &payout).await;
     }
@@ -442,21 +458,7 @@ async fn finalize(
             }
         }
         Err(e @ ApiError::Problem { .. }) if e.code() == Some("QUOTE_EXPIRED") => {
-            let attempt = request.outcome.0["attempt"].as_u64().unwrap_or(0);
-            store::merge_outcome(
-                &state.pool,
-                request.id,
-                json!({"attempt": attempt + 1, "payout_id": null}),
-            )
-            .await?;
-            store::add_timeline(
-                &state.pool,
-                request.id,
-                "quote expired",
-                "a fresh quote will be taken",
-            )
-            .await?;
-            Ok(Step::Again(StdDuration::ZERO))
+            fresh_quote(state, request, request.outcome.0["attempt"].as_u64().unwrap_or(0)).await
         }
         Err(
             e @ ApiError::Problem {
@@ -468,6 +470,25 @@ async fn finalize(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The quote ran out before finalize, so nothing was paid: the next run
+/// takes a fresh quote under the next reference of the series.
+async fn fresh_quote(state: &AppState, request: &ActionRequest, attempt: u64) -> Result<Step, PortalError> {
+    store::merge_outcome(
+        &state.pool,
+        request.id,
+        json!({"attempt": attempt + 1, "payout_id": null}),
+    )
+    .await?;
+    store::add_timeline(
+        &state.pool,
+        request.id,
+        "quote expired",
+        "a fresh quote will be taken",
+    )
+    .await?;
+    Ok(Step::Again(StdDuration::ZERO))
 }
 
 /// The rate moved beyond tolerance: the request goes back for approval at

@@ -499,7 +499,8 @@ pub async fn payout_event_status<'e>(
     status: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE action_requests SET outcome = outcome || jsonb_build_object('payout_status', $2::text) \
+        "UPDATE action_requests SET outcome = outcome || jsonb_build_object('payout_status', $2::text), \
+           updated_at = now() \
          WHERE id = $1 AND NOT (outcome ? 'payout_status' AND outcome->>'payout_status' IN ('PROCESSING', 'COMPLETED', 'FAILED', 'EXPIRED'))",
     )
     .bind(id)
@@ -507,4 +508,18 @@ pub async fn payout_event_status<'e>(
     .execute(db)
     .await?;
     Ok(())
+}
+
+/// Executed payout requests whose payout has not reached a final status,
+/// untouched for ten seconds: (request, tenant, payout id).
+pub async fn in_flight_payouts(pool: &PgPool) -> Result<Vec<(Uuid, Uuid, String)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, tenant_id, outcome->>'payout_id' FROM action_requests \
+         WHERE kind = 'payout' AND status = 'executed' AND outcome ? 'payout_id' \
+           AND COALESCE(outcome->>'payout_status', '') NOT IN ('COMPLETED', 'FAILED', 'EXPIRED') \
+           AND updated_at < now() - interval '10 seconds' \
+         ORDER BY updated_at LIMIT 100",
+    )
+    .fetch_all(pool)
+    .await
 }

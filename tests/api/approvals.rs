@@ -372,3 +372,51 @@ async fn requests_expire_and_lost_answers_are_reconciled_by_reference() {
     assert_eq!(mine.len(), 1, "one quote for the reference, however many tries");
     assert_eq!(mine[0].status, "PENDING");
 }
+
+#[tokio::test]
+async fn a_lost_webhook_is_made_up_for_by_reading_the_payout_back() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op2@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap2@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    wait_for_status(&app, &id, "executed").await;
+
+    // The service's events stop reaching the portal; the payout completes.
+    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    sandbox
+        .sandbox_set_webhook("http://127.0.0.1:9/nowhere", None)
+        .await
+        .unwrap();
+    let payout_id: String =
+        sqlx::query_scalar("SELECT outcome->>'payout_id' FROM action_requests WHERE id = $1::uuid")
+            .bind(&id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    sandbox.sandbox_settle_payout(&payout_id, true).await.unwrap();
+    for _ in 0..300 {
+        let status: Option<String> =
+            sqlx::query_scalar("SELECT outcome->>'payout_status' FROM action_requests WHERE id = $1::uuid")
+                .bind(&id)
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
+        if status.as_deref() == Some("COMPLETED") {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the completed payout was never read back");
+}
