@@ -414,6 +414,9 @@ async fn execute_payout(state: &AppState, request: &ActionRequest) -> Result<Ste
         .await;
     let payout = match initialized {
         Ok(p) => p,
+        Err(e @ ApiError::Problem { .. }) if e.code() == Some("QUOTE_EXPIRED") => {
+            return fresh_quote(state, request, attempt).await;
+        }
         Err(
             e @ ApiError::Problem {
                 status: 400..=499, ..

@@ -73,7 +73,19 @@ async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("request {request} never became {wanted}");
+    let (status, reason, outcome): (String, Option<String>, serde_json::Value) =
+        sqlx::query_as("SELECT status, failure_reason, outcome FROM action_requests WHERE id = $1::uuid")
+            .bind(request)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let jobs: Vec<(i32, Option<String>)> =
+        sqlx::query_as("SELECT attempts, last_error FROM jobs WHERE request_id = $1::uuid")
+            .bind(request)
+            .fetch_all(&app.pool)
+            .await
+            .unwrap();
+    panic!("request {request} never became {wanted}: {status} {reason:?} {outcome} jobs {jobs:?}");
 }
 
 fn request_id(res: &reqwest::Response) -> String {
@@ -419,4 +431,179 @@ async fn a_lost_webhook_is_made_up_for_by_reading_the_payout_back() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("the completed payout was never read back");
+}
+
+/// The quote the engine will ask for, made ahead by the test with the same
+/// reference and body, so the test knows its id (the service de-duplicates
+/// by reference and hands the engine this same quote).
+async fn quote_ahead(
+    app: &TestApp,
+    request: &str,
+    amount: &str,
+) -> (paydesk_api::Client, paydesk_api::models::payouts::Payout, String) {
+    let reference: String =
+        sqlx::query_scalar("SELECT upstream_reference FROM action_requests WHERE id = $1::uuid")
+            .bind(request)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let quote = sandbox
+        .create_payout_quote(&paydesk_api::models::payouts::QuoteRequest {
+            amount: Some(amount.parse().unwrap()),
+            country: "NG".into(),
+            from_asset: "USDT".into(),
+            to_currency: "NGN".into(),
+            source: "offchain".into(),
+            reference: reference.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    (sandbox, quote, reference)
+}
+
+#[tokio::test]
+async fn a_finalize_whose_answer_is_lost_is_settled_by_reading_back() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op3@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap3@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    let (sandbox, quote, reference) = quote_ahead(&app, &id, "10").await;
+    sandbox
+        .sandbox_add_fault(&paydesk_api::models::control::AddFault {
+            method: "POST".into(),
+            path_prefix: format!("/api/payouts/{}/finalize", quote.quote_id),
+            mode: "500_no_body".into(),
+            count: 1,
+        })
+        .await
+        .unwrap();
+    let before = sandbox.balance("USDT").await.unwrap().available_balance.value();
+    approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    wait_for_status(&app, &id, "executed").await;
+    let timeline = operator.get_html(&format!("/approvals/{id}")).await;
+    assert!(timeline.contains("finalize unconfirmed"), "{timeline}");
+    assert_eq!(
+        sandbox.payout(&quote.id.to_string()).await.unwrap().status,
+        "PENDING"
+    );
+    let after = sandbox.balance("USDT").await.unwrap().available_balance.value();
+    assert_eq!(before - after, 10_100_000, "paid once: 10 USDT and 0.1 fee");
+    assert_eq!(
+        sandbox.transaction(&reference).await.unwrap().amount.value(),
+        -10_000_000
+    );
+}
+
+#[tokio::test]
+async fn a_run_that_died_after_initialize_is_finished_without_paying_twice() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op4@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    // What a run that died after initialize leaves behind: the quote
+    // initialized upstream, its payout id saved, the request executing and
+    // its job still queued.
+    let (sandbox, quote, reference) = quote_ahead(&app, &id, "10").await;
+    sandbox
+        .initialize_payout(
+            &quote.quote_id,
+            &paydesk_api::models::payouts::InitializeRequest {
+                quote_id: quote.quote_id.clone(),
+                reference: reference.clone(),
+                payment_reason: "salary".into(),
+                callback_url: None,
+                beneficiary: paydesk_api::models::payouts::PayoutBeneficiary {
+                    destination_type: "bank".into(),
+                    country: "NG".into(),
+                    account_name: "Ada Okafor".into(),
+                    account_number: "0123456789".into(),
+                    bank_code: Some("058".into()),
+                },
+            },
+        )
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE action_requests SET status = 'executing', \
+         outcome = jsonb_build_object('payout_id', $2::text, 'quote_id', $3::text, 'reference', $4::text) WHERE id = $1::uuid",
+    )
+    .bind(&id)
+    .bind(quote.id.to_string())
+    .bind(&quote.quote_id)
+    .bind(&reference)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    sqlx::query("INSERT INTO jobs (kind, request_id) VALUES ('execute', $1::uuid)")
+        .bind(&id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    wait_for_status(&app, &id, "executed").await;
+    let mine: Vec<_> = sandbox
+        .payouts(None, Some(100))
+        .await
+        .unwrap()
+        .payouts
+        .into_iter()
+        .filter(|p| p.reference == reference)
+        .collect();
+    assert_eq!(mine.len(), 1, "no second quote or payout");
+    assert_eq!(mine[0].status, "PENDING");
+}
+
+#[tokio::test]
+async fn a_quote_that_expired_before_execution_is_replaced() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op5@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap5@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    // The quote for this request's reference exists and then runs out.
+    let (sandbox, quote, reference) = quote_ahead(&app, &id, "10").await;
+    sandbox.sandbox_advance_clock(901).await.unwrap();
+    assert_eq!(
+        sandbox.payout(&quote.id.to_string()).await.unwrap().status,
+        "EXPIRED"
+    );
+
+    approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    wait_for_status(&app, &id, "executed").await;
+    let payout_id: String =
+        sqlx::query_scalar("SELECT outcome->>'payout_id' FROM action_requests WHERE id = $1::uuid")
+            .bind(&id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let payout = sandbox.payout(&payout_id).await.unwrap();
+    assert_ne!(payout.id, quote.id, "a fresh quote");
+    assert_eq!(payout.reference, format!("{reference}-1"));
+    assert_eq!(payout.status, "PENDING");
+    let timeline = operator.get_html(&format!("/approvals/{id}")).await;
+    assert!(timeline.contains("quote expired"));
 }

@@ -263,6 +263,7 @@ async fn quotes_expire_and_expired_quotes_cannot_go_on() {
     );
     let err = t.client.finalize_payout(&quote.quote_id).await.unwrap_err();
     assert_eq!(err.status(), Some(422));
+    assert_eq!(err.code(), Some("QUOTE_EXPIRED"));
     let last = hooks.deliveries().pop().unwrap();
     assert_eq!(last.json["event"], "payouts.withdrawal.expired");
     assert_eq!(last.json["data"]["status"], "expired");
@@ -282,6 +283,7 @@ async fn quotes_expire_and_expired_quotes_cannot_go_on() {
         .await
         .unwrap_err();
     assert_eq!(err.status(), Some(422));
+    assert_eq!(err.code(), Some("QUOTE_EXPIRED"));
 }
 
 #[tokio::test]

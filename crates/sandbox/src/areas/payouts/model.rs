@@ -319,6 +319,12 @@ pub fn initialize(
     }
     let index = quote_index(company, path_quote_id)?;
     let record = &company.payouts.records[index];
+    if record.payout.status == "EXPIRED" || fx.now >= record.payout.expires_at {
+        return Err(ApiError::unprocessable(
+            codes::QUOTE_EXPIRED,
+            "the quote has expired; request a new quote and initialize that",
+        ));
+    }
     if record.payout.status != "QUOTE" {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
@@ -326,12 +332,6 @@ pub fn initialize(
                 "payout is {}; only a quote can be initialized",
                 record.payout.status
             ),
-        ));
-    }
-    if fx.now >= record.payout.expires_at {
-        return Err(ApiError::unprocessable(
-            codes::QUOTE_EXPIRED,
-            "the quote has expired; request a new quote and initialize that",
         ));
     }
     let corridor = corridors::find(&record.payout.country).expect("quotes are made for known corridors");
@@ -369,6 +369,12 @@ pub fn initialize(
 pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> Result<Payout, ApiError> {
     let index = quote_index(company, quote_id)?;
     let record = company.payouts.records[index].clone();
+    if record.payout.status == "EXPIRED" {
+        return Err(ApiError::unprocessable(
+            codes::QUOTE_EXPIRED,
+            "the quote expired before finalize; request a new quote and initialize it",
+        ));
+    }
     if record.payout.status != "INITIATED" {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
