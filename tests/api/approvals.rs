@@ -607,3 +607,58 @@ async fn a_quote_that_expired_before_execution_is_replaced() {
     let timeline = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(timeline.contains("quote expired"));
 }
+
+#[tokio::test]
+async fn a_rate_that_moved_beyond_tolerance_sends_the_request_back() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op6@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap6@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    // 1,500 -> 1,520 is a 1.33% move; the default tolerance is 1%.
+    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    sandbox
+        .sandbox_set_price("USDT", "NGN", "1520".parse().unwrap())
+        .await
+        .unwrap();
+    approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    for _ in 0..100 {
+        let page = operator.get_html(&format!("/approvals/{id}")).await;
+        if page.contains("back for approval") {
+            assert!(
+                page.contains("1520 NGN per USDT"),
+                "approvers now see the new rate"
+            );
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    wait_for_status(&app, &id, "pending").await;
+    let paid: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE details->>'path' LIKE '%/finalize'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(paid, 0, "nothing was paid at the worse rate");
+
+    // Approved again at the new rate, it runs.
+    let res = approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    wait_for_status(&app, &id, "executed").await;
+}

@@ -32,6 +32,7 @@ use crate::models::payouts::{
     AccountLookup, AccountName, BankList, Corridor, CountryList, InitializeAnswer, InitializeRequest, Payout,
     PayoutData, PayoutLimit, PayoutPage, QuoteData, QuoteRequest, SettlePayout,
 };
+use crate::models::trading::{Price, PriceList, SetPrice};
 use crate::models::transactions::{Transaction, TransactionPage, TransactionQuery};
 use crate::paths::{Method, Operation};
 use crate::signing::sign_request;
@@ -469,6 +470,13 @@ impl Client {
             .await
     }
 
+    // --- Trading ------------------------------------------------------------
+
+    pub async fn trading_prices(&self) -> Result<PriceList, ApiError> {
+        self.data(Operation::TradingPrices, &[], &[], None::<&()>, true)
+            .await
+    }
+
     // --- Beneficiaries ----------------------------------------------------
 
     pub async fn create_beneficiary(&self, body: &NewBeneficiary) -> Result<Beneficiary, ApiError> {
@@ -509,6 +517,23 @@ impl Client {
     }
 
     // --- Sandbox control API ---------------------------------------------
+
+    /// Sets a market price in the sandbox (the same price twice is no change,
+    /// so it is safe to retry).
+    pub async fn sandbox_set_price(
+        &self,
+        base: &str,
+        quote: &str,
+        price: rust_decimal::Decimal,
+    ) -> Result<Price, ApiError> {
+        let body = SetPrice {
+            base: base.to_owned(),
+            quote: quote.to_owned(),
+            price,
+        };
+        self.data(Operation::SandboxSetPrice, &[], &[], Some(&body), true)
+            .await
+    }
 
     /// The rail settles a finalized payout now.
     pub async fn sandbox_settle_payout(&self, id: &str, completed: bool) -> Result<Payout, ApiError> {

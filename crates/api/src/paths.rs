@@ -72,6 +72,7 @@ operations! {
     FinalizePayout => Post "/api/payouts/{quoteId}/finalize", "spec";
     GetPayout => Get "/api/payouts/{id}", "spec";
     ListPayouts => Get "/api/payouts", "public";
+    TradingPrices => Get "/api/trading/prices", "public";
     CreateBeneficiary => Post "/api/beneficiaries", "public";
     ListBeneficiaries => Get "/api/beneficiaries", "public";
     GetBeneficiary => Get "/api/beneficiaries/{id}", "public";
@@ -84,6 +85,7 @@ operations! {
     SandboxAddFault => Post "/sandbox/faults", "ours";
     SandboxClearFaults => Delete "/sandbox/faults", "ours";
     SandboxSettlePayout => Post "/sandbox/payouts/{id}/settle", "ours";
+    SandboxSetPrice => Put "/sandbox/prices", "ours";
 }
 
 impl Operation {

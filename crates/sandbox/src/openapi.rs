@@ -39,6 +39,7 @@ fn summary(op: Operation) -> &'static str {
         }
         Operation::GetPayout => "A payout by its id (or quote id)",
         Operation::ListPayouts => "Payouts, newest first, filtered by status",
+        Operation::TradingPrices => "The latest market price of every pair",
         Operation::CreateBeneficiary => "Saves a bank, mobile-money or crypto recipient",
         Operation::ListBeneficiaries => "Saved recipients, by limit and offset",
         Operation::GetBeneficiary => "One saved recipient",
@@ -61,6 +62,9 @@ fn summary(op: Operation) -> &'static str {
         Operation::SandboxSettlePayout => {
             "Sandbox: the rail settles a finalized payout now (outcome completed or failed)"
         }
+        Operation::SandboxSetPrice => {
+            "Sandbox: sets a market price {base, quote, price} (the one market of this sandbox)"
+        }
     }
 }
 
@@ -74,6 +78,8 @@ fn tag(op: Operation) -> &'static str {
         "Addresses"
     } else if path.starts_with("/api/transactions") {
         "Transactions"
+    } else if path.starts_with("/api/trading") {
+        "Trading"
     } else if path.starts_with("/api/payouts") {
         "Payouts"
     } else if path.starts_with("/api/beneficiaries") {

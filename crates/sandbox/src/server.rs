@@ -10,7 +10,9 @@ use actix_web::web::{self, Data};
 use actix_web::{middleware, App, HttpRequest, HttpResponse, HttpServer, Route};
 use paydesk_api::paths::{Method, Operation};
 
-use crate::areas::{addresses, balances, beneficiaries, control, deposits, identity, payouts, transactions};
+use crate::areas::{
+    addresses, balances, beneficiaries, control, deposits, identity, market, payouts, transactions,
+};
 use crate::error::ApiError;
 use crate::fixture::Fixture;
 use crate::gatekeeper::gatekeeper;
@@ -49,6 +51,7 @@ fn route(op: Operation) -> Route {
         Operation::FinalizePayout => method.to(payouts::finalize),
         Operation::GetPayout => method.to(payouts::get),
         Operation::ListPayouts => method.to(payouts::list),
+        Operation::TradingPrices => method.to(market::list),
         Operation::CreateBeneficiary => method.to(beneficiaries::create_handler),
         Operation::ListBeneficiaries => method.to(beneficiaries::list),
         Operation::GetBeneficiary => method.to(beneficiaries::get),
@@ -61,6 +64,7 @@ fn route(op: Operation) -> Route {
         Operation::SandboxAddFault => method.to(control::add_fault),
         Operation::SandboxClearFaults => method.to(control::clear_faults),
         Operation::SandboxSettlePayout => method.to(payouts::settle),
+        Operation::SandboxSetPrice => method.to(market::set),
     }
 }
 

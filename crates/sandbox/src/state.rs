@@ -13,6 +13,7 @@ use paydesk_api::units::Currency;
 use uuid::Uuid;
 
 use crate::areas::beneficiaries::BeneficiaryBook;
+use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
 use crate::areas::{addresses::AddressBook, deposits};
 use crate::clock::SandboxClock;
@@ -96,13 +97,15 @@ impl Company {
 /// steps and emit events.
 pub struct Effects<'a> {
     pub now: DateTime<Utc>,
+    pub market: &'a Market,
     pub scheduler: &'a mut Scheduler,
     pub outbox: &'a mut Outbox,
 }
 
-#[derive(Default)]
 pub struct Store {
     pub companies: HashMap<Uuid, Company>,
+    /// The one market of this sandbox.
+    pub market: Market,
     pub clients: HashMap<Uuid, ApiClient>,
     pub scheduler: Scheduler,
     pub outbox: Outbox,
@@ -112,7 +115,13 @@ impl Store {
     /// Builds the companies of a fixture, recording each opening balance as
     /// a settled DEPOSIT_CONFIRMED transaction with reference `OPENING_<CUR>`.
     pub fn from_fixture(fixture: &Fixture, now: DateTime<Utc>) -> Result<Self, ApiError> {
-        let mut store = Store::default();
+        let mut store = Store {
+            companies: HashMap::new(),
+            market: Market::new(now),
+            clients: HashMap::new(),
+            scheduler: Scheduler::default(),
+            outbox: Outbox::default(),
+        };
         for cf in &fixture.companies {
             let id = cf.id.unwrap_or_else(Uuid::new_v4);
             let mut company = Company {
@@ -186,6 +195,7 @@ impl Store {
             company,
             Effects {
                 now,
+                market: &self.market,
                 scheduler: &mut self.scheduler,
                 outbox: &mut self.outbox,
             },

@@ -546,3 +546,37 @@ async fn beneficiaries_are_saved_listed_changed_and_deleted() {
     );
     assert_eq!(t.client.beneficiaries(None, None).await.unwrap().total, 1);
 }
+
+#[tokio::test]
+async fn market_prices_move_payout_rates() {
+    let t = support::spawn().await;
+    let prices = t.client.trading_prices().await.unwrap().prices;
+    let usdt_ngn = prices
+        .iter()
+        .find(|p| p.base_currency == "USDT" && p.quote_currency == "NGN")
+        .unwrap();
+    assert_eq!(usdt_ngn.price, dec("1500"));
+    t.client
+        .sandbox_set_price("USDT", "NGN", dec("1520.5"))
+        .await
+        .unwrap();
+    let quote = t
+        .client
+        .create_payout_quote(&quote_usdt_ngn("10", "rate-1"))
+        .await
+        .unwrap();
+    assert_eq!(quote.exchange_rate.rate, dec("1520.5"));
+    assert_eq!(quote.settlement_amount, dec("15205"));
+    let err = t
+        .client
+        .sandbox_set_price("DOGE", "NGN", dec("1"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), Some(400));
+    let err = t
+        .client
+        .sandbox_set_price("USDT", "NGN", dec("0"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.problem().unwrap().errors[0].field, "price");
+}

@@ -7,4 +7,5 @@ pub mod control;
 pub mod events;
 pub mod identity;
 pub mod payouts;
+pub mod trading;
 pub mod transactions;

@@ -7,5 +7,6 @@ pub mod beneficiaries;
 pub mod control;
 pub mod deposits;
 pub mod identity;
+pub mod market;
 pub mod payouts;
 pub mod transactions;

@@ -1,15 +1,12 @@
 //! The sandbox's payout corridors (sandbox-rules.md, "Payouts"): NG, KE and
 //! GH, each with bank and mobile-money destinations. GH demands a payment
-//! reason from a fixed list. Rates and limits are the sandbox's own.
-
-use rust_decimal::Decimal;
+//! reason from a fixed list. Limits are the sandbox's own; rates come from
+//! the market (`areas/market.rs`).
 
 pub struct Corridor {
     pub country: &'static str,
     pub name: &'static str,
     pub currency: &'static str,
-    /// Units of the currency per USDT (and USDC).
-    pub rate_per_usdt: i64,
     /// Settlement bounds in whole units of the currency.
     pub lower_limit: i64,
     pub higher_limit: i64,
@@ -28,7 +25,6 @@ pub const CORRIDORS: &[Corridor] = &[
         country: "NG",
         name: "Nigeria",
         currency: "NGN",
-        rate_per_usdt: 1_500,
         lower_limit: 1_000,
         higher_limit: 5_000_000,
         reasons: REASONS,
@@ -44,7 +40,6 @@ pub const CORRIDORS: &[Corridor] = &[
         country: "KE",
         name: "Kenya",
         currency: "KES",
-        rate_per_usdt: 130,
         lower_limit: 100,
         higher_limit: 1_000_000,
         reasons: REASONS,
@@ -59,7 +54,6 @@ pub const CORRIDORS: &[Corridor] = &[
         country: "GH",
         name: "Ghana",
         currency: "GHS",
-        rate_per_usdt: 15,
         lower_limit: 10,
         higher_limit: 100_000,
         reasons: REASONS,
@@ -72,9 +66,6 @@ pub const CORRIDORS: &[Corridor] = &[
     },
 ];
 
-/// The market price of BTC in USDT, until trading's prices arrive.
-pub const BTC_USDT: i64 = 60_000;
-
 pub fn find(country: &str) -> Option<&'static Corridor> {
     CORRIDORS
         .iter()
@@ -82,15 +73,6 @@ pub fn find(country: &str) -> Option<&'static Corridor> {
 }
 
 impl Corridor {
-    /// Units of the corridor's currency per unit of `asset`.
-    pub fn rate(&self, asset: &str) -> Decimal {
-        let per_usdt = Decimal::from(self.rate_per_usdt);
-        match asset {
-            "BTC" => per_usdt * Decimal::from(BTC_USDT),
-            _ => per_usdt,
-        }
-    }
-
     pub fn bank(&self, code: &str) -> Option<&(&'static str, &'static str, &'static str)> {
         self.banks
             .iter()

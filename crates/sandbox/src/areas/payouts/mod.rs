@@ -166,6 +166,7 @@ pub async fn lookup(
 
 /// `GET /api/payouts/limits`.
 pub async fn limits(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+    let market = &shared.store().market;
     let rows: Vec<PayoutLimit> = corridors::CORRIDORS
         .iter()
         .map(|c| PayoutLimit {
@@ -173,7 +174,7 @@ pub async fn limits(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, 
             higher_limit: Decimal::from(c.higher_limit),
             currency: c.currency.to_owned(),
             country: c.country.to_owned(),
-            rate: Decimal::from(c.rate_per_usdt),
+            rate: market.price("USDT", c.currency).unwrap_or_default(),
         })
         .collect();
     Ok(envelope(

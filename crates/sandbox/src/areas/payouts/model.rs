@@ -22,7 +22,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use serde_json::json;
 use uuid::Uuid;
 
-use super::corridors::{self, Corridor, BTC_USDT};
+use super::corridors::{self, Corridor};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::pagination::Sequenced;
@@ -147,7 +147,13 @@ pub fn quote(company: &mut Company, req: &QuoteRequest, fx: &mut Effects<'_>) ->
     }
     let chain = chain_name(&source, req.chain.as_deref(), &asset)?;
     let decimals = asset_decimals(&asset).unwrap_or(6);
-    let rate = corridor.rate(&asset);
+    let price = |base: &str| {
+        fx.market
+            .price(base, corridor.currency)
+            .ok_or_else(|| ApiError::invalid(format!("no market price for {base}/{}", corridor.currency)))
+    };
+    let rate = price(&asset)?;
+    let btc_rate = price("BTC")?;
     let (amount, settlement) = match (req.amount, req.settlement_amount) {
         (Some(amount), _) => {
             if amount <= Decimal::ZERO {
@@ -171,9 +177,10 @@ pub fn quote(company: &mut Company, req: &QuoteRequest, fx: &mut Effects<'_>) ->
     let amount_units =
         decimal_to_units(amount, decimals).map_err(|e| ApiError::field("amount", e.to_string()))?;
     let fee_units = decimal_to_units(fees, decimals).map_err(|e| ApiError::field("amount", e.to_string()))?;
+    // The amount's worth in BTC, through the fiat prices of both.
     let btc_amount = match asset.as_str() {
         "BTC" => amount,
-        _ => round_up(amount / Decimal::from(BTC_USDT), 8),
+        _ => round_up(amount * rate / btc_rate, 8),
     };
     let now = fx.now;
     let payout = Payout {
@@ -196,7 +203,7 @@ pub fn quote(company: &mut Company, req: &QuoteRequest, fx: &mut Effects<'_>) ->
         cent_amount: decimal_to_units(settlement, 2).unwrap_or_default().to_string(),
         exchange_rate: ExchangeRate {
             rate,
-            btc_rate: corridor.rate("BTC"),
+            btc_rate,
             currency: corridor.currency.to_owned(),
         },
         beneficiary: None,

@@ -1,0 +1,121 @@
+//! Market prices (sandbox-rules.md, "Money"): one market per sandbox, in
+//! the quote currency per unit of the base. `PUT /sandbox/prices` moves a
+//! price; payouts (and later trading and rates) read them.
+
+use std::collections::BTreeMap;
+
+use actix_web::http::StatusCode;
+use actix_web::web::Data;
+use chrono::{DateTime, Utc};
+use paydesk_api::models::trading::{Price, PriceList, SetPrice};
+use rust_decimal::Decimal;
+
+use crate::error::ApiError;
+use crate::respond::{envelope, Caller, JsonAnswer, JsonBody};
+use crate::state::Shared;
+
+#[derive(Debug)]
+pub struct Market {
+    prices: BTreeMap<(String, String), (Decimal, DateTime<Utc>)>,
+}
+
+impl Market {
+    /// The rules' starting prices, plus the payout corridors' currencies.
+    pub fn new(now: DateTime<Utc>) -> Self {
+        let pairs: &[(&str, &str, i64)] = &[
+            ("BTC", "USDT", 60_000),
+            ("BTC", "USDC", 60_000),
+            ("USDT", "USDC", 1),
+            ("USDT", "NGN", 1_500),
+            ("USDC", "NGN", 1_500),
+            ("BTC", "NGN", 90_000_000),
+            ("USDT", "KES", 130),
+            ("USDC", "KES", 130),
+            ("BTC", "KES", 7_800_000),
+            ("USDT", "GHS", 15),
+            ("USDC", "GHS", 15),
+            ("BTC", "GHS", 900_000),
+        ];
+        Market {
+            prices: pairs
+                .iter()
+                .map(|(b, q, p)| (((*b).to_owned(), (*q).to_owned()), (Decimal::from(*p), now)))
+                .collect(),
+        }
+    }
+
+    /// Units of `quote` per unit of `base`.
+    pub fn price(&self, base: &str, quote: &str) -> Option<Decimal> {
+        self.prices
+            .get(&(base.to_owned(), quote.to_owned()))
+            .map(|(p, _)| *p)
+    }
+
+    pub fn set(&mut self, req: &SetPrice, now: DateTime<Utc>) -> Result<Price, ApiError> {
+        let key = (
+            req.base.trim().to_ascii_uppercase(),
+            req.quote.trim().to_ascii_uppercase(),
+        );
+        if !self.prices.contains_key(&key) {
+            return Err(ApiError::field(
+                "base",
+                format!(
+                    "{}/{} is not a market pair; see GET /api/trading/prices",
+                    key.0, key.1
+                ),
+            ));
+        }
+        if req.price <= Decimal::ZERO {
+            return Err(ApiError::field("price", "must be greater than zero"));
+        }
+        self.prices.insert(key.clone(), (req.price, now));
+        Ok(Price {
+            base_currency: key.0,
+            quote_currency: key.1,
+            price: req.price,
+            as_of: now,
+        })
+    }
+
+    pub fn list(&self) -> Vec<Price> {
+        self.prices
+            .iter()
+            .map(|((b, q), (p, at))| Price {
+                base_currency: b.clone(),
+                quote_currency: q.clone(),
+                price: *p,
+                as_of: *at,
+            })
+            .collect()
+    }
+}
+
+/// `GET /api/trading/prices`.
+pub async fn list(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let prices = shared.store().market.list();
+    Ok(envelope(
+        StatusCode::OK,
+        "Prices retrieved",
+        PriceList { prices },
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `PUT /sandbox/prices {base, quote, price}`.
+pub async fn set(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<SetPrice>,
+) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let price = shared.store().market.set(&body.value, now)?;
+    Ok(envelope(
+        StatusCode::OK,
+        "Price set",
+        price,
+        &caller.request_id,
+        now,
+    ))
+}
