@@ -1,6 +1,7 @@
 use actix_web::web::{self, Data, Form, Query};
 use actix_web::HttpResponse;
 use askama::Template;
+use paydesk_api::models::beneficiaries::Destination;
 use paydesk_api::models::payouts::{Corridor, Country, PayoutBeneficiary, QuoteRequest};
 use rust_decimal::Decimal;
 use serde::Deserialize;
@@ -65,6 +66,9 @@ pub struct Draft {
     account_name: String,
     #[serde(default)]
     payment_reason: String,
+    /// A saved beneficiary to pay instead of the typed account.
+    #[serde(default)]
+    beneficiary_id: String,
 }
 
 #[derive(Template)]
@@ -74,6 +78,8 @@ struct NewPage {
     countries: Vec<Country>,
     corridor: Option<Corridor>,
     banks: Vec<(String, String, String)>,
+    /// Saved bank and mobile-money beneficiaries of this country: (id, label).
+    saved: Vec<(String, String)>,
     draft: Draft,
     error: Option<String>,
     pending_link: Option<String>,
@@ -91,8 +97,8 @@ async fn render_new(
         .for_member(&state.pool, &state.key, &state.audit, member)
         .await?;
     let countries = client.payout_countries().await?.countries;
-    let (corridor, banks) = if draft.country.is_empty() {
-        (None, Vec::new())
+    let (corridor, banks, saved) = if draft.country.is_empty() {
+        (None, Vec::new(), Vec::new())
     } else {
         let corridor = client.payout_corridor(&draft.country).await?;
         let banks = client
@@ -102,13 +108,31 @@ async fn render_new(
             .into_iter()
             .map(|b| (b.code, b.name, b.kind))
             .collect();
-        (Some(corridor), banks)
+        let saved = client
+            .beneficiaries(Some(100), None)
+            .await?
+            .beneficiaries
+            .into_iter()
+            .filter(|b| b.is_active && !b.is_blacklisted)
+            .filter_map(|b| match b.destination {
+                Destination::Account {
+                    account_number,
+                    country,
+                    ..
+                } if country.as_deref().is_none_or(|c| c == draft.country) => {
+                    Some((b.id.to_string(), format!("{} (account {account_number})", b.name)))
+                }
+                _ => None,
+            })
+            .collect();
+        (Some(corridor), banks, saved)
     };
     Ok(NewPage {
         shell: Shell::new(member, "/payouts"),
         countries,
         corridor,
         banks,
+        saved,
         draft,
         error,
         pending_link: pending.map(|id| format!("/approvals/{id}")),
@@ -151,6 +175,37 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         )
         .await;
     };
+    let client = state
+        .upstreams
+        .for_member(&state.pool, &state.key, &state.audit, &member)
+        .await?;
+    let mut draft = draft;
+    let saved_id = Some(draft.beneficiary_id.trim().to_owned()).filter(|id| !id.is_empty());
+    if let Some(id) = &saved_id {
+        match client.beneficiary(id).await {
+            Ok(b) => match b.destination {
+                Destination::Account {
+                    account_name,
+                    account_number,
+                    bank_code,
+                    ..
+                } => {
+                    draft.account_name = account_name;
+                    draft.account_number = account_number;
+                    draft.bank_code = bank_code;
+                }
+                Destination::Crypto { .. } => {
+                    return refuse(
+                        draft,
+                        "A crypto beneficiary can't receive a fiat payout.".to_owned(),
+                        None,
+                    )
+                    .await
+                }
+            },
+            Err(e) => return refuse(draft, describe_upstream(&e).0, None).await,
+        }
+    }
     if draft.account_number.trim().is_empty()
         || draft.account_name.trim().is_empty()
         || draft.bank_code.is_empty()
@@ -162,10 +217,6 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         )
         .await;
     }
-    let client = state
-        .upstreams
-        .for_member(&state.pool, &state.key, &state.audit, &member)
-        .await?;
     let corridor = client.payout_corridor(&draft.country).await?;
     let banks = client.payout_banks(&draft.country).await?.banks;
     let destination_type = banks
@@ -202,7 +253,7 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         amount,
         payment_reason: draft.payment_reason.trim().to_owned(),
         beneficiary: beneficiary.clone(),
-        beneficiary_id: None,
+        beneficiary_id: saved_id,
         indicative_rate: indicative.exchange_rate.rate,
         indicative_settlement: indicative.settlement_amount,
         indicative_fees: indicative.fees,

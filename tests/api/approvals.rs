@@ -662,3 +662,76 @@ async fn a_rate_that_moved_beyond_tolerance_sends_the_request_back() {
     assert_eq!(res.status().as_u16(), 303);
     wait_for_status(&app, &id, "executed").await;
 }
+
+#[tokio::test]
+async fn a_saved_beneficiary_changed_after_filing_fails_at_approval() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op7@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap7@example.com".into()])
+        .await
+        .remove(0);
+    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let saved = sandbox
+        .create_beneficiary(&paydesk_api::models::beneficiaries::NewBeneficiary {
+            kind: "bank".into(),
+            name: "Ada payroll".into(),
+            destination: serde_json::json!({"account_name": "Ada Okafor", "account_number": "0123456789",
+                                            "bank_code": "058", "country": "NG"}),
+        })
+        .await
+        .unwrap();
+    let form = operator.get_html("/payouts/new?country=NG").await;
+    assert!(form.contains("Ada payroll (account 0123456789)"));
+    let res = operator
+        .post_form(
+            "/payouts/new?country=NG",
+            "/payouts",
+            &[
+                ("country", "NG"),
+                ("from_asset", "USDT"),
+                ("amount", "10"),
+                ("beneficiary_id", &saved.id.to_string()),
+                ("payment_reason", "salary"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    let id = request_id(&res);
+    assert!(operator
+        .get_html(&format!("/approvals/{id}"))
+        .await
+        .contains("account 0123456789"));
+
+    // Someone changes the saved account before the approval.
+    sandbox
+        .update_beneficiary(
+            &saved.id.to_string(),
+            &paydesk_api::models::beneficiaries::BeneficiaryUpdate {
+                destination: Some(
+                    serde_json::json!({"account_name": "Mallory", "account_number": "5555555555",
+                                                     "bank_code": "058", "country": "NG"}),
+                ),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    approver
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    wait_for_status(&app, &id, "failed").await;
+    let page = operator.get_html(&format!("/approvals/{id}")).await;
+    assert!(page.contains("beneficiary changed"), "{page}");
+    assert_eq!(
+        sandbox.payouts(Some("PENDING"), None).await.unwrap().total,
+        0,
+        "nothing was paid"
+    );
+}
