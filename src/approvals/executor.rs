@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
-use super::model::ActionKind;
+use super::model::{self, ActionKind};
 use super::store::{self, ActionRequest};
 use crate::audit::{self, outcome, Actor, NewRecord};
 use crate::startup::AppState;
@@ -72,6 +72,9 @@ pub fn start(state: Data<AppState>) {
                 if let Err(e) = reconcile(&state).await {
                     tracing::warn!(error = %e, "reading back in-flight payouts failed");
                 }
+                if let Err(e) = nudge(&state).await {
+                    tracing::warn!(error = %e, "reminding approvers failed");
+                }
             }
             match run_next(&state).await {
                 Ok(true) => continue,
@@ -99,6 +102,52 @@ pub async fn reconcile(state: &AppState) -> Result<(), PortalError> {
         };
         if let Ok(payout) = client.payout(&payout_id).await {
             store::payout_event_status(&state.pool, request, &payout.status).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Requests waiting past their policy's reminder time remind their
+/// approvers in the app, once; past the escalation time the backup role is
+/// told it may now approve.
+pub async fn nudge(state: &AppState) -> Result<(), sqlx::Error> {
+    for what in [store::Nudge::Reminder, store::Nudge::Escalation] {
+        for (id, tenant) in store::due_for(&state.pool, what).await? {
+            let Some(request) = store::find(&state.pool, tenant, id).await? else {
+                continue;
+            };
+            let kind = request.kind();
+            let policy = store::policy_version(&state.pool, tenant, kind, request.policy_version).await?;
+            let members = store::candidates(&state.pool, tenant).await?;
+            let (who, message): (Vec<Uuid>, String) = match what {
+                store::Nudge::Reminder => (
+                    model::eligible(&policy, kind, request.requested_by, &members)
+                        .iter()
+                        .map(|m| m.user_id)
+                        .collect(),
+                    format!("Reminder: still waiting for your approval: {}", request.summary),
+                ),
+                store::Nudge::Escalation => (
+                    members
+                        .iter()
+                        .filter(|m| Some(m.role_name.as_str()) == policy.escalation_role.as_deref())
+                        .filter(|m| m.user_id != request.requested_by)
+                        .map(|m| m.user_id)
+                        .collect(),
+                    format!("Escalated to you: you may now approve {}", request.summary),
+                ),
+            };
+            let mut tx = state.pool.begin().await?;
+            for user in who {
+                store::notify(&mut *tx, user, tenant, id, &message).await?;
+            }
+            store::mark_nudged(&mut *tx, id, what).await?;
+            let what_label = match what {
+                store::Nudge::Reminder => "reminded",
+                store::Nudge::Escalation => "escalated",
+            };
+            store::add_timeline(&mut *tx, id, what_label, "").await?;
+            tx.commit().await?;
         }
     }
     Ok(())

@@ -10,9 +10,9 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::engine::{self, ApprovalError, Decided};
+use super::engine::{self, ApprovalError};
 use super::executor::PayoutPayload;
-use super::model::{ActionKind, Policy};
+use super::model::{self, ActionKind, Policy};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
@@ -86,19 +86,27 @@ async fn render_detail(
         .await?
         .ok_or_else(|| PortalError::NotFound("no such request".to_owned()))?;
     let kind = request.kind();
-    if !(member.can(kind.request_permission()) || member.can(kind.approve_permission())) {
+    let policy = store::policy_version(&state.pool, member.tenant_id, kind, request.policy_version).await?;
+    let now = Utc::now();
+    let escalated = policy
+        .escalation_after_secs
+        .is_some_and(|secs| now >= request.created_at + chrono::Duration::seconds(secs as i64));
+    let me = store::candidates(&state.pool, member.tenant_id)
+        .await?
+        .into_iter()
+        .find(|c| c.user_id == member.user.user_id);
+    let may_approve =
+        me.is_some_and(|me| model::may_approve(&policy, kind, &me, request.requested_by, escalated).is_ok());
+    if !(member.can(kind.request_permission()) || member.can(kind.approve_permission()) || may_approve) {
         return Err(PortalError::Forbidden(kind.approve_permission().to_owned()));
     }
     let decisions = store::decisions(&state.pool, id).await?;
-    let pending = request.status == "pending" && Utc::now() < request.expires_at;
+    let pending = request.status == "pending" && now < request.expires_at;
     let decided = decisions.iter().any(|d| d.approver_email == member.user.email);
     Ok(DetailPage {
         shell: Shell::new(member, "/approvals"),
         payout: serde_json::from_value(request.payload.0.clone()).ok(),
-        can_decide: pending
-            && !decided
-            && request.requested_by != member.user.user_id
-            && member.can(kind.approve_permission()),
+        can_decide: pending && !decided && may_approve,
         can_cancel: pending && request.requested_by == member.user.user_id,
         live: matches!(request.status.as_str(), "approved" | "executing")
             || (request.status == "executed"
@@ -114,8 +122,9 @@ async fn render_detail(
     .render()?)
 }
 
+/// Who may see a request is decided by `render_detail` (a backup role
+/// sees it once escalated).
 async fn detail(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
-    require_any(&member)?;
     let body = render_detail(&state, &member, *id, None).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -128,6 +137,7 @@ pub struct DecisionForm {
     comment: String,
 }
 
+/// The engine decides who may decide (a backup role may, once escalated).
 async fn decide(
     state: &AppState,
     member: &Member,
@@ -135,9 +145,7 @@ async fn decide(
     approve: bool,
     comment: &str,
 ) -> Result<HttpResponse, PortalError> {
-    require_any(member)?;
     match engine::decide(&state.pool, member, id, approve, comment).await {
-        Ok(Decided::Approved) => Ok(redirect(&format!("/approvals/{id}"))),
         Ok(_) => Ok(redirect(&format!("/approvals/{id}"))),
         Err(ApprovalError::NotFound) => Err(PortalError::NotFound("no such request".to_owned())),
         Err(ApprovalError::Db(e)) => Err(e.into()),

@@ -523,3 +523,50 @@ pub async fn in_flight_payouts(pool: &PgPool) -> Result<Vec<(Uuid, Uuid, String)
     .fetch_all(pool)
     .await
 }
+
+/// Pending requests past their policy's reminder (or escalation) time that
+/// were not yet reminded (or escalated): (request, tenant).
+pub async fn due_for(pool: &PgPool, what: Nudge) -> Result<Vec<(Uuid, Uuid)>, sqlx::Error> {
+    let (column, marker) = match what {
+        Nudge::Reminder => ("reminder_after_secs", "reminded_at"),
+        Nudge::Escalation => ("escalation_after_secs", "escalated_at"),
+    };
+    sqlx::query_as(&format!(
+        "SELECT r.id, r.tenant_id FROM action_requests r \
+         JOIN approval_policies p ON p.tenant_id = r.tenant_id AND p.action_kind = r.kind AND p.version = r.policy_version \
+         WHERE r.status = 'pending' AND r.expires_at > now() AND r.{marker} IS NULL AND p.{column} IS NOT NULL \
+           AND r.created_at + make_interval(secs => p.{column}) <= now() \
+         UNION \
+         SELECT r.id, r.tenant_id FROM action_requests r \
+         WHERE r.status = 'pending' AND r.expires_at > now() AND r.{marker} IS NULL AND r.policy_version = 0 \
+           AND $1::int IS NOT NULL AND r.created_at + make_interval(secs => $1::int) <= now() \
+         LIMIT 100"
+    ))
+    .bind(match what {
+        Nudge::Reminder => super::model::Policy::default_for(super::model::ActionKind::Payout).reminder_after_secs,
+        Nudge::Escalation => None,
+    })
+    .fetch_all(pool)
+    .await
+}
+
+/// Which nudge a pending request gets.
+#[derive(Debug, Clone, Copy)]
+pub enum Nudge {
+    Reminder,
+    Escalation,
+}
+
+pub async fn mark_nudged<'e>(db: impl PgExecutor<'e>, id: Uuid, what: Nudge) -> Result<(), sqlx::Error> {
+    let column = match what {
+        Nudge::Reminder => "reminded_at",
+        Nudge::Escalation => "escalated_at",
+    };
+    sqlx::query(&format!(
+        "UPDATE action_requests SET {column} = now() WHERE id = $1"
+    ))
+    .bind(id)
+    .execute(db)
+    .await?;
+    Ok(())
+}

@@ -735,3 +735,70 @@ async fn a_saved_beneficiary_changed_after_filing_fails_at_approval() {
         "nothing was paid"
     );
 }
+
+async fn notices(member: &TestApp, wanted: &str) -> bool {
+    for _ in 0..150 {
+        if member.get_html("/notifications").await.contains(wanted) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn waiting_requests_remind_approvers_and_escalate_to_the_backup_role() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op8@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap8@example.com".into()])
+        .await
+        .remove(0);
+    let backup = members(&app, "Viewer", &["backup@example.com".into()])
+        .await
+        .remove(0);
+    let res = app
+        .post_form(
+            "/policies",
+            "/policies/payout",
+            &[
+                ("required_approvals", "1"),
+                ("approver_roles", "Approver"),
+                ("expires_after_hours", "24"),
+                ("reminder_after_minutes", "30"),
+                ("escalation_after_hours", "1"),
+                ("escalation_role", "Viewer"),
+                ("rate_tolerance_percent", "1"),
+                ("reason", "backup when approvers are away"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    // Before escalation the backup role can't approve (nor see the request).
+    let res = backup
+        .post_form("/notifications", &format!("/approvals/{id}/approve"), &[])
+        .await;
+    assert_eq!(res.status().as_u16(), 403);
+
+    sqlx::query("UPDATE action_requests SET created_at = now() - interval '2 hours' WHERE id = $1::uuid")
+        .bind(&id)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    assert!(notices(&approver, "Reminder: still waiting for your approval").await);
+    assert!(notices(&backup, "Escalated to you").await);
+    let page = backup.get_html(&format!("/approvals/{id}")).await;
+    assert!(page.contains("Your decision"), "{page}");
+    let res = backup
+        .post_form(
+            &format!("/approvals/{id}"),
+            &format!("/approvals/{id}/approve"),
+            &[],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    wait_for_status(&app, &id, "executed").await;
+}
