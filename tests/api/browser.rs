@@ -29,8 +29,11 @@ async fn start_driver() -> Driver {
         .local_addr()
         .unwrap()
         .port();
+    // Its own process group: Chromium's shutdown must not signal the test
+    // process, whose servers would take a SIGTERM as a request to stop.
     let child = tokio::process::Command::new("chromedriver")
         .arg(format!("--port={port}"))
+        .process_group(0)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)

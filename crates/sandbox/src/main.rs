@@ -51,7 +51,7 @@ async fn main() -> std::io::Result<()> {
     let workers = args
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
-    let server = server::build(shared.clone(), listener, workers)?;
+    let server = server::build(shared.clone(), listener, workers, true)?;
     tokio::spawn(server::tick(shared));
     server.await
 }

@@ -106,9 +106,15 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/healthz").route(web::get().to(healthz)));
 }
 
-/// Builds the server on `listener`; the caller runs it.
-pub fn build(shared: Data<Shared>, listener: TcpListener, workers: usize) -> std::io::Result<Server> {
-    let server = HttpServer::new(move || {
+/// Builds the server on `listener`; the caller runs it. An embedded
+/// sandbox leaves signals to the program that embeds it.
+pub fn build(
+    shared: Data<Shared>,
+    listener: TcpListener,
+    workers: usize,
+    handle_signals: bool,
+) -> std::io::Result<Server> {
+    let mut server = HttpServer::new(move || {
         App::new()
             .app_data(shared.clone())
             .wrap(middleware::from_fn(gatekeeper))
@@ -116,10 +122,11 @@ pub fn build(shared: Data<Shared>, listener: TcpListener, workers: usize) -> std
             .default_service(web::to(not_found))
     })
     .workers(workers.max(1))
-    .shutdown_timeout(2)
-    .listen(listener)?
-    .run();
-    Ok(server)
+    .shutdown_timeout(2);
+    if !handle_signals {
+        server = server.disable_signals();
+    }
+    Ok(server.listen(listener)?.run())
 }
 
 /// Runs due jobs as real time passes (the clock moves on its own too).
@@ -149,7 +156,7 @@ impl RunningSandbox {
     pub async fn start_on(fixture: &Fixture, listener: TcpListener, workers: usize) -> std::io::Result<Self> {
         let shared = Data::new(Shared::new(fixture).map_err(|e| std::io::Error::other(e.to_string()))?);
         let addr = listener.local_addr()?;
-        let server = build(shared.clone(), listener, workers)?;
+        let server = build(shared.clone(), listener, workers, false)?;
         let handle = server.handle();
         tokio::spawn(server);
         let ticker = tokio::spawn(tick(shared.clone()));
