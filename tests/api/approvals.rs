@@ -88,6 +88,35 @@ async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
     panic!("request {request} never became {wanted}: {status} {reason:?} {outcome} jobs {jobs:?}");
 }
 
+/// Polls until the request records the payout at `wanted`, for up to
+/// `tries` tenths of a second; false if it never does.
+async fn wait_for_payout_status(app: &TestApp, request: &str, wanted: &str, tries: u32) -> bool {
+    for _ in 0..tries {
+        let status: Option<String> =
+            sqlx::query_scalar("SELECT outcome->>'payout_status' FROM action_requests WHERE id = $1::uuid")
+                .bind(request)
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
+        if status.as_deref() == Some(wanted) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+/// Approves without a comment, as `approver`.
+async fn approve(approver: &TestApp, request: &str) -> reqwest::Response {
+    approver
+        .post_form(
+            &format!("/approvals/{request}"),
+            &format!("/approvals/{request}/approve"),
+            &[],
+        )
+        .await
+}
+
 fn request_id(res: &reqwest::Response) -> String {
     location(res).trim_start_matches("/approvals/").to_owned()
 }
@@ -116,13 +145,7 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
     );
 
     // The maker can't approve their own, even by posting the form.
-    let res = operator
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    let res = approve(&operator, &id).await;
     assert_eq!(res.status().as_u16(), 422);
     assert!(res.text().await.unwrap().contains("someone else"));
 
@@ -145,7 +168,7 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
     .fetch_one(&app.pool)
     .await
     .unwrap();
-    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let sandbox = app.sandbox().await;
     let payout = sandbox.payout(&payout_id).await.unwrap();
     assert_eq!(payout.status, "PENDING");
     assert_eq!(payout.reference, reference);
@@ -154,18 +177,10 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
 
     // The rail settles; the webhook brings the news to the request.
     sandbox.sandbox_settle_payout(&payout_id, true).await.unwrap();
-    for _ in 0..50 {
-        let status: Option<String> =
-            sqlx::query_scalar("SELECT outcome->>'payout_status' FROM action_requests WHERE id = $1::uuid")
-                .bind(&id)
-                .fetch_one(&app.pool)
-                .await
-                .unwrap();
-        if status.as_deref() == Some("COMPLETED") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    assert!(
+        wait_for_payout_status(&app, &id, "COMPLETED", 50).await,
+        "the request never saw the payout complete"
+    );
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("COMPLETED"), "{page}");
     let notices = operator.get_html("/notifications").await;
@@ -239,7 +254,7 @@ async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
         (1, 1),
         "exactly one initialize and one finalize upstream"
     );
-    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let sandbox = app.sandbox().await;
     let finalized = sandbox.payouts(Some("PENDING"), None).await.unwrap();
     assert_eq!(finalized.total, 1);
 }
@@ -293,13 +308,7 @@ async fn separation_of_duties_refusals() {
         )
         .await;
     assert_eq!(res.status().as_u16(), 303);
-    let res = approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    let res = approve(&approver, &id).await;
     assert_eq!(res.status().as_u16(), 422);
     let again = request_id(&file_payout(&app, "0123456789", "10").await);
     let res = approver
@@ -335,20 +344,14 @@ async fn requests_expire_and_lost_answers_are_reconciled_by_reference() {
         .execute(&app.pool)
         .await
         .unwrap();
-    let res = approver
-        .post_form(
-            &format!("/approvals/{stale}"),
-            &format!("/approvals/{stale}/approve"),
-            &[],
-        )
-        .await;
+    let res = approve(&approver, &stale).await;
     assert_eq!(res.status().as_u16(), 422);
     assert!(res.text().await.unwrap().contains("expired"));
 
     // The next two payout writes lose their answers: the quote runs but its
     // answer is lost, twice. The engine retries with the same reference and
     // gets the same quote; one payout results.
-    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let sandbox = app.sandbox().await;
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
     sandbox
         .sandbox_add_fault(&paydesk_api::models::control::AddFault {
@@ -359,13 +362,7 @@ async fn requests_expire_and_lost_answers_are_reconciled_by_reference() {
         })
         .await
         .unwrap();
-    approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    approve(&approver, &id).await;
     wait_for_status(&app, &id, "executed").await;
     let reference: String =
         sqlx::query_scalar("SELECT upstream_reference FROM action_requests WHERE id = $1::uuid")
@@ -396,17 +393,11 @@ async fn a_lost_webhook_is_made_up_for_by_reading_the_payout_back() {
         .await
         .remove(0);
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
-    approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    approve(&approver, &id).await;
     wait_for_status(&app, &id, "executed").await;
 
     // The service's events stop reaching the portal; the payout completes.
-    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let sandbox = app.sandbox().await;
     sandbox
         .sandbox_set_webhook("http://127.0.0.1:9/nowhere", None)
         .await
@@ -418,19 +409,10 @@ async fn a_lost_webhook_is_made_up_for_by_reading_the_payout_back() {
             .await
             .unwrap();
     sandbox.sandbox_settle_payout(&payout_id, true).await.unwrap();
-    for _ in 0..300 {
-        let status: Option<String> =
-            sqlx::query_scalar("SELECT outcome->>'payout_status' FROM action_requests WHERE id = $1::uuid")
-                .bind(&id)
-                .fetch_one(&app.pool)
-                .await
-                .unwrap();
-        if status.as_deref() == Some("COMPLETED") {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the completed payout was never read back");
+    assert!(
+        wait_for_payout_status(&app, &id, "COMPLETED", 300).await,
+        "the request never saw the payout complete"
+    );
 }
 
 /// The quote the engine will ask for, made ahead by the test with the same
@@ -447,7 +429,7 @@ async fn quote_ahead(
             .fetch_one(&app.pool)
             .await
             .unwrap();
-    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let sandbox = app.sandbox().await;
     let quote = sandbox
         .create_payout_quote(&paydesk_api::models::payouts::QuoteRequest {
             amount: Some(amount.parse().unwrap()),
@@ -485,13 +467,7 @@ async fn a_finalize_whose_answer_is_lost_is_settled_by_reading_back() {
         .await
         .unwrap();
     let before = sandbox.balance("USDT").await.unwrap().available_balance.value();
-    approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    approve(&approver, &id).await;
     wait_for_status(&app, &id, "executed").await;
     let timeline = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(timeline.contains("finalize unconfirmed"), "{timeline}");
@@ -586,13 +562,7 @@ async fn a_quote_that_expired_before_execution_is_replaced() {
         "EXPIRED"
     );
 
-    approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    approve(&approver, &id).await;
     wait_for_status(&app, &id, "executed").await;
     let payout_id: String =
         sqlx::query_scalar("SELECT outcome->>'payout_id' FROM action_requests WHERE id = $1::uuid")
@@ -620,18 +590,12 @@ async fn a_rate_that_moved_beyond_tolerance_sends_the_request_back() {
         .remove(0);
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
     // 1,500 -> 1,520 is a 1.33% move; the default tolerance is 1%.
-    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let sandbox = app.sandbox().await;
     sandbox
         .sandbox_set_price("USDT", "NGN", "1520".parse().unwrap())
         .await
         .unwrap();
-    approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    approve(&approver, &id).await;
     for _ in 0..100 {
         let page = operator.get_html(&format!("/approvals/{id}")).await;
         if page.contains("back for approval") {
@@ -652,13 +616,7 @@ async fn a_rate_that_moved_beyond_tolerance_sends_the_request_back() {
     assert_eq!(paid, 0, "nothing was paid at the worse rate");
 
     // Approved again at the new rate, it runs.
-    let res = approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    let res = approve(&approver, &id).await;
     assert_eq!(res.status().as_u16(), 303);
     wait_for_status(&app, &id, "executed").await;
 }
@@ -673,7 +631,7 @@ async fn a_saved_beneficiary_changed_after_filing_fails_at_approval() {
     let approver = members(&app, "Approver", &["ap7@example.com".into()])
         .await
         .remove(0);
-    let sandbox = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let sandbox = app.sandbox().await;
     let saved = sandbox
         .create_beneficiary(&paydesk_api::models::beneficiaries::NewBeneficiary {
             kind: "bank".into(),
@@ -719,13 +677,7 @@ async fn a_saved_beneficiary_changed_after_filing_fails_at_approval() {
         )
         .await
         .unwrap();
-    approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    approve(&approver, &id).await;
     wait_for_status(&app, &id, "failed").await;
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("beneficiary changed"), "{page}");
@@ -792,13 +744,7 @@ async fn waiting_requests_remind_approvers_and_escalate_to_the_backup_role() {
     assert!(notices(&backup, "Escalated to you").await);
     let page = backup.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("Your decision"), "{page}");
-    let res = backup
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[],
-        )
-        .await;
+    let res = approve(&backup, &id).await;
     assert_eq!(res.status().as_u16(), 303);
     wait_for_status(&app, &id, "executed").await;
 }

@@ -75,6 +75,19 @@ async fn fill(c: &Client, css: &str, text: &str) {
     field.send_keys(text).await.unwrap();
 }
 
+async fn click(c: &Client, locator: Locator<'_>) {
+    c.find(locator).await.unwrap().click().await.unwrap();
+}
+
+async fn select(c: &Client, css: &str, value: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .select_by_value(value)
+        .await
+        .unwrap();
+}
+
 /// Saves a screenshot when PAYDESK_SCREENSHOTS names a folder, for looking
 /// at the pages as a user sees them.
 async fn snap(c: &Client, name: &str) {
@@ -111,24 +124,14 @@ async fn a_new_user_signs_in_sees_balances_generates_an_address_and_signs_out() 
     assert!(c.current_url().await.unwrap().path().ends_with("/login"));
     fill(&c, "input[name=email]", &app.admin_email).await;
     fill(&c, "input[name=password]", &app.admin_password).await;
-    c.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::Css("button[type=submit]")).await;
 
     wait_for_text(&c, "Choose your password").await;
     snap(&c, "1-choose-password").await;
     fill(&c, "input[name=current_password]", &app.admin_password).await;
     fill(&c, "input[name=new_password]", "browser-chosen-password").await;
     fill(&c, "input[name=confirm_password]", "browser-chosen-password").await;
-    c.find(Locator::Css("button.primary"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::Css("button.primary")).await;
 
     let dashboard = wait_for_text(&c, "2.50000000 BTC").await;
     assert!(dashboard.contains("Sandbox — test data"), "{dashboard}");
@@ -137,26 +140,11 @@ async fn a_new_user_signs_in_sees_balances_generates_an_address_and_signs_out() 
     let htmx = c.execute("return typeof window.htmx", vec![]).await.unwrap();
     assert_eq!(htmx, json!("object"));
 
-    c.find(Locator::LinkText("Addresses"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::LinkText("Addresses")).await;
     wait_for_text(&c, "Generate an address").await;
-    c.find(Locator::Css("select[name=chain]"))
-        .await
-        .unwrap()
-        .select_by_value("ethereum")
-        .await
-        .unwrap();
+    select(&c, "select[name=chain]", "ethereum").await;
     fill(&c, "input[name=label]", "from the browser").await;
-    c.find(Locator::XPath("//button[text()='Generate']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::XPath("//button[text()='Generate']")).await;
     wait_for_text(&c, "Address generated").await;
     let address = c
         .find(Locator::Css(".address-big code"))
@@ -168,12 +156,7 @@ async fn a_new_user_signs_in_sees_balances_generates_an_address_and_signs_out() 
     assert!(address.starts_with("0x"));
 
     // The htmx address check swaps its result in without a page load.
-    c.find(Locator::LinkText("← Addresses"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::LinkText("← Addresses")).await;
     let list = wait_for_text(&c, &address).await;
     assert!(list.contains("from the browser"));
     let check_form = c
@@ -212,12 +195,7 @@ async fn a_new_user_signs_in_sees_balances_generates_an_address_and_signs_out() 
     assert_eq!(result, "Valid ethereum address.");
     snap(&c, "3-addresses").await;
 
-    c.find(Locator::XPath("//button[text()='Sign out']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&c, Locator::XPath("//button[text()='Sign out']")).await;
     wait_for_text(&c, "You are signed out.").await;
     c.goto(&app.url("/balances")).await.unwrap();
     wait_for_text(&c, "Sign in").await;
@@ -229,12 +207,7 @@ async fn sign_in(c: &Client, app: &crate::helpers::TestApp, email: &str, passwor
     c.goto(&app.url("/login")).await.unwrap();
     fill(c, "input[name=email]", email).await;
     fill(c, "input[name=password]", password).await;
-    c.find(Locator::Css("button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(c, Locator::Css("button[type=submit]")).await;
     wait_for_text(c, "Dashboard").await;
 }
 
@@ -252,40 +225,16 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_in_the_browser() {
 
     sign_in(&maker, &app, "maker@example.com", "member-password-123").await;
     maker.goto(&app.url("/payouts/new")).await.unwrap();
-    maker
-        .find(Locator::Css("select[name=country]"))
-        .await
-        .unwrap()
-        .select_by_value("NG")
-        .await
-        .unwrap();
+    select(&maker, "select[name=country]", "NG").await;
     // Choosing the country loads its banks and reasons (the select submits itself).
     wait_for_text(&maker, "Guaranty Trust Bank").await;
-    maker
-        .find(Locator::Css("select[name=from_asset]"))
-        .await
-        .unwrap()
-        .select_by_value("USDT")
-        .await
-        .unwrap();
+    select(&maker, "select[name=from_asset]", "USDT").await;
     fill(&maker, "input[name=amount]", "25").await;
-    maker
-        .find(Locator::Css("select[name=bank_code]"))
-        .await
-        .unwrap()
-        .select_by_value("058")
-        .await
-        .unwrap();
+    select(&maker, "select[name=bank_code]", "058").await;
     fill(&maker, "input[name=account_number]", "0123456789").await;
     fill(&maker, "input[name=account_name]", "Ada Okafor").await;
     fill(&maker, "input[name=payment_reason]", "salary").await;
-    maker
-        .find(Locator::XPath("//button[text()='Request approval']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&maker, Locator::XPath("//button[text()='Request approval']")).await;
     let filed = wait_for_text(&maker, "What is approved").await;
     assert!(filed.contains("37500") && filed.contains("pending"), "{filed}");
     snap(&maker, "4-payout-request").await;
@@ -302,13 +251,7 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_in_the_browser() {
         .unwrap();
     wait_for_text(&checker, "Your decision").await;
     fill(&checker, "textarea[name=comment]", "checked the invoice").await;
-    checker
-        .find(Locator::XPath("//button[text()='Approve']"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&checker, Locator::XPath("//button[text()='Approve']")).await;
     // The page follows the request live until the payout is finalized.
     let done = wait_for_text(&checker, "finalized").await;
     assert!(

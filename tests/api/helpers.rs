@@ -194,6 +194,11 @@ impl TestApp {
         paydesk_api::Credentials::new(client_id, secret.expose_secret())
     }
 
+    /// A client of the built-in sandbox as the demo tenant.
+    pub async fn sandbox(&self) -> paydesk_api::Client {
+        paydesk_api::Client::new(self.sandbox_url.clone(), self.sandbox_credentials().await)
+    }
+
     /// Audit actions recorded so far, oldest first.
     pub async fn audit_actions(&self) -> Vec<(String, String)> {
         sqlx::query_as("SELECT action, outcome FROM audit_log ORDER BY id")

@@ -157,7 +157,7 @@ async fn load_more_pages_through_with_htmx_fragments() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
     // 30 deposit-detected transactions on top of the 4 opening ones.
-    let client = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let client = app.sandbox().await;
     let address = client
         .generate_address(&paydesk_api::models::addresses::GenerateAddress {
             chain: "ethereum".into(),

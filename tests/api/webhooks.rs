@@ -85,7 +85,7 @@ async fn signed_events_are_stored_once_and_forged_ones_refused() {
 #[tokio::test]
 async fn the_built_in_sandbox_delivers_its_events_to_the_portal() {
     let mut app = spawn_app().await;
-    let client = paydesk_api::Client::new(app.sandbox_url.clone(), app.sandbox_credentials().await);
+    let client = app.sandbox().await;
     let address = client
         .generate_address(&GenerateAddress {
             chain: "ethereum".into(),
