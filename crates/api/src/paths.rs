@@ -78,6 +78,25 @@ operations! {
     GetBeneficiary => Get "/api/beneficiaries/{id}", "public";
     UpdateBeneficiary => Put "/api/beneficiaries/{id}", "public";
     DeleteBeneficiary => Delete "/api/beneficiaries/{id}", "public";
+    CreateCustomer => Post "/api/customers", "spec";
+    ListCustomers => Get "/api/customers", "spec";
+    BlacklistCustomer => Post "/api/customers/blacklist/{customerId}", "public";
+    GetCustomer => Get "/api/customers/{customerId}", "spec";
+    UpdateCustomer => Put "/api/customers/{customerId}", "public";
+    DeleteCustomer => Delete "/api/customers/{customerId}", "public";
+    SubmitCardKyc => Post "/api/customers/{customerId}/card-kyc", "ours";
+    GetCardKyc => Get "/api/customers/{customerId}/card-kyc", "ours";
+    CustomerCards => Get "/api/customers/{customerId}/cards", "public";
+    CreateCard => Post "/api/cards", "public";
+    ListCards => Get "/api/cards", "spec";
+    GetCard => Get "/api/cards/{cardId}", "spec";
+    TerminateCard => Delete "/api/cards/{cardId}", "spec";
+    ChangeCardBalance => Post "/api/cards/{cardId}/balance", "spec";
+    SetCardStatus => Post "/api/cards/{cardId}/status", "spec";
+    CardSecureDetails => Get "/api/cards/{cardId}/secure", "spec";
+    SetCardSpendLimits => Put "/api/cards/{cardId}/spend-limits", "spec";
+    CardTransactions => Get "/api/cards/{cardId}/transactions", "spec";
+    GetCardTransaction => Get "/api/cards/{cardId}/transactions/{transactionId}", "public";
     SandboxClock => Get "/sandbox/clock", "ours";
     SandboxAdvanceClock => Post "/sandbox/clock/advance", "ours";
     SandboxSetWebhook => Put "/sandbox/webhook", "ours";
@@ -86,6 +105,7 @@ operations! {
     SandboxClearFaults => Delete "/sandbox/faults", "ours";
     SandboxSettlePayout => Post "/sandbox/payouts/{id}/settle", "ours";
     SandboxSetPrice => Put "/sandbox/prices", "ours";
+    SandboxCardSpend => Post "/sandbox/cards/{id}/spend", "ours";
 }
 
 impl Operation {

@@ -45,6 +45,33 @@ fn summary(op: Operation) -> &'static str {
         Operation::GetBeneficiary => "One saved recipient",
         Operation::UpdateBeneficiary => "Changes a recipient's name, destination or is_active",
         Operation::DeleteBeneficiary => "Deletes a recipient for good",
+        Operation::CreateCustomer => "Creates a customer; email must be valid and unique; idempotent by reference",
+        Operation::ListCustomers => "Customers filtered by id, reference, email, customer_type, is_active; cursor pages",
+        Operation::BlacklistCustomer => "{blacklist: true} makes the customer inactive; false restores them",
+        Operation::GetCustomer => "One customer, directly at data",
+        Operation::UpdateCustomer => "Changes first_name, last_name or is_active; omitted fields keep their value",
+        Operation::DeleteCustomer => "Deletes a customer for good; refused (422) while they hold a live card",
+        Operation::SubmitCardKyc => {
+            "Submits card KYC; reviewed 60 s later: id_number ending 0000 is rejected, any other approved"
+        }
+        Operation::GetCardKyc => "The customer's card KYC status: pending, approved or rejected",
+        Operation::CustomerCards => "Cards of one customer, cursor pages with page_info",
+        Operation::CreateCard => {
+            "Issues a virtual card, or a lite card (card_type lite); pending until provisioned 30 s later"
+        }
+        Operation::ListCards => "Cards filtered by card_type, status, search (last four or name); page_info",
+        Operation::GetCard => "One card, without PAN or CVV",
+        Operation::TerminateCard => {
+            "Terminates a card at least 24 h old ({reason}); its balance returns to the USDT wallet"
+        }
+        Operation::ChangeCardBalance => {
+            "Funds or withdraws (type fund|withdraw, micro-units); pending, settles 20 s later; 1 fund/30 s, 1 withdraw/60 s"
+        }
+        Operation::SetCardStatus => "Freezes (frozen) or unfreezes (active) a card",
+        Operation::CardSecureDetails => "Full card number, CVV and expiry; 2 reads per 60 s per card",
+        Operation::SetCardSpendLimits => "Replaces the card's spend limits (micro-units; a key left out is no limit)",
+        Operation::CardTransactions => "The card's funding, withdrawal and spend transactions; page_info",
+        Operation::GetCardTransaction => "One card transaction",
         Operation::SandboxClock => "Sandbox: the sandbox clock",
         Operation::SandboxAdvanceClock => {
             "Sandbox: advances the clock and runs every transition that falls due"
@@ -65,6 +92,9 @@ fn summary(op: Operation) -> &'static str {
         Operation::SandboxSetPrice => {
             "Sandbox: sets a market price {base, quote, price} (the one market of this sandbox)"
         }
+        Operation::SandboxCardSpend => {
+            "Sandbox: a merchant authorization {amount, merchant}; declined (nothing moves) when frozen, over balance or a limit, or out of swipes"
+        }
     }
 }
 
@@ -84,6 +114,10 @@ fn tag(op: Operation) -> &'static str {
         "Payouts"
     } else if path.starts_with("/api/beneficiaries") {
         "Beneficiaries"
+    } else if path.starts_with("/api/cards") || path.ends_with("/cards") || path.ends_with("/card-kyc") {
+        "Cards"
+    } else if path.starts_with("/api/customers") {
+        "Customers"
     } else {
         "Identity"
     }

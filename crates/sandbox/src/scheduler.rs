@@ -11,10 +11,38 @@ use uuid::Uuid;
 /// Every kind of deferred step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Job {
-    ConfirmDeposit { company_id: Uuid, transaction_id: Uuid },
-    RetryDelivery { delivery_id: u64 },
-    PayoutRail { company_id: Uuid, payout_id: Uuid },
-    PayoutExpiry { company_id: Uuid, payout_id: Uuid },
+    ConfirmDeposit {
+        company_id: Uuid,
+        transaction_id: Uuid,
+    },
+    RetryDelivery {
+        delivery_id: u64,
+    },
+    PayoutRail {
+        company_id: Uuid,
+        payout_id: Uuid,
+    },
+    PayoutExpiry {
+        company_id: Uuid,
+        payout_id: Uuid,
+    },
+    ReviewKyc {
+        company_id: Uuid,
+        customer_id: Uuid,
+    },
+    ProvisionCard {
+        company_id: Uuid,
+        card_id: Uuid,
+    },
+    SettleCardTransfer {
+        company_id: Uuid,
+        card_id: Uuid,
+        transaction_id: Uuid,
+    },
+    EndLiteCard {
+        company_id: Uuid,
+        card_id: Uuid,
+    },
 }
 
 #[derive(Debug, Default)]

@@ -11,7 +11,8 @@ use actix_web::{middleware, App, HttpRequest, HttpResponse, HttpServer, Route};
 use paydesk_api::paths::{Method, Operation};
 
 use crate::areas::{
-    addresses, balances, beneficiaries, control, deposits, identity, market, payouts, transactions,
+    addresses, balances, beneficiaries, cards, control, customers, deposits, identity, market, payouts,
+    transactions,
 };
 use crate::error::ApiError;
 use crate::fixture::Fixture;
@@ -57,6 +58,25 @@ fn route(op: Operation) -> Route {
         Operation::GetBeneficiary => method.to(beneficiaries::get),
         Operation::UpdateBeneficiary => method.to(beneficiaries::put),
         Operation::DeleteBeneficiary => method.to(beneficiaries::delete),
+        Operation::CreateCustomer => method.to(customers::create_handler),
+        Operation::ListCustomers => method.to(customers::list),
+        Operation::BlacklistCustomer => method.to(customers::blacklist),
+        Operation::GetCustomer => method.to(customers::get),
+        Operation::UpdateCustomer => method.to(customers::put),
+        Operation::DeleteCustomer => method.to(customers::delete),
+        Operation::SubmitCardKyc => method.to(customers::submit_kyc_handler),
+        Operation::GetCardKyc => method.to(customers::kyc_status),
+        Operation::CustomerCards => method.to(cards::of_customer),
+        Operation::CreateCard => method.to(cards::create),
+        Operation::ListCards => method.to(cards::list),
+        Operation::GetCard => method.to(cards::get),
+        Operation::TerminateCard => method.to(cards::terminate),
+        Operation::ChangeCardBalance => method.to(cards::balance),
+        Operation::SetCardStatus => method.to(cards::status),
+        Operation::CardSecureDetails => method.to(cards::secure),
+        Operation::SetCardSpendLimits => method.to(cards::spend_limits),
+        Operation::CardTransactions => method.to(cards::transactions),
+        Operation::GetCardTransaction => method.to(cards::transaction),
         Operation::SandboxClock => method.to(control::clock),
         Operation::SandboxAdvanceClock => method.to(control::advance),
         Operation::SandboxSetWebhook => method.to(control::webhook),
@@ -65,6 +85,7 @@ fn route(op: Operation) -> Route {
         Operation::SandboxClearFaults => method.to(control::clear_faults),
         Operation::SandboxSettlePayout => method.to(payouts::settle),
         Operation::SandboxSetPrice => method.to(market::set),
+        Operation::SandboxCardSpend => method.to(cards::simulate_spend),
     }
 }
 

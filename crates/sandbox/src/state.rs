@@ -13,6 +13,8 @@ use paydesk_api::units::Currency;
 use uuid::Uuid;
 
 use crate::areas::beneficiaries::BeneficiaryBook;
+use crate::areas::cards::{model as cards, CardBook};
+use crate::areas::customers::{self, CustomerBook};
 use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
 use crate::areas::{addresses::AddressBook, deposits};
@@ -52,6 +54,8 @@ pub struct Company {
     pub addresses: AddressBook,
     pub payouts: PayoutBook,
     pub beneficiaries: BeneficiaryBook,
+    pub customers: CustomerBook,
+    pub cards: CardBook,
     pub idempotency: IdempotencyStore,
     pub faults: Vec<Fault>,
 }
@@ -138,6 +142,8 @@ impl Store {
                 addresses: AddressBook::default(),
                 payouts: PayoutBook::default(),
                 beneficiaries: BeneficiaryBook::default(),
+                customers: CustomerBook::default(),
+                cards: CardBook::default(),
                 idempotency: IdempotencyStore::default(),
                 faults: Vec::new(),
             };
@@ -228,6 +234,33 @@ impl Store {
             } => {
                 if let Ok((company, mut fx)) = self.company(company_id, now) {
                     payouts::expire(company, payout_id, &mut fx);
+                }
+            }
+            Job::ReviewKyc {
+                company_id,
+                customer_id,
+            } => {
+                if let Ok((company, _)) = self.company(company_id, now) {
+                    customers::review_kyc(company, customer_id, now);
+                }
+            }
+            Job::ProvisionCard { company_id, card_id } => {
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    cards::provision(company, card_id, &mut fx);
+                }
+            }
+            Job::SettleCardTransfer {
+                company_id,
+                card_id,
+                transaction_id,
+            } => {
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    cards::settle_transfer(company, card_id, transaction_id, &mut fx);
+                }
+            }
+            Job::EndLiteCard { company_id, card_id } => {
+                if let Ok((company, _)) = self.company(company_id, now) {
+                    cards::end_lite(company, card_id, now);
                 }
             }
         }

@@ -3,7 +3,9 @@
 pub mod addresses;
 pub mod balances;
 pub mod beneficiaries;
+pub mod cards;
 pub mod control;
+pub mod customers;
 pub mod events;
 pub mod identity;
 pub mod payouts;

@@ -4,7 +4,9 @@
 pub mod addresses;
 pub mod balances;
 pub mod beneficiaries;
+pub mod cards;
 pub mod control;
+pub mod customers;
 pub mod deposits;
 pub mod identity;
 pub mod market;
