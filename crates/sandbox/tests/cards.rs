@@ -401,10 +401,9 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
         .unwrap();
     assert!(spent.approved);
     assert_eq!(c.card(&id).await.unwrap().balance_amount, MicroUnits(10_000_000));
-    assert!(hook
-        .deliveries()
-        .iter()
-        .any(|d| d.json["event"] == "virtualcard.transaction.debit"));
+    let debit = hook.wait_for("virtualcard.transaction.debit").await;
+    assert_eq!(debit.json["data"]["card_id"], json!(id));
+    assert_eq!(debit.json["data"]["amount"], "2000000");
 
     // Termination: refused under 24 hours, then returns the balance.
     let young = c.terminate_card(&id, "lost").await.unwrap_err();

@@ -176,4 +176,16 @@ impl Receiver {
     pub fn deliveries(&self) -> Vec<Delivery> {
         self.received.lock().unwrap().clone()
     }
+
+    /// The first delivery of `event`, waiting up to 5 s: events a request
+    /// emits are sent just after its answer.
+    pub async fn wait_for(&self, event: &str) -> Delivery {
+        for _ in 0..250 {
+            if let Some(d) = self.deliveries().into_iter().find(|d| d.json["event"] == event) {
+                return d;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("no {event} delivery arrived");
+    }
 }
