@@ -153,6 +153,8 @@ impl Application {
                 .configure(crate::webhooks::routes::configure)
                 .configure(crate::approvals::routes::configure)
                 .configure(crate::payouts::routes::configure)
+                .configure(crate::customers::routes::configure)
+                .configure(crate::cards::routes::configure)
                 .configure(tenant_routes::routes::configure)
                 .configure(wallet::configure)
                 .default_service(web::to(portal_web::error::not_found))

@@ -15,7 +15,30 @@
     box.className = "error";
   }
 
+  // [data-expire-after=N] elements (revealed card details) empty themselves
+  // after N seconds, so secrets don't stay on an unattended screen.
+  function scheduleExpiry(root) {
+    var nodes = root.querySelectorAll ? root.querySelectorAll("[data-expire-after]") : [];
+    Array.prototype.forEach.call(nodes, function (el) {
+      if (el.dataset.expiryScheduled) return;
+      el.dataset.expiryScheduled = "1";
+      var secs = parseInt(el.getAttribute("data-expire-after"), 10) || 30;
+      setTimeout(function () {
+        el.textContent = "";
+        var p = document.createElement("p");
+        p.className = "muted small";
+        p.textContent = "The card details are hidden again. Reveal them again if you still need them.";
+        el.appendChild(p);
+      }, secs * 1000);
+    });
+  }
+
   ready(function () {
+    scheduleExpiry(document);
+    document.body.addEventListener("htmx:afterSettle", function (e) {
+      scheduleExpiry(e.detail.elt.parentNode || document);
+    });
+
     // <select data-autosubmit> submits its form when changed.
     document.body.addEventListener("change", function (e) {
       var el = e.target;

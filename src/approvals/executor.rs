@@ -4,6 +4,8 @@
 //! reference fixed when it was filed: the quote and initialize are
 //! idempotent by it, the payout id is saved before finalize, and an unknown
 //! outcome is settled by reading the payout back, never by sending again.
+//! A card termination reads the card first and terminates it only if it
+//! is not terminated yet.
 
 use std::time::Duration as StdDuration;
 
@@ -20,6 +22,7 @@ use uuid::Uuid;
 use super::model::{self, ActionKind};
 use super::store::{self, ActionRequest};
 use crate::audit::{self, outcome, Actor, NewRecord};
+use crate::cards::termination::TerminationPayload;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 
@@ -263,16 +266,99 @@ async fn execute(state: &AppState, tenant: Uuid, request_id: Uuid) -> Result<Ste
     }
     match request.kind() {
         ActionKind::Payout => execute_payout(state, &request).await,
-        ActionKind::CardTermination => {
-            fail(
-                state,
-                request.id,
-                "card terminations are not carried out by this version of Paydesk",
-            )
-            .await?;
-            Ok(Step::Done)
-        }
+        ActionKind::CardTermination => execute_card_termination(state, &request).await,
     }
+}
+
+/// Terminates the card once. DELETE carries no reference, so the card is
+/// read first: one found terminated was terminated by an earlier run
+/// whose answer was lost, and is not terminated again.
+async fn execute_card_termination(state: &AppState, request: &ActionRequest) -> Result<Step, PortalError> {
+    let payload: TerminationPayload =
+        serde_json::from_value(request.payload.0.clone()).map_err(|e| PortalError::Internal(Box::new(e)))?;
+    let client = match state
+        .upstreams
+        .for_tenant(
+            &state.pool,
+            &state.key,
+            &state.audit,
+            request.tenant_id,
+            engine_actor(),
+        )
+        .await
+    {
+        Ok(c) => c,
+        Err(PortalError::NoConnection) => {
+            fail(state, request.id, "the tenant no longer has an API connection").await?;
+            return Ok(Step::Done);
+        }
+        Err(e) => return Err(e),
+    };
+    let card = client.card(&payload.card_id).await?;
+    let result = if card.status == "terminated" {
+        json!({"card_id": card.id, "terminated_at": card.terminated_at})
+    } else {
+        match client.terminate_card(&payload.card_id, &payload.reason).await {
+            Ok(t) => json!({
+                "card_id": t.card_id,
+                "terminated_at": t.terminated_at,
+                "remaining_balance": t.remaining_balance.display(),
+                "balance_returned": t.balance_returned,
+            }),
+            Err(ApiError::OutcomeUnknown { .. }) | Err(ApiError::Unavailable(_)) => {
+                store::add_timeline(
+                    &state.pool,
+                    request.id,
+                    "termination unconfirmed",
+                    "reading the card back",
+                )
+                .await?;
+                return Ok(Step::Again(StdDuration::from_secs(2)));
+            }
+            Err(
+                e @ ApiError::Problem {
+                    status: 400..=499, ..
+                },
+            ) => {
+                fail(state, request.id, &describe_upstream(&e).0).await?;
+                return Ok(Step::Done);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let detail = match result["remaining_balance"].as_str() {
+        Some(balance) => format!(
+            "card ····{} terminated; {balance} USD returned to the wallet",
+            payload.last_four
+        ),
+        None => format!("card ····{} terminated", payload.last_four),
+    };
+    let mut tx = state.pool.begin().await?;
+    store::merge_outcome(&mut *tx, request.id, result.clone()).await?;
+    store::set_status(&mut *tx, request.id, "executed", None).await?;
+    store::add_timeline(&mut *tx, request.id, "terminated", &detail).await?;
+    store::notify(
+        &mut *tx,
+        request.requested_by,
+        request.tenant_id,
+        request.id,
+        &format!("Your request was carried out: {}", request.summary),
+    )
+    .await?;
+    audit::store::append_in(
+        &mut tx,
+        &[NewRecord::new(
+            &engine_actor(),
+            Some(request.tenant_id),
+            "approvals.executed",
+            format!("request:{}", request.id),
+            outcome::SUCCESS,
+        )
+        .with_details(result)],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Step::Done)
 }
 
 /// Payout statuses that mean finalize went through.

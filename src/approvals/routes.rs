@@ -68,6 +68,7 @@ struct DetailPage {
     shell: Shell,
     request: ActionRequest,
     payout: Option<PayoutPayload>,
+    termination: Option<crate::cards::termination::TerminationPayload>,
     decisions: Vec<Decision>,
     timeline: Vec<(DateTime<Utc>, String, String)>,
     can_decide: bool,
@@ -108,8 +109,12 @@ async fn render_detail(
         payout: serde_json::from_value(request.payload.0.clone()).ok(),
         can_decide: pending && !decided && may_approve,
         can_cancel: pending && request.requested_by == member.user.user_id,
+        termination: (kind == ActionKind::CardTermination)
+            .then(|| serde_json::from_value(request.payload.0.clone()).ok())
+            .flatten(),
         live: matches!(request.status.as_str(), "approved" | "executing")
             || (request.status == "executed"
+                && kind == ActionKind::Payout
                 && !matches!(
                     request.outcome.0["payout_status"].as_str(),
                     Some("COMPLETED" | "FAILED")

@@ -62,3 +62,25 @@ pub mod outcome {
     pub const SUCCESS: &str = "success";
     pub const FAILURE: &str = "failure";
 }
+
+/// Records that a member did `action` to `target` in their tenant.
+pub async fn member_did(
+    pool: &sqlx::PgPool,
+    member: &crate::access::Member,
+    action: &str,
+    target: impl Into<String>,
+    details: Value,
+) -> Result<(), sqlx::Error> {
+    store::append(
+        pool,
+        &[NewRecord::new(
+            &member.actor(),
+            Some(member.tenant_id),
+            action,
+            target,
+            outcome::SUCCESS,
+        )
+        .with_details(details)],
+    )
+    .await
+}

@@ -36,15 +36,22 @@ pub struct Shell {
     pub tenants: Vec<TenantChoice>,
 }
 
-/// (path, label, permission needed; "" for everyone)
+/// (path, label, permissions of which one is needed, `|`-separated; ""
+/// for everyone)
 const MENU: &[(&str, &str, &str)] = &[
     ("/", "Dashboard", ""),
     ("/balances", "Balances", "balances.read"),
     ("/transactions", "Transactions", "transactions.read"),
     ("/addresses", "Addresses", "addresses.read"),
     ("/chains", "Chains", "addresses.read"),
+    ("/customers", "Customers", "customers.read"),
+    ("/cards", "Cards", "cards.read"),
     ("/payouts", "Payouts", "payouts.read"),
-    ("/approvals", "Approvals", "payouts.approve"),
+    (
+        "/approvals",
+        "Approvals",
+        "payouts.approve|cards.terminate.approve",
+    ),
     ("/notifications", "Notifications", ""),
     ("/audit", "Audit log", "audit.read"),
     ("/events", "Events", "webhooks.read"),
@@ -77,7 +84,7 @@ impl Shell {
             csrf_token: member.user.csrf_token.clone(),
             nav: MENU
                 .iter()
-                .filter(|(_, _, perm)| perm.is_empty() || member.can(perm))
+                .filter(|(_, _, perms)| perms.is_empty() || perms.split('|').any(|p| member.can(p)))
                 .map(|(href, label, _)| (*href, *label))
                 .chain(member.user.is_platform_admin.then_some(PLATFORM_MENU))
                 .map(|(href, label)| NavItem {

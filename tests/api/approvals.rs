@@ -61,7 +61,7 @@ async fn file_payout(maker: &TestApp, account: &str, amount: &str) -> reqwest::R
         .await
 }
 
-async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
+pub async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
     for _ in 0..100 {
         let status: String = sqlx::query_scalar("SELECT status FROM action_requests WHERE id = $1::uuid")
             .bind(request)
@@ -107,7 +107,7 @@ async fn wait_for_payout_status(app: &TestApp, request: &str, wanted: &str, trie
 }
 
 /// Approves without a comment, as `approver`.
-async fn approve(approver: &TestApp, request: &str) -> reqwest::Response {
+pub async fn approve(approver: &TestApp, request: &str) -> reqwest::Response {
     approver
         .post_form(
             &format!("/approvals/{request}"),
@@ -117,7 +117,7 @@ async fn approve(approver: &TestApp, request: &str) -> reqwest::Response {
         .await
 }
 
-fn request_id(res: &reqwest::Response) -> String {
+pub fn request_id(res: &reqwest::Response) -> String {
     location(res).trim_start_matches("/approvals/").to_owned()
 }
 

@@ -1,6 +1,7 @@
 //! A new user's path in headless Chromium: sign in with the printed
 //! one-time password, choose a password, see balances, generate an address,
-//! find it in the list, sign out.
+//! find it in the list, sign out; a maker and a checker each in their own
+//! browser, for a payout and for a card termination.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -262,6 +263,61 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_in_the_browser() {
 
     maker.refresh().await.unwrap();
     wait_for_text(&maker, "executed").await;
+    maker.close().await.unwrap();
+    checker.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_card_termination_is_requested_and_approved_by_another_member_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    crate::approvals::members(&app, "Operator", &["maker@example.com".into()]).await;
+    crate::approvals::members(&app, "Approver", &["checker@example.com".into()]).await;
+    let sandbox = app.sandbox().await;
+    let ada = crate::cards::approved_customer(&sandbox, "ada@example.com").await;
+    let id = crate::cards::issue_card(&app, &ada, "12").await;
+    sandbox.sandbox_advance_clock(30).await.unwrap();
+
+    let driver = start_driver().await;
+    let maker = browser(&driver).await;
+    let checker = browser(&driver).await;
+    maker.set_window_size(1280, 1000).await.unwrap();
+    checker.set_window_size(1280, 1000).await.unwrap();
+
+    // Under 24 hours the card page says when termination opens.
+    sign_in(&maker, &app, "maker@example.com", "member-password-123").await;
+    maker.goto(&app.url(&format!("/cards/{id}"))).await.unwrap();
+    let page = wait_for_text(&maker, "12.00 USD").await;
+    assert!(page.contains("24 hours after it was issued"), "{page}");
+    snap(&maker, "6-card").await;
+
+    sandbox.sandbox_advance_clock(24 * 3600).await.unwrap();
+    maker.refresh().await.unwrap();
+    wait_for_text(&maker, "Request termination").await;
+    fill(&maker, "input[name=reason]", "card lost by the customer").await;
+    click(&maker, Locator::XPath("//button[text()='Request termination']")).await;
+    let filed = wait_for_text(&maker, "What is approved").await;
+    assert!(
+        filed.contains("pending") && filed.contains("card lost by the customer"),
+        "{filed}"
+    );
+
+    sign_in(&checker, &app, "checker@example.com", "member-password-123").await;
+    checker.goto(&app.url("/approvals")).await.unwrap();
+    click(
+        &checker,
+        Locator::XPath("//a[starts-with(text(), 'Terminate card')]"),
+    )
+    .await;
+    wait_for_text(&checker, "Your decision").await;
+    click(&checker, Locator::XPath("//button[text()='Approve']")).await;
+    let done = wait_for_text(&checker, "12.00 USD returned to the wallet").await;
+    assert!(done.contains("executed"), "{done}");
+    snap(&checker, "7-termination-executed").await;
+    assert_eq!(sandbox.card(&id).await.unwrap().status, "terminated");
+
+    checker.goto(&app.url(&format!("/cards/{id}"))).await.unwrap();
+    wait_for_text(&checker, "terminated").await;
     maker.close().await.unwrap();
     checker.close().await.unwrap();
 }

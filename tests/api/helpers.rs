@@ -34,8 +34,33 @@ fn server_url() -> String {
     }
 }
 
-/// Logs to stderr when TEST_LOG is set (`TEST_LOG=1 cargo test ...`).
+/// Every test's logs are kept in memory (and also go to stderr when
+/// TEST_LOG is set: `TEST_LOG=1 cargo test ...`), so tests can check what
+/// never reaches a log.
 static TRACING: std::sync::Once = std::sync::Once::new();
+static LOGS: std::sync::Mutex<Vec<u8>> = std::sync::Mutex::new(Vec::new());
+
+struct Capture;
+
+impl std::io::Write for Capture {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        LOGS.lock().unwrap().extend_from_slice(buf);
+        if std::env::var_os("TEST_LOG").is_some() {
+            std::io::stderr().write_all(buf)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What every test in this process has logged so far, at debug level for
+/// Paydesk's own crates.
+pub fn captured_logs() -> String {
+    String::from_utf8_lossy(&LOGS.lock().unwrap()).into_owned()
+}
 
 pub async fn spawn_app() -> TestApp {
     spawn(true).await
@@ -48,9 +73,12 @@ pub async fn spawn_app_without_sandbox() -> TestApp {
 
 async fn spawn(builtin_sandbox: bool) -> TestApp {
     TRACING.call_once(|| {
-        if std::env::var("TEST_LOG").is_ok() {
-            paydesk::telemetry::init();
-        }
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("info,paydesk=debug,paydesk_api=debug,paydesk_sandbox=debug")
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+            .with_ansi(false)
+            .with_writer(|| Capture)
+            .try_init();
     });
     let database_url = format!("{}/paydesk_test_{}", server_url(), Uuid::new_v4().simple());
     let (key, encoded) = MasterKey::generate();

@@ -17,6 +17,8 @@ struct TenantA {
     tenant_id: String,
     event_id: String,
     request_id: String,
+    customer_id: String,
+    card_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -105,6 +107,55 @@ const ROUTES: &[Route] = &[
     ("POST", "/approvals/{request}/approve", &[("comment", "")]),
     ("POST", "/approvals/{request}/reject", &[("comment", "")]),
     ("POST", "/approvals/{request}/cancel", &[]),
+    ("GET", "/customers", &[]),
+    ("GET", "/customers/new", &[]),
+    (
+        "POST",
+        "/customers",
+        &[("email", "x@example.com"), ("customer_type", "individual")],
+    ),
+    ("GET", "/customers/{customer}", &[]),
+    ("POST", "/customers/{customer}", &[("first_name", "X")]),
+    ("POST", "/customers/{customer}/active", &[("active", "no")]),
+    ("GET", "/customers/{customer}/kyc", &[]),
+    (
+        "POST",
+        "/customers/{customer}/kyc",
+        &[
+            ("country", "NGA"),
+            ("date_of_birth", "1990-01-01"),
+            ("id_type", "passport"),
+            ("id_number", "A1"),
+            ("dial_code", "+234"),
+            ("phone_number", "801"),
+            ("line1", "x"),
+            ("city", "x"),
+            ("state", "x"),
+            ("postal_code", "x"),
+        ],
+    ),
+    ("GET", "/cards", &[]),
+    ("GET", "/cards/new", &[]),
+    (
+        "POST",
+        "/cards",
+        &[
+            ("card_type", "virtual"),
+            ("customer_id", "{customer}"),
+            ("amount", "5"),
+        ],
+    ),
+    ("GET", "/cards/{card}", &[]),
+    ("GET", "/cards/{card}/live", &[]),
+    (
+        "POST",
+        "/cards/{card}/balance",
+        &[("direction", "fund"), ("amount", "1"), ("reference", "iso-fund")],
+    ),
+    ("POST", "/cards/{card}/status", &[("status", "frozen")]),
+    ("POST", "/cards/{card}/limits", &[("daily_limit", "5")]),
+    ("POST", "/cards/{card}/reveal", &[]),
+    ("POST", "/cards/{card}/terminate", &[("reason", "x")]),
     ("GET", "/policies", &[]),
     (
         "POST",
@@ -129,6 +180,8 @@ fn fill(template: &str, a: &TenantA) -> String {
         .replace("{tenant}", &a.tenant_id)
         .replace("{event}", &a.event_id)
         .replace("{request}", &a.request_id)
+        .replace("{customer}", &a.customer_id)
+        .replace("{card}", &a.card_id)
 }
 
 async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -230,6 +283,44 @@ async fn populate_a(app: &TestApp) -> TenantA {
         )
         .await;
     assert_eq!(res.status().as_u16(), 303);
+    // A customer with approved card KYC and a card, made in the sandbox.
+    let sandbox = app.sandbox().await;
+    let customer = sandbox
+        .create_customer(&paydesk_api::models::customers::NewCustomer {
+            email: "a-customer@example.com".into(),
+            customer_type: "individual".into(),
+            first_name: Some("Ada".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let kyc = paydesk_api::models::customers::KycDetails {
+        country: "NGA".into(),
+        date_of_birth: "1990-01-01".into(),
+        id_type: "passport".into(),
+        id_number: "A123".into(),
+        dial_code: "+234".into(),
+        phone_number: "8012345678".into(),
+        line1: "1 Marina".into(),
+        city: "Lagos".into(),
+        state: "Lagos".into(),
+        postal_code: "100001".into(),
+    };
+    sandbox
+        .submit_card_kyc(&customer.id.to_string(), &kyc)
+        .await
+        .unwrap();
+    sandbox.sandbox_advance_clock(60).await.unwrap();
+    let card = sandbox
+        .create_card(&paydesk_api::models::cards::NewCard {
+            amount: paydesk_api::units::MicroUnits(5_000_000),
+            card_type: Some("virtual".into()),
+            currency: "USD".into(),
+            customer_id: Some(customer.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -255,6 +346,8 @@ async fn populate_a(app: &TestApp) -> TenantA {
         tenant_id: q("SELECT id::text FROM tenants WHERE name = 'Demo Company'").await,
         event_id: q("SELECT id::text FROM webhook_events LIMIT 1").await,
         request_id: q("SELECT id::text FROM action_requests LIMIT 1").await,
+        customer_id: customer.id.to_string(),
+        card_id: card.id.to_string(),
     }
 }
 
@@ -323,6 +416,18 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/connections/{connection}/primary"),
         ("POST", "/connections/{connection}/delete"),
         ("POST", "/tenants/switch"),
+        ("GET", "/customers/{customer}"),
+        ("POST", "/customers/{customer}"),
+        ("POST", "/customers/{customer}/active"),
+        ("GET", "/customers/{customer}/kyc"),
+        ("POST", "/customers/{customer}/kyc"),
+        ("GET", "/cards/{card}"),
+        ("GET", "/cards/{card}/live"),
+        ("POST", "/cards/{card}/balance"),
+        ("POST", "/cards/{card}/status"),
+        ("POST", "/cards/{card}/limits"),
+        ("POST", "/cards/{card}/reveal"),
+        ("POST", "/cards/{card}/terminate"),
     ];
     for (method, template) in by_id {
         let (_, _, fields) = ROUTES
@@ -374,6 +479,8 @@ async fn a_member_without_permissions_is_refused_every_route() {
         "/roles",
         "/connections",
         "/platform",
+        "/customers",
+        "/cards",
     ] {
         assert!(!home.contains(&format!("href=\"{href}\"")), "menu shows {href}");
     }

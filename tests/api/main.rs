@@ -6,6 +6,7 @@ mod approvals;
 mod audit;
 mod auth;
 mod browser;
+mod cards;
 mod dashboard;
 mod health;
 mod helpers;

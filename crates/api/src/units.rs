@@ -219,6 +219,24 @@ integer_amount!(
     Sats
 );
 
+impl MicroUnits {
+    /// Whole units as typed by a person ("25", "25.50"), at most 6 decimals.
+    pub fn from_decimal_str(text: &str) -> Result<Self, AmountError> {
+        let value: rust_decimal::Decimal = text.trim().parse().map_err(|_| AmountError::NotAnInteger)?;
+        decimal_to_units(value, 6).map(Self)
+    }
+
+    /// Whole units with at least 2 decimals, as people read money: 5000000
+    /// is "5.00", 1234567 is "1.234567".
+    pub fn display(self) -> String {
+        let mut d = rust_decimal::Decimal::new(self.0, 6).normalize();
+        if d.scale() < 2 {
+            d.rescale(2);
+        }
+        d.to_string()
+    }
+}
+
 impl BaseUnits {
     /// The decimal amount with all its decimals, a space and the currency,
     /// e.g. `2.50000000 BTC`.
@@ -300,6 +318,20 @@ mod decimal_tests {
     use super::*;
     use rust_decimal::Decimal;
     use std::str::FromStr;
+
+    #[test]
+    fn micro_units_read_and_display_like_money() {
+        assert_eq!(MicroUnits::from_decimal_str("25.5"), Ok(MicroUnits(25_500_000)));
+        assert_eq!(MicroUnits::from_decimal_str(" 2 "), Ok(MicroUnits(2_000_000)));
+        assert_eq!(
+            MicroUnits::from_decimal_str("0.0000001"),
+            Err(AmountError::TooManyDecimals)
+        );
+        assert!(MicroUnits::from_decimal_str("ten").is_err());
+        assert_eq!(MicroUnits(5_000_000).display(), "5.00");
+        assert_eq!(MicroUnits(1_234_567).display(), "1.234567");
+        assert_eq!(MicroUnits(0).display(), "0.00");
+    }
 
     #[test]
     fn decimals_convert_exactly_both_ways() {

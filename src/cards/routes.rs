@@ -1,0 +1,428 @@
+use actix_web::web::{self, Data, Form, Path, Query};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use chrono::{DateTime, Utc};
+use paydesk_api::models::cards::{Card, CardQuery, CardTransaction};
+use paydesk_api::models::customers::{Customer, CustomerQuery};
+use paydesk_api::{ApiError, Client};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use super::actions;
+use super::rules::{self, CardDraft};
+use crate::access::Member;
+use crate::audit;
+use crate::startup::AppState;
+use crate::web::error::{describe_upstream, PortalError};
+use crate::web::page::{html, is_htmx, redirect, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/cards", web::get().to(list))
+        .route("/cards", web::post().to(create))
+        .route("/cards/new", web::get().to(new_form))
+        .route("/cards/{id}", web::get().to(detail))
+        .route("/cards/{id}/live", web::get().to(live))
+        .route("/cards/{id}/balance", web::post().to(actions::change_balance))
+        .route("/cards/{id}/status", web::post().to(actions::set_status))
+        .route("/cards/{id}/limits", web::post().to(actions::set_limits))
+        .route("/cards/{id}/reveal", web::post().to(actions::reveal))
+        .route(
+            "/cards/{id}/terminate",
+            web::post().to(actions::request_termination),
+        );
+}
+
+pub(super) async fn client(
+    state: &AppState,
+    member: &Member,
+    permission: &str,
+) -> Result<Client, PortalError> {
+    member.require(permission)?;
+    state
+        .upstreams
+        .for_member(&state.pool, &state.key, &state.audit, member)
+        .await
+}
+
+/// The service's time: on a sandbox connection its clock (which tests and
+/// demos move forward), else this machine's. Card ages and "today" for
+/// lite cards are measured on it.
+pub(super) async fn service_now(client: &Client, member: &Member) -> DateTime<Utc> {
+    if member.environment.as_deref() == Some("sandbox") {
+        if let Ok(clock) = client.sandbox_clock().await {
+            return clock.now;
+        }
+    }
+    Utc::now()
+}
+
+pub(super) fn card_id(raw: &str) -> Result<String, PortalError> {
+    Uuid::parse_str(raw)
+        .map(|id| id.to_string())
+        .map_err(|_| PortalError::NotFound("no such card".to_owned()))
+}
+
+/// A 4xx from the service (but a 404, which is a missing page) is the
+/// user's to fix and is shown on the page; anything else is an error page.
+pub(super) fn refusal(e: ApiError) -> Result<String, PortalError> {
+    match e {
+        e @ ApiError::Problem {
+            status: 400..=403 | 405..=499,
+            ..
+        } => Ok(describe_upstream(&e).0),
+        e => Err(e.into()),
+    }
+}
+
+pub(super) fn unprocessable(body: String) -> HttpResponse {
+    HttpResponse::UnprocessableEntity()
+        .content_type("text/html; charset=utf-8")
+        .body(body)
+}
+
+// --- List --------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Filters {
+    #[serde(default)]
+    card_type: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    search: String,
+    #[serde(default)]
+    cursor: String,
+}
+
+impl Filters {
+    fn query(&self) -> CardQuery {
+        let some = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+        CardQuery {
+            card_type: some(&self.card_type),
+            status: some(&self.status),
+            search: some(&self.search),
+            cursor: some(&self.cursor),
+            limit: Some(25),
+        }
+    }
+
+    fn with_cursor(&self, cursor: &str) -> String {
+        serde_urlencoded::to_string([
+            ("card_type", self.card_type.as_str()),
+            ("status", self.status.as_str()),
+            ("search", self.search.as_str()),
+            ("cursor", cursor),
+        ])
+        .unwrap_or_default()
+    }
+}
+
+#[derive(Template)]
+#[template(path = "cards/rows.html")]
+struct Rows {
+    cards: Vec<Card>,
+    next: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "cards/list.html")]
+struct ListPage {
+    shell: Shell,
+    filters: Filters,
+    rows: Rows,
+    total: u64,
+    error: Option<(String, Option<String>)>,
+    can_issue: bool,
+}
+
+async fn list(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "cards.read").await?;
+    let filters = filters.into_inner();
+    let result = client.cards(&filters.query()).await;
+    if is_htmx(&req) && !filters.cursor.is_empty() {
+        let page = result?;
+        return html(&Rows {
+            next: page
+                .page_info
+                .has_next_page
+                .then(|| filters.with_cursor(&page.page_info.next_cursor)),
+            cards: page.cards,
+        });
+    }
+    let (rows, total, error) = match result {
+        Ok(page) => (
+            Rows {
+                next: page
+                    .page_info
+                    .has_next_page
+                    .then(|| filters.with_cursor(&page.page_info.next_cursor)),
+                cards: page.cards,
+            },
+            page.page_info.total,
+            None,
+        ),
+        Err(e) => (
+            Rows {
+                cards: Vec::new(),
+                next: None,
+            },
+            0,
+            Some(describe_upstream(&e)),
+        ),
+    };
+    html(&ListPage {
+        shell: Shell::new(&member, "/cards"),
+        can_issue: member.can("cards.manage"),
+        filters,
+        rows,
+        total,
+        error,
+    })
+}
+
+// --- New card ------------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "cards/new.html")]
+struct NewPage {
+    shell: Shell,
+    customers: Vec<Customer>,
+    draft: CardDraft,
+    today: String,
+    error: Option<String>,
+}
+
+async fn render_new(
+    client: &Client,
+    member: &Member,
+    draft: CardDraft,
+    error: Option<String>,
+) -> Result<String, PortalError> {
+    let customers = client
+        .customers(&CustomerQuery {
+            is_active: Some(true),
+            limit: Some(100),
+            ..CustomerQuery::default()
+        })
+        .await?
+        .customers;
+    Ok(NewPage {
+        shell: Shell::new(member, "/cards"),
+        customers,
+        today: service_now(client, member).await.date_naive().to_string(),
+        draft,
+        error,
+    }
+    .render()?)
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct NewQuery {
+    #[serde(default)]
+    customer_id: String,
+    #[serde(default)]
+    card_type: String,
+}
+
+async fn new_form(
+    state: Data<AppState>,
+    member: Member,
+    q: Query<NewQuery>,
+) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "cards.manage").await?;
+    let draft = CardDraft {
+        card_type: if q.card_type == "lite" { "lite" } else { "virtual" }.to_owned(),
+        customer_id: q.customer_id.clone(),
+        card_brand: "visa".to_owned(),
+        reference: format!("paydesk-card-{}", Uuid::new_v4().simple()),
+        ..CardDraft::default()
+    };
+    let body = render_new(&client, &member, draft, None).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+/// Why this customer can't have a card yet, in words for the user.
+async fn kyc_problem(client: &Client, customer_id: &str) -> Result<Option<String>, PortalError> {
+    use paydesk_api::models::customers::KycStatus;
+    let message = match client.card_kyc(customer_id).await {
+        Ok(k) if k.status == KycStatus::Approved => return Ok(None),
+        Ok(k) if k.status == KycStatus::Pending => {
+            "The customer's card KYC is still under review; issue the card once it is approved."
+        }
+        Ok(_) => {
+            "The customer's card KYC was rejected; submit corrected details on the customer's page first."
+        }
+        Err(ApiError::Problem { status: 404, .. }) => {
+            "The customer has no card KYC yet; submit it on the customer's page first."
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Some(message.to_owned()))
+}
+
+async fn create(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<CardDraft>,
+) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "cards.manage").await?;
+    let draft = form.into_inner();
+    let today = service_now(&client, &member).await.date_naive();
+    let error = match rules::check(&draft, today) {
+        Err(message) => message,
+        Ok(body) => match kyc_problem(&client, &draft.customer_id).await? {
+            Some(message) => message,
+            None => match client.create_card(&body).await {
+                Ok(card) => {
+                    audit::member_did(
+                        &state.pool,
+                        &member,
+                        "cards.created",
+                        format!("card:{}", card.id),
+                        json!({"card_type": card.card_type, "amount": card_amount(&body.amount), "customer_id": card.customer_id}),
+                    )
+                    .await?;
+                    return Ok(redirect(&format!("/cards/{}", card.id)));
+                }
+                Err(e) => refusal(e)?,
+            },
+        },
+    };
+    Ok(unprocessable(
+        render_new(&client, &member, draft, Some(error)).await?,
+    ))
+}
+
+fn card_amount(amount: &paydesk_api::units::MicroUnits) -> String {
+    format!("{} USD", amount.display())
+}
+
+// --- Card page -------------------------------------------------------------
+
+/// The part of the card page that changes by itself: status, balance and
+/// transactions. It polls while anything is pending.
+#[derive(Template)]
+#[template(path = "cards/live.html")]
+pub(super) struct Live {
+    pub card: Card,
+    pub transactions: Vec<CardTransaction>,
+}
+
+impl Live {
+    fn polling(&self) -> bool {
+        self.card.status == "pending" || self.transactions.iter().any(|t| t.status == "pending")
+    }
+}
+
+pub(super) async fn load_live(client: &Client, id: &str) -> Result<Live, PortalError> {
+    let card = client.card(id).await?;
+    let transactions = client.card_transactions(id, None, Some(50)).await?.transactions;
+    Ok(Live { card, transactions })
+}
+
+/// Messages shown on the card page after an action.
+#[derive(Default)]
+pub(super) struct Notes {
+    pub notice: Option<String>,
+    pub error: Option<String>,
+    /// The card is too young to terminate: offer to freeze it instead.
+    pub offer_freeze: bool,
+}
+
+#[derive(Template)]
+#[template(path = "cards/detail.html")]
+struct DetailPage {
+    shell: Shell,
+    live: Live,
+    customer_name: String,
+    notes: Notes,
+    /// Fixed when the page is shown, so a double submit moves money once.
+    balance_reference: String,
+    can_manage: bool,
+    can_reveal: bool,
+    can_request_termination: bool,
+    termination_opens: Option<String>,
+    limits: rules::LimitsDraft,
+}
+
+pub(super) async fn render_detail(
+    state: &AppState,
+    member: &Member,
+    id: &str,
+    notes: Notes,
+) -> Result<String, PortalError> {
+    let client = client(state, member, "cards.read").await?;
+    let live = load_live(&client, id).await?;
+    let customer_name = match client.customer(&live.card.customer_id.to_string()).await {
+        Ok(c) if !c.full_name().is_empty() => c.full_name(),
+        Ok(c) => c.email,
+        Err(_) => live.card.customer_id.to_string(),
+    };
+    let now = service_now(&client, member).await;
+    let termination_opens = rules::termination_opens_at(live.card.created_at, now)
+        .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string());
+    let open = live.card.status != "terminated";
+    Ok(DetailPage {
+        shell: Shell::new(member, "/cards"),
+        customer_name,
+        notes,
+        balance_reference: format!("paydesk-card-balance-{}", Uuid::new_v4().simple()),
+        can_manage: open && member.can("cards.manage"),
+        can_reveal: open && member.can("cards.secure.view"),
+        can_request_termination: open && member.can("cards.terminate.request"),
+        termination_opens,
+        limits: rules::LimitsDraft::from_limits(&live.card.card_limits),
+        live,
+    }
+    .render()?)
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct NoteQuery {
+    #[serde(default)]
+    note: String,
+}
+
+/// What the page says after an action redirected to it.
+fn notice(note: &str) -> Option<String> {
+    let text = match note {
+        "fund" => "Funding requested. The transaction is pending; the balance updates when it completes, usually within a minute.",
+        "withdraw" => "Withdrawal requested. The transaction is pending; the money reaches the USDT wallet when it completes.",
+        "frozen" => "Card frozen: new payments are declined until you unfreeze it.",
+        "active" => "Card unfrozen: it can be used again.",
+        "limits" => "Spend limits saved.",
+        _ => return None,
+    };
+    Some(text.to_owned())
+}
+
+async fn detail(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+    q: Query<NoteQuery>,
+) -> Result<HttpResponse, PortalError> {
+    let id = card_id(&id)?;
+    let notes = Notes {
+        notice: notice(&q.note),
+        ..Notes::default()
+    };
+    let body = render_detail(&state, &member, &id, notes).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+async fn live(state: Data<AppState>, member: Member, id: Path<String>) -> Result<HttpResponse, PortalError> {
+    let id = card_id(&id)?;
+    let client = client(&state, &member, "cards.read").await?;
+    html(&load_live(&client, &id).await?)
+}

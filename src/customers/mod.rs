@@ -1,0 +1,5 @@
+//! Customers of the tenant's company and their card KYC: list and search,
+//! detail with their cards, create, edit, deactivate, and the KYC form
+//! with its status updating while the review runs.
+
+pub mod routes;

@@ -1,0 +1,530 @@
+use actix_web::web::{self, Data, Form, Path, Query};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use paydesk_api::models::cards::Card;
+use paydesk_api::models::customers::{
+    CardKyc, Customer, CustomerQuery, CustomerUpdate, KycDetails, KycStatus, NewCustomer,
+};
+use paydesk_api::{ApiError, Client};
+use serde::Deserialize;
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::access::Member;
+use crate::audit;
+use crate::startup::AppState;
+use crate::web::error::{describe_upstream, PortalError};
+use crate::web::page::{html, is_htmx, redirect, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/customers", web::get().to(list))
+        .route("/customers", web::post().to(create))
+        .route("/customers/new", web::get().to(new_form))
+        .route("/customers/{id}", web::get().to(detail))
+        .route("/customers/{id}", web::post().to(update))
+        .route("/customers/{id}/active", web::post().to(set_active))
+        .route("/customers/{id}/kyc", web::get().to(kyc_status))
+        .route("/customers/{id}/kyc", web::post().to(submit_kyc));
+}
+
+async fn client(state: &AppState, member: &Member, permission: &str) -> Result<Client, PortalError> {
+    member.require(permission)?;
+    state
+        .upstreams
+        .for_member(&state.pool, &state.key, &state.audit, member)
+        .await
+}
+
+fn customer_id(raw: &str) -> Result<String, PortalError> {
+    Uuid::parse_str(raw)
+        .map(|id| id.to_string())
+        .map_err(|_| PortalError::NotFound("no such customer".to_owned()))
+}
+
+fn refused(body: String) -> HttpResponse {
+    HttpResponse::UnprocessableEntity()
+        .content_type("text/html; charset=utf-8")
+        .body(body)
+}
+
+/// A 4xx from the service (but a 404, which is a missing page) is the
+/// user's to fix and is shown on the form; anything else is an error page.
+fn refusal(e: ApiError) -> Result<String, PortalError> {
+    match e {
+        e @ ApiError::Problem {
+            status: 400..=403 | 405..=499,
+            ..
+        } => Ok(describe_upstream(&e).0),
+        e => Err(e.into()),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Filters {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    customer_type: String,
+    #[serde(default)]
+    active: String,
+    #[serde(default)]
+    cursor: String,
+}
+
+impl Filters {
+    fn query(&self) -> CustomerQuery {
+        let some = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+        CustomerQuery {
+            email: some(&self.email),
+            customer_type: some(&self.customer_type),
+            is_active: match self.active.as_str() {
+                "yes" => Some(true),
+                "no" => Some(false),
+                _ => None,
+            },
+            cursor: some(&self.cursor),
+            limit: Some(25),
+            ..CustomerQuery::default()
+        }
+    }
+
+    fn with_cursor(&self, cursor: &str) -> String {
+        serde_urlencoded::to_string([
+            ("email", self.email.as_str()),
+            ("customer_type", self.customer_type.as_str()),
+            ("active", self.active.as_str()),
+            ("cursor", cursor),
+        ])
+        .unwrap_or_default()
+    }
+}
+
+#[derive(Template)]
+#[template(path = "customers/rows.html")]
+struct Rows {
+    customers: Vec<Customer>,
+    next: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "customers/list.html")]
+struct ListPage {
+    shell: Shell,
+    filters: Filters,
+    rows: Rows,
+    total: u64,
+    error: Option<(String, Option<String>)>,
+    can_manage: bool,
+}
+
+async fn list(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "customers.read").await?;
+    let filters = filters.into_inner();
+    let result = client.customers(&filters.query()).await;
+    if is_htmx(&req) && !filters.cursor.is_empty() {
+        let page = result?;
+        return html(&Rows {
+            next: page.has_more.then(|| filters.with_cursor(&page.next_cursor)),
+            customers: page.customers,
+        });
+    }
+    let (rows, total, error) = match result {
+        Ok(page) => (
+            Rows {
+                next: page.has_more.then(|| filters.with_cursor(&page.next_cursor)),
+                customers: page.customers,
+            },
+            page.total,
+            None,
+        ),
+        Err(e) => (
+            Rows {
+                customers: Vec::new(),
+                next: None,
+            },
+            0,
+            Some(describe_upstream(&e)),
+        ),
+    };
+    html(&ListPage {
+        shell: Shell::new(&member, "/customers"),
+        can_manage: member.can("customers.manage"),
+        filters,
+        rows,
+        total,
+        error,
+    })
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct CustomerForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    customer_type: String,
+    #[serde(default)]
+    first_name: String,
+    #[serde(default)]
+    last_name: String,
+    #[serde(default)]
+    phone_number: String,
+    #[serde(default)]
+    country_code: String,
+    /// Fixed when the form is shown, so a double submit is one customer.
+    #[serde(default)]
+    reference: String,
+}
+
+#[derive(Template)]
+#[template(path = "customers/new.html")]
+struct NewPage {
+    shell: Shell,
+    form: CustomerForm,
+    error: Option<String>,
+}
+
+async fn new_form(member: Member) -> Result<HttpResponse, PortalError> {
+    member.require("customers.manage")?;
+    html(&NewPage {
+        shell: Shell::new(&member, "/customers"),
+        form: CustomerForm {
+            customer_type: "individual".to_owned(),
+            reference: format!("paydesk-customer-{}", Uuid::new_v4().simple()),
+            ..CustomerForm::default()
+        },
+        error: None,
+    })
+}
+
+/// Checks what Paydesk can before calling: a person's mistakes are named
+/// without a round trip.
+fn check_customer(form: &CustomerForm) -> Result<NewCustomer, String> {
+    let email = form.email.trim();
+    if !email.contains('@') || email.starts_with('@') || email.ends_with('@') {
+        return Err("Enter the customer's email address, e.g. ada@example.com.".to_owned());
+    }
+    if !matches!(form.customer_type.as_str(), "individual" | "business") {
+        return Err("Choose whether the customer is an individual or a business.".to_owned());
+    }
+    let phone = form.phone_number.trim();
+    if !phone.is_empty() && !phone.starts_with('+') {
+        return Err(
+            "Write the phone number in international format, starting with + (e.g. +2348012345678)."
+                .to_owned(),
+        );
+    }
+    let country = form.country_code.trim();
+    if !country.is_empty() && (country.len() != 3 || !country.chars().all(|c| c.is_ascii_alphabetic())) {
+        return Err("The country code has three letters, e.g. NGA, KEN or GHA.".to_owned());
+    }
+    let some = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
+    Ok(NewCustomer {
+        email: email.to_owned(),
+        customer_type: form.customer_type.clone(),
+        first_name: some(&form.first_name),
+        last_name: some(&form.last_name),
+        phone_number: some(phone),
+        country_code: some(&country.to_ascii_uppercase()),
+        reference: some(&form.reference),
+    })
+}
+
+async fn create(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<CustomerForm>,
+) -> Result<HttpResponse, PortalError> {
+    let client = client(&state, &member, "customers.manage").await?;
+    let form = form.into_inner();
+    let error = match check_customer(&form) {
+        Err(message) => message,
+        Ok(body) => match client.create_customer(&body).await {
+            Ok(c) => {
+                audit::member_did(
+                    &state.pool,
+                    &member,
+                    "customers.created",
+                    format!("customer:{}", c.id),
+                    json!({"email": c.email}),
+                )
+                .await?;
+                return Ok(redirect(&format!("/customers/{}", c.id)));
+            }
+            Err(e) => refusal(e)?,
+        },
+    };
+    Ok(refused(
+        NewPage {
+            shell: Shell::new(&member, "/customers"),
+            form,
+            error: Some(error),
+        }
+        .render()?,
+    ))
+}
+
+/// The KYC block: status, and the form when KYC can be (re)submitted.
+#[derive(Template)]
+#[template(path = "customers/kyc.html")]
+struct KycBlock {
+    customer_id: String,
+    csrf_token: String,
+    kyc: Option<CardKyc>,
+    can_submit: bool,
+    form: KycDetails,
+    error: Option<String>,
+}
+
+impl KycBlock {
+    fn pending(&self) -> bool {
+        self.kyc.as_ref().is_some_and(|k| k.status == KycStatus::Pending)
+    }
+
+    fn open(&self) -> bool {
+        self.can_submit && self.kyc.as_ref().is_none_or(|k| k.status == KycStatus::Rejected)
+    }
+}
+
+#[derive(Template)]
+#[template(path = "customers/detail.html")]
+struct DetailPage {
+    shell: Shell,
+    customer: Customer,
+    kyc: KycBlock,
+    cards: Vec<Card>,
+    can_manage: bool,
+    can_issue: bool,
+    error: Option<String>,
+}
+
+/// The customer's card KYC, `None` when never submitted.
+async fn kyc_of(client: &Client, id: &str) -> Result<Option<CardKyc>, PortalError> {
+    match client.card_kyc(id).await {
+        Ok(k) => Ok(Some(k)),
+        Err(ApiError::Problem { status: 404, .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+async fn render_detail(
+    state: &AppState,
+    member: &Member,
+    id: &str,
+    error: Option<String>,
+    kyc_form: Option<(KycDetails, String)>,
+) -> Result<String, PortalError> {
+    let client = client(state, member, "customers.read").await?;
+    let customer = client.customer(id).await?;
+    let kyc = kyc_of(&client, id).await?;
+    let cards = if member.can("cards.read") {
+        client.customer_cards(id, None, Some(100)).await?.cards
+    } else {
+        Vec::new()
+    };
+    let (form, kyc_error) = match kyc_form {
+        Some((form, e)) => (form, Some(e)),
+        None => (
+            KycDetails {
+                country: customer.country_code.clone().unwrap_or_default(),
+                ..KycDetails::default()
+            },
+            None,
+        ),
+    };
+    Ok(DetailPage {
+        shell: Shell::new(member, "/customers"),
+        kyc: KycBlock {
+            customer_id: id.to_owned(),
+            csrf_token: member.user.csrf_token.clone(),
+            kyc,
+            can_submit: member.can("customers.manage"),
+            form,
+            error: kyc_error,
+        },
+        can_manage: member.can("customers.manage"),
+        can_issue: member.can("cards.manage"),
+        customer,
+        cards,
+        error,
+    }
+    .render()?)
+}
+
+async fn detail(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+) -> Result<HttpResponse, PortalError> {
+    let id = customer_id(&id)?;
+    let body = render_detail(&state, &member, &id, None, None).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct EditForm {
+    #[serde(default)]
+    first_name: String,
+    #[serde(default)]
+    last_name: String,
+}
+
+async fn update(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+    form: Form<EditForm>,
+) -> Result<HttpResponse, PortalError> {
+    let id = customer_id(&id)?;
+    let client = client(&state, &member, "customers.manage").await?;
+    let body = CustomerUpdate {
+        first_name: Some(form.first_name.trim().to_owned()),
+        last_name: Some(form.last_name.trim().to_owned()),
+        is_active: None,
+    };
+    match client.update_customer(&id, &body).await {
+        Ok(_) => {
+            audit::member_did(
+                &state.pool,
+                &member,
+                "customers.updated",
+                format!("customer:{id}"),
+                json!({"first_name": body.first_name, "last_name": body.last_name}),
+            )
+            .await?;
+            Ok(redirect(&format!("/customers/{id}")))
+        }
+        Err(e) => {
+            let message = refusal(e)?;
+            Ok(refused(
+                render_detail(&state, &member, &id, Some(message), None).await?,
+            ))
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ActiveForm {
+    active: String,
+}
+
+/// Deactivates (blacklists) or reactivates a customer.
+async fn set_active(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+    form: Form<ActiveForm>,
+) -> Result<HttpResponse, PortalError> {
+    let id = customer_id(&id)?;
+    let client = client(&state, &member, "customers.manage").await?;
+    let active = form.active == "yes";
+    match client.blacklist_customer(&id, !active).await {
+        Ok(_) => {
+            audit::member_did(
+                &state.pool,
+                &member,
+                if active {
+                    "customers.reactivated"
+                } else {
+                    "customers.deactivated"
+                },
+                format!("customer:{id}"),
+                json!({}),
+            )
+            .await?;
+            Ok(redirect(&format!("/customers/{id}")))
+        }
+        Err(e) => {
+            let message = refusal(e)?;
+            Ok(refused(
+                render_detail(&state, &member, &id, Some(message), None).await?,
+            ))
+        }
+    }
+}
+
+/// The KYC block alone, which polls itself while the review runs.
+async fn kyc_status(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+) -> Result<HttpResponse, PortalError> {
+    let id = customer_id(&id)?;
+    let client = client(&state, &member, "customers.read").await?;
+    // A 404 here is an unknown customer; below it means "not submitted".
+    client.customer(&id).await?;
+    let kyc = kyc_of(&client, &id).await?;
+    html(&KycBlock {
+        customer_id: id,
+        csrf_token: member.user.csrf_token.clone(),
+        kyc,
+        can_submit: member.can("customers.manage"),
+        form: KycDetails::default(),
+        error: None,
+    })
+}
+
+fn check_kyc(form: &KycDetails) -> Result<(), String> {
+    let missing: Vec<&str> = [
+        ("country", &form.country),
+        ("date of birth", &form.date_of_birth),
+        ("ID type", &form.id_type),
+        ("ID number", &form.id_number),
+        ("dial code", &form.dial_code),
+        ("phone number", &form.phone_number),
+        ("address line", &form.line1),
+        ("city", &form.city),
+        ("state", &form.state),
+        ("postal code", &form.postal_code),
+    ]
+    .iter()
+    .filter(|(_, v)| v.trim().is_empty())
+    .map(|(name, _)| *name)
+    .collect();
+    if !missing.is_empty() {
+        return Err(format!("Fill in: {}.", missing.join(", ")));
+    }
+    if chrono::NaiveDate::parse_from_str(form.date_of_birth.trim(), "%Y-%m-%d").is_err() {
+        return Err("Write the date of birth as YYYY-MM-DD, e.g. 1990-04-01.".to_owned());
+    }
+    Ok(())
+}
+
+async fn submit_kyc(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+    form: Form<KycDetails>,
+) -> Result<HttpResponse, PortalError> {
+    let id = customer_id(&id)?;
+    let client = client(&state, &member, "customers.manage").await?;
+    let mut details = form.into_inner();
+    details.country = details.country.trim().to_ascii_uppercase();
+    let error = match check_kyc(&details) {
+        Err(message) => message,
+        Ok(()) => match client.submit_card_kyc(&id, &details).await {
+            Ok(_) => {
+                // The ID number is personal data: the log names the customer only.
+                audit::member_did(
+                    &state.pool,
+                    &member,
+                    "customers.kyc_submitted",
+                    format!("customer:{id}"),
+                    json!({"country": details.country, "id_type": details.id_type}),
+                )
+                .await?;
+                return Ok(redirect(&format!("/customers/{id}")));
+            }
+            Err(e) => refusal(e)?,
+        },
+    };
+    Ok(refused(
+        render_detail(&state, &member, &id, None, Some((details, error))).await?,
+    ))
+}
