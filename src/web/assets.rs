@@ -12,14 +12,14 @@ const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("../../static/htmx-2.0.11.min.js"),
     ),
     (
-        "paydesk-1.js",
+        "paydesk-2.js",
         "text/javascript; charset=utf-8",
-        include_bytes!("../../static/paydesk-1.js"),
+        include_bytes!("../../static/paydesk-2.js"),
     ),
     (
-        "paydesk-1.css",
+        "paydesk-2.css",
         "text/css; charset=utf-8",
-        include_bytes!("../../static/paydesk-1.css"),
+        include_bytes!("../../static/paydesk-2.css"),
     ),
 ];
 
