@@ -40,8 +40,14 @@ use crate::models::payouts::{
     AccountLookup, AccountName, BankList, Corridor, CountryList, InitializeAnswer, InitializeRequest, Payout,
     PayoutData, PayoutLimit, PayoutPage, QuoteData, QuoteRequest, SettlePayout,
 };
-use crate::models::trading::{Price, PriceList, SetPrice};
+use crate::models::rates::{Conversion, ExchangeRate};
+use crate::models::trading::{
+    Execution, ExecutionList, NewSchedule, NewTargetOrder, Order, OrderData, OrderPage, OrderRequest, Price,
+    PriceList, Quote, QuoteData as TradingQuoteData, QuoteRequest as TradingQuoteRequest, Schedule,
+    ScheduleData, ScheduleList, ScheduleUpdate, SetPrice, TargetOrder, TargetOrderData, TargetOrderList,
+};
 use crate::models::transactions::{Transaction, TransactionPage, TransactionQuery};
+use crate::models::withdrawals::{NewWithdrawal, Withdrawal, WithdrawalPage};
 use crate::paths::{Method, Operation};
 use crate::signing::sign_request;
 use crate::wire::{Envelope, Problem};
@@ -485,6 +491,142 @@ impl Client {
             .await
     }
 
+    // --- Trading ----------------------------------------------------------
+
+    pub async fn create_trading_quote(&self, body: &TradingQuoteRequest) -> Result<Quote, ApiError> {
+        let data: TradingQuoteData = self
+            .data(Operation::CreateTradingQuote, &[], &[], Some(body), false)
+            .await?;
+        Ok(data.quote)
+    }
+
+    pub async fn trading_quote(&self, id: &str) -> Result<Quote, ApiError> {
+        let data: TradingQuoteData = self
+            .data(Operation::GetTradingQuote, &[id], &[], None::<&()>, true)
+            .await?;
+        Ok(data.quote)
+    }
+
+    /// Retried only when the order carries a reference.
+    pub async fn create_order(&self, body: &OrderRequest) -> Result<Order, ApiError> {
+        let idempotent = body.reference.as_deref().is_some_and(|r| !r.is_empty());
+        let data: OrderData = self
+            .data(Operation::CreateOrder, &[], &[], Some(body), idempotent)
+            .await?;
+        Ok(data.order)
+    }
+
+    pub async fn orders(
+        &self,
+        status: Option<&str>,
+        cursor: Option<String>,
+        limit: Option<u32>,
+    ) -> Result<OrderPage, ApiError> {
+        let mut q = Vec::new();
+        push_opt(&mut q, "status", status.map(str::to_owned));
+        push_opt(&mut q, "cursor", cursor);
+        push_opt(&mut q, "limit", limit.map(|l| l.to_string()));
+        self.data(Operation::ListOrders, &[], &q, None::<&()>, true).await
+    }
+
+    pub async fn order(&self, id: &str) -> Result<Order, ApiError> {
+        let data: OrderData = self
+            .data(Operation::GetOrder, &[id], &[], None::<&()>, true)
+            .await?;
+        Ok(data.order)
+    }
+
+    pub async fn cancel_order(&self, id: &str) -> Result<Order, ApiError> {
+        let data: OrderData = self
+            .data(Operation::CancelOrder, &[id], &[], None::<&()>, false)
+            .await?;
+        Ok(data.order)
+    }
+
+    /// Idempotent by reference when one is given.
+    pub async fn create_scheduled_order(&self, body: &NewSchedule) -> Result<Schedule, ApiError> {
+        let idempotent = !body.reference.is_empty();
+        let data: ScheduleData = self
+            .data(Operation::CreateScheduledOrder, &[], &[], Some(body), idempotent)
+            .await?;
+        Ok(data.schedule)
+    }
+
+    pub async fn scheduled_orders(&self, status: Option<&str>) -> Result<Vec<Schedule>, ApiError> {
+        let mut q = Vec::new();
+        push_opt(&mut q, "status", status.map(str::to_owned));
+        let data: ScheduleList = self
+            .data(Operation::ListScheduledOrders, &[], &q, None::<&()>, true)
+            .await?;
+        Ok(data.schedules)
+    }
+
+    pub async fn scheduled_order(&self, id: &str) -> Result<Schedule, ApiError> {
+        let data: ScheduleData = self
+            .data(Operation::GetScheduledOrder, &[id], &[], None::<&()>, true)
+            .await?;
+        Ok(data.schedule)
+    }
+
+    /// Setting the same fields again changes nothing more, so it is retried.
+    pub async fn update_scheduled_order(
+        &self,
+        id: &str,
+        body: &ScheduleUpdate,
+    ) -> Result<Schedule, ApiError> {
+        let data: ScheduleData = self
+            .data(Operation::UpdateScheduledOrder, &[id], &[], Some(body), true)
+            .await?;
+        Ok(data.schedule)
+    }
+
+    pub async fn cancel_scheduled_order(&self, id: &str) -> Result<Schedule, ApiError> {
+        let data: ScheduleData = self
+            .data(Operation::CancelScheduledOrder, &[id], &[], None::<&()>, false)
+            .await?;
+        Ok(data.schedule)
+    }
+
+    /// Newest first.
+    pub async fn scheduled_order_executions(&self, id: &str) -> Result<Vec<Execution>, ApiError> {
+        let data: ExecutionList = self
+            .data(Operation::ScheduledOrderExecutions, &[id], &[], None::<&()>, true)
+            .await?;
+        Ok(data.executions)
+    }
+
+    /// Idempotent by reference when one is given.
+    pub async fn create_target_order(&self, body: &NewTargetOrder) -> Result<TargetOrder, ApiError> {
+        let idempotent = !body.reference.is_empty();
+        let data: TargetOrderData = self
+            .data(Operation::CreateTargetOrder, &[], &[], Some(body), idempotent)
+            .await?;
+        Ok(data.order)
+    }
+
+    pub async fn target_orders(&self, status: Option<&str>) -> Result<Vec<TargetOrder>, ApiError> {
+        let mut q = Vec::new();
+        push_opt(&mut q, "status", status.map(str::to_owned));
+        let data: TargetOrderList = self
+            .data(Operation::ListTargetOrders, &[], &q, None::<&()>, true)
+            .await?;
+        Ok(data.orders)
+    }
+
+    pub async fn target_order(&self, id: &str) -> Result<TargetOrder, ApiError> {
+        let data: TargetOrderData = self
+            .data(Operation::GetTargetOrder, &[id], &[], None::<&()>, true)
+            .await?;
+        Ok(data.order)
+    }
+
+    pub async fn cancel_target_order(&self, id: &str) -> Result<TargetOrder, ApiError> {
+        let data: TargetOrderData = self
+            .data(Operation::CancelTargetOrder, &[id], &[], None::<&()>, false)
+            .await?;
+        Ok(data.order)
+    }
+
     // --- Beneficiaries ----------------------------------------------------
 
     pub async fn create_beneficiary(&self, body: &NewBeneficiary) -> Result<Beneficiary, ApiError> {
@@ -521,6 +663,55 @@ impl Client {
 
     pub async fn delete_beneficiary(&self, id: &str) -> Result<Beneficiary, ApiError> {
         self.data(Operation::DeleteBeneficiary, &[id], &[], None::<&()>, false)
+            .await
+    }
+
+    // --- Exchange rates and withdrawals --------------------------------------
+
+    pub async fn exchange_rate(&self, from: &str, to: &str) -> Result<ExchangeRate, ApiError> {
+        let q = [("from", from.to_owned()), ("to", to.to_owned())];
+        self.data(Operation::GetExchangeRate, &[], &q, None::<&()>, true)
+            .await
+    }
+
+    /// Converts `amount` whole units of `from` at the mid rate.
+    pub async fn convert(
+        &self,
+        from: &str,
+        to: &str,
+        amount: rust_decimal::Decimal,
+    ) -> Result<Conversion, ApiError> {
+        let q = [
+            ("from", from.to_owned()),
+            ("to", to.to_owned()),
+            ("amount", amount.to_string()),
+        ];
+        self.data(Operation::ConvertCurrency, &[], &q, None::<&()>, true)
+            .await
+    }
+
+    /// Idempotent by its required reference, so retried.
+    pub async fn create_withdrawal(&self, body: &NewWithdrawal) -> Result<Withdrawal, ApiError> {
+        self.data(Operation::CreateWithdrawal, &[], &[], Some(body), true)
+            .await
+    }
+
+    pub async fn withdrawals(
+        &self,
+        status: Option<&str>,
+        cursor: Option<String>,
+        limit: Option<u32>,
+    ) -> Result<WithdrawalPage, ApiError> {
+        let mut q = Vec::new();
+        push_opt(&mut q, "status", status.map(str::to_owned));
+        push_opt(&mut q, "cursor", cursor);
+        push_opt(&mut q, "limit", limit.map(|l| l.to_string()));
+        self.data(Operation::ListWithdrawals, &[], &q, None::<&()>, true)
+            .await
+    }
+
+    pub async fn withdrawal(&self, id: &str) -> Result<Withdrawal, ApiError> {
+        self.data(Operation::GetWithdrawal, &[id], &[], None::<&()>, true)
             .await
     }
 

@@ -196,6 +196,19 @@ impl Ledger {
         Ok(&self.entries[index].tx)
     }
 
+    /// Records one side of a trade, with the order as its `trade_id`.
+    pub fn post_trade(
+        &mut self,
+        new: NewTransaction,
+        trade_id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<(), ApiError> {
+        let id = self.post(new, now)?.transaction_id;
+        let index = self.by_id[&id];
+        self.entries[index].tx.trade_id = Some(trade_id.to_string());
+        Ok(())
+    }
+
     /// Moves a record to a new type and state; terminal records never change.
     pub fn transition(
         &mut self,

@@ -20,6 +20,15 @@ fn summary(op: Operation) -> &'static str {
         Operation::ValidateAddress => "Checks an address's format and checksum for a chain; stores nothing",
         Operation::ListTransactions => "Ledger history, filtered, cursor-paginated, newest first",
         Operation::GetTransaction => "One transaction by its UUID or its reference",
+        Operation::GetExchangeRate => {
+            "Buy, sell, mid and inverse rate of a pair (from, to), valid 30 s, with the 24-hour change"
+        }
+        Operation::ConvertCurrency => "Converts an amount (whole units) of `from` into `to` at the mid rate",
+        Operation::CreateWithdrawal => {
+            "Sends crypto on chain (amount in base units, checksum-checked address, fixed fee); settles 70 s later"
+        }
+        Operation::ListWithdrawals => "Withdrawals, newest first, by status and currency, cursor pages",
+        Operation::GetWithdrawal => "One withdrawal",
         Operation::PayoutCountries => "Countries usable in payout quotes",
         Operation::PayoutCorridor => "A corridor's details: currency, destinations, payment reasons, limits",
         Operation::PayoutBanks => "Provider codes (bank_code) of a country's banks and mobile-money services",
@@ -40,6 +49,32 @@ fn summary(op: Operation) -> &'static str {
         Operation::GetPayout => "A payout by its id (or quote id)",
         Operation::ListPayouts => "Payouts, newest first, filtered by status",
         Operation::TradingPrices => "The latest market price of every pair",
+        Operation::CreateTradingQuote => {
+            "Quotes a trade at the market price ± 0.5%, valid 30 s (NGN pairs: 500 to 10,000,000 naira)"
+        }
+        Operation::GetTradingQuote => "A quote with its consumption, expiry and the number of orders on it",
+        Operation::CreateOrder => {
+            "Places an order on a quote; fills at once at the quoted price (QUOTE_EXPIRED, QUOTE_EXHAUSTED)"
+        }
+        Operation::ListOrders => "Orders, newest first, by status",
+        Operation::GetOrder => "One order with its fills and quote consumption",
+        Operation::CancelOrder => "Cancels an order still open (orders fill at once here, so a 422)",
+        Operation::CreateScheduledOrder => {
+            "A recurring buy (daily, weekly, monthly at HH:MM UTC) that ticks on the sandbox clock"
+        }
+        Operation::ListScheduledOrders => "Scheduled orders by status, with their execution totals",
+        Operation::GetScheduledOrder => "One scheduled order",
+        Operation::UpdateScheduledOrder => {
+            "Changes amount, timing or status (paused/active); next_execution_at moves only if the timing changes"
+        }
+        Operation::CancelScheduledOrder => "Cancels a schedule; next_execution_at becomes null",
+        Operation::ScheduledOrderExecutions => "A schedule's executions, newest first (completed, failed, skipped)",
+        Operation::CreateTargetOrder => {
+            "Locks escrow and waits for the market to cross target_price; fills 10 s after triggering"
+        }
+        Operation::ListTargetOrders => "Target orders by status",
+        Operation::GetTargetOrder => "One target order",
+        Operation::CancelTargetOrder => "Cancels an active target order and releases its escrow",
         Operation::CreateBeneficiary => "Saves a bank, mobile-money or crypto recipient",
         Operation::ListBeneficiaries => "Saved recipients, by limit and offset",
         Operation::GetBeneficiary => "One saved recipient",
@@ -108,6 +143,10 @@ fn tag(op: Operation) -> &'static str {
         "Addresses"
     } else if path.starts_with("/api/transactions") {
         "Transactions"
+    } else if path.starts_with("/api/exchange-rates") {
+        "Exchange rates"
+    } else if path.starts_with("/api/withdrawals") {
+        "Withdrawals"
     } else if path.starts_with("/api/trading") {
         "Trading"
     } else if path.starts_with("/api/payouts") {

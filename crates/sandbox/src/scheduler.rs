@@ -43,6 +43,23 @@ pub enum Job {
         company_id: Uuid,
         card_id: Uuid,
     },
+    AdvanceWithdrawal {
+        company_id: Uuid,
+        withdrawal_id: Uuid,
+    },
+    FillTargetOrder {
+        company_id: Uuid,
+        order_id: Uuid,
+    },
+    ExpireTargetOrder {
+        company_id: Uuid,
+        order_id: Uuid,
+    },
+    ScheduleTick {
+        company_id: Uuid,
+        schedule_id: Uuid,
+        generation: u64,
+    },
 }
 
 #[derive(Debug, Default)]

@@ -12,7 +12,7 @@ use paydesk_api::paths::{Method, Operation};
 
 use crate::areas::{
     addresses, balances, beneficiaries, cards, control, customers, deposits, identity, market, payouts,
-    transactions,
+    rates, trading, transactions, withdrawals,
 };
 use crate::error::ApiError;
 use crate::fixture::Fixture;
@@ -41,6 +41,11 @@ fn route(op: Operation) -> Route {
         Operation::ValidateAddress => method.to(addresses::validate),
         Operation::ListTransactions => method.to(transactions::list),
         Operation::GetTransaction => method.to(transactions::one),
+        Operation::GetExchangeRate => method.to(rates::get),
+        Operation::ConvertCurrency => method.to(rates::convert),
+        Operation::CreateWithdrawal => method.to(withdrawals::create_handler),
+        Operation::ListWithdrawals => method.to(withdrawals::list),
+        Operation::GetWithdrawal => method.to(withdrawals::get),
         Operation::PayoutCountries => method.to(payouts::countries),
         Operation::PayoutCorridor => method.to(payouts::corridor),
         Operation::PayoutBanks => method.to(payouts::banks),
@@ -53,6 +58,22 @@ fn route(op: Operation) -> Route {
         Operation::GetPayout => method.to(payouts::get),
         Operation::ListPayouts => method.to(payouts::list),
         Operation::TradingPrices => method.to(market::list),
+        Operation::CreateTradingQuote => method.to(trading::create_quote),
+        Operation::GetTradingQuote => method.to(trading::get_quote),
+        Operation::CreateOrder => method.to(trading::create_order),
+        Operation::ListOrders => method.to(trading::list_orders),
+        Operation::GetOrder => method.to(trading::get_order),
+        Operation::CancelOrder => method.to(trading::cancel_order),
+        Operation::CreateScheduledOrder => method.to(trading::create_schedule),
+        Operation::ListScheduledOrders => method.to(trading::list_schedules),
+        Operation::GetScheduledOrder => method.to(trading::get_schedule),
+        Operation::UpdateScheduledOrder => method.to(trading::update_schedule),
+        Operation::CancelScheduledOrder => method.to(trading::cancel_schedule),
+        Operation::ScheduledOrderExecutions => method.to(trading::executions),
+        Operation::CreateTargetOrder => method.to(trading::create_target),
+        Operation::ListTargetOrders => method.to(trading::list_targets),
+        Operation::GetTargetOrder => method.to(trading::get_target),
+        Operation::CancelTargetOrder => method.to(trading::cancel_target),
         Operation::CreateBeneficiary => method.to(beneficiaries::create_handler),
         Operation::ListBeneficiaries => method.to(beneficiaries::list),
         Operation::GetBeneficiary => method.to(beneficiaries::get),

@@ -17,6 +17,8 @@ use crate::areas::cards::{model as cards, CardBook};
 use crate::areas::customers::{self, CustomerBook};
 use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
+use crate::areas::trading::{schedules, targets, ScheduleBook, TargetBook, TradeBook};
+use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
 use crate::clock::SandboxClock;
 use crate::error::ApiError;
@@ -56,6 +58,10 @@ pub struct Company {
     pub beneficiaries: BeneficiaryBook,
     pub customers: CustomerBook,
     pub cards: CardBook,
+    pub withdrawals: WithdrawalBook,
+    pub trades: TradeBook,
+    pub targets: TargetBook,
+    pub schedules: ScheduleBook,
     pub idempotency: IdempotencyStore,
     pub faults: Vec<Fault>,
 }
@@ -144,6 +150,10 @@ impl Store {
                 beneficiaries: BeneficiaryBook::default(),
                 customers: CustomerBook::default(),
                 cards: CardBook::default(),
+                withdrawals: WithdrawalBook::default(),
+                trades: TradeBook::default(),
+                targets: TargetBook::default(),
+                schedules: ScheduleBook::default(),
                 idempotency: IdempotencyStore::default(),
                 faults: Vec::new(),
             };
@@ -208,6 +218,19 @@ impl Store {
         ))
     }
 
+    /// A market price moved: target orders it crossed trigger.
+    pub fn prices_moved(&mut self, now: DateTime<Utc>) {
+        let Store {
+            companies,
+            market,
+            scheduler,
+            ..
+        } = self;
+        for company in companies.values_mut() {
+            targets::check_triggers(company, market, scheduler, now);
+        }
+    }
+
     /// Runs one due job.
     fn run_job(&mut self, job: Job, now: DateTime<Utc>) {
         match job {
@@ -256,6 +279,33 @@ impl Store {
             } => {
                 if let Ok((company, mut fx)) = self.company(company_id, now) {
                     cards::settle_transfer(company, card_id, transaction_id, &mut fx);
+                }
+            }
+            Job::AdvanceWithdrawal {
+                company_id,
+                withdrawal_id,
+            } => {
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    withdrawals::advance(company, withdrawal_id, &mut fx);
+                }
+            }
+            Job::FillTargetOrder { company_id, order_id } => {
+                if let Ok((company, _)) = self.company(company_id, now) {
+                    targets::fill(company, order_id, now);
+                }
+            }
+            Job::ExpireTargetOrder { company_id, order_id } => {
+                if let Ok((company, _)) = self.company(company_id, now) {
+                    targets::expire(company, order_id, now);
+                }
+            }
+            Job::ScheduleTick {
+                company_id,
+                schedule_id,
+                generation,
+            } => {
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    schedules::tick(company, schedule_id, generation, &mut fx);
                 }
             }
             Job::EndLiteCard { company_id, card_id } => {

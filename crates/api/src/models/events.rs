@@ -15,4 +15,9 @@ pub struct WebhookEvent {
 /// Event names (spec, sandbox rules and open-paths.md).
 pub mod names {
     pub const DEPOSIT_SUCCESS: &str = "deposit.success";
+    /// A withdrawal settled on chain.
+    pub const TRANSFER_SUCCESS: &str = "transfer.success";
+    /// A withdrawal failed; its amount and fee are back in the wallet.
+    pub const TRANSFER_FAILED: &str = "transfer.failed";
+    pub const LIGHTNING_RECEIVED: &str = "btc.lightning.received.success";
 }

@@ -9,5 +9,7 @@ pub mod customers;
 pub mod events;
 pub mod identity;
 pub mod payouts;
+pub mod rates;
 pub mod trading;
 pub mod transactions;
+pub mod withdrawals;

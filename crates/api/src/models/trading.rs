@@ -1,8 +1,14 @@
-//! Trading: market prices (more of the area arrives with the trading work).
+//! Trading: market prices, quotes and orders, scheduled orders (DCA) and
+//! target orders. `quantity`, `price` and `target_price` are decimals in
+//! whole units of their currency (NGN pairs: whole naira); a scheduled
+//! order's `amount` is an integer of the quote currency's smallest unit.
 
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::units::BaseUnits;
 
 /// One pair's price: units of `quote_currency` per unit of `base_currency`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -25,4 +31,278 @@ pub struct SetPrice {
     pub base: String,
     pub quote: String,
     pub price: Decimal,
+}
+
+/// What a trade sends and receives, in whole units.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exchange {
+    pub send_quantity: Decimal,
+    pub send_currency: String,
+    pub receive_quantity: Decimal,
+    pub receive_currency: String,
+}
+
+/// Body of `POST /api/trading/quotes`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QuoteRequest {
+    pub base_currency: String,
+    pub quote_currency: String,
+    /// `buy` or `sell`, relative to the base.
+    pub side: String,
+    pub quantity: Decimal,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Quote {
+    pub id: Uuid,
+    pub base_currency: String,
+    pub quote_currency: String,
+    /// `BUY` or `SELL`.
+    pub side: String,
+    pub quantity: Decimal,
+    /// Quote currency per unit of base, spread included.
+    pub price: Decimal,
+    pub expires_at: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
+    pub original_quantity: Decimal,
+    pub consumed_quantity: Decimal,
+    pub remaining_quantity: Decimal,
+    pub is_exhausted: bool,
+    pub is_expired: bool,
+    /// What the whole quote sends and receives.
+    pub exchange: Exchange,
+    /// Orders placed against the quote (on lookup).
+    #[serde(default)]
+    pub orders_count: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QuoteData {
+    pub quote: Quote,
+}
+
+/// Body of `POST /api/trading/orders`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct OrderRequest {
+    pub base_currency: String,
+    pub quote_currency: String,
+    pub side: String,
+    /// Whole units, or base units with `quantity_in_base_units`.
+    pub quantity: Decimal,
+    /// Optional: the quote's price is used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Decimal>,
+    pub quote_id: Uuid,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantity_in_base_units: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Fill {
+    pub id: Uuid,
+    pub order_id: Uuid,
+    pub quantity: Decimal,
+    pub price: Decimal,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QuoteConsumption {
+    pub quote_id: Uuid,
+    pub consumed_quantity: Decimal,
+    pub remaining_quantity: Decimal,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Order {
+    pub id: Uuid,
+    pub base_currency: String,
+    pub quote_currency: String,
+    pub side: String,
+    /// `market` or `limit`.
+    pub order_type: String,
+    pub quantity: Decimal,
+    pub price: Decimal,
+    /// `pending`, `filled`, `rejected` or `cancelled`.
+    pub status: String,
+    /// Null for NGN pairs, which settle from the service's own liquidity.
+    pub exchange: Option<Exchange>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub filled_quantity: Decimal,
+    pub remaining_quantity: Decimal,
+    pub quote_id: Uuid,
+    pub fills: Vec<Fill>,
+    /// Null for NGN pairs.
+    pub quote_consumption: Option<QuoteConsumption>,
+    #[serde(default)]
+    pub reference: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OrderData {
+    pub order: Order,
+}
+
+/// `data` of `GET /api/trading/orders`, newest first.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OrderPage {
+    pub orders: Vec<Order>,
+    pub next_cursor: String,
+    pub has_more: bool,
+    pub total: u64,
+}
+
+/// Body of `POST /api/trading/scheduled-orders`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewSchedule {
+    /// The base asset bought.
+    pub currency: String,
+    pub quote_currency: String,
+    /// Spent per tick, in the quote currency's smallest unit.
+    pub amount: BaseUnits,
+    /// `daily`, `weekly` or `monthly`.
+    pub frequency: String,
+    /// 0 (Sunday) to 6; 0 when unused.
+    #[serde(default)]
+    pub day_of_week: u32,
+    /// 1 to 31; 0 when unused.
+    #[serde(default)]
+    pub day_of_month: u32,
+    /// `HH:MM`, UTC.
+    pub execution_time: String,
+    #[serde(default)]
+    pub reference: String,
+}
+
+/// Body of `PUT /api/trading/scheduled-orders/{id}`; omitted fields keep
+/// their value.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ScheduleUpdate {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<BaseUnits>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub day_of_week: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub day_of_month: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_time: Option<String>,
+    /// `paused` or `active`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Schedule {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub currency: String,
+    pub quote_currency: String,
+    pub amount: BaseUnits,
+    pub frequency: String,
+    pub day_of_week: u32,
+    pub day_of_month: u32,
+    pub execution_time: String,
+    /// `active`, `paused`, `cancelled` or `completed`.
+    pub status: String,
+    /// Null once the schedule is cancelled or completed.
+    pub next_execution_at: Option<DateTime<Utc>>,
+    /// Empty string if it never ran.
+    pub last_executed_at: String,
+    pub total_executions: u32,
+    /// In the quote currency's smallest unit.
+    pub total_amount_spent: BaseUnits,
+    /// In the base currency's smallest unit.
+    pub total_quantity_acquired: BaseUnits,
+    pub reference: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScheduleData {
+    pub schedule: Schedule,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScheduleList {
+    pub schedules: Vec<Schedule>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Execution {
+    pub id: Uuid,
+    /// The order the tick placed; empty when none was.
+    pub order_id: String,
+    /// `completed`, `failed` or `skipped`.
+    pub status: String,
+    /// Bought, in the base currency's smallest unit.
+    pub base_amount: BaseUnits,
+    pub fill_price: Decimal,
+    /// Spent, in the quote currency's smallest unit.
+    pub quote_amount: BaseUnits,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub executed_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ExecutionList {
+    pub executions: Vec<Execution>,
+}
+
+/// Body of `POST /api/trading/target-orders`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewTargetOrder {
+    pub base_currency: String,
+    pub quote_currency: String,
+    pub side: String,
+    pub quantity: Decimal,
+    pub target_price: Decimal,
+    /// RFC 3339, or empty for no expiry.
+    #[serde(default)]
+    pub expires_at: String,
+    #[serde(default)]
+    pub reference: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetOrder {
+    pub id: Uuid,
+    pub company_id: Uuid,
+    pub base_currency: String,
+    pub quote_currency: String,
+    pub side: String,
+    pub quantity: Decimal,
+    pub filled_quantity: Decimal,
+    pub remaining_quantity: Decimal,
+    pub target_price: Decimal,
+    /// Empty until the first fill.
+    pub average_fill_price: String,
+    pub locked_amount: Decimal,
+    pub remaining_locked: Decimal,
+    pub locked_currency: String,
+    /// `active`, `triggered`, `filled`, `cancelled` or `expired`.
+    pub status: String,
+    pub expires_at: String,
+    pub first_triggered_at: String,
+    pub last_fill_at: String,
+    pub fully_filled_at: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub reference: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetOrderData {
+    pub order: TargetOrder,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetOrderList {
+    pub orders: Vec<TargetOrder>,
 }

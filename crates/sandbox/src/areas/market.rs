@@ -1,6 +1,8 @@
 //! Market prices (sandbox-rules.md, "Money"): one market per sandbox, in
 //! the quote currency per unit of the base. `PUT /sandbox/prices` moves a
-//! price; payouts (and later trading and rates) read them.
+//! price; payouts, trading and exchange rates read them. A pair is also
+//! quoted inverted (NGN/USDT is 1 / USDT/NGN), and every change is kept so
+//! the 24-hour change can be told.
 
 use std::collections::BTreeMap;
 
@@ -14,9 +16,19 @@ use crate::error::ApiError;
 use crate::respond::{envelope, Caller, JsonAnswer, JsonBody};
 use crate::state::Shared;
 
+/// A pair: base and quote currency codes.
+type PairKey = (String, String);
+
+/// Trading and rates quote this much each side of the mid price.
+pub fn spread() -> Decimal {
+    Decimal::new(5, 3)
+}
+
 #[derive(Debug)]
 pub struct Market {
-    prices: BTreeMap<(String, String), (Decimal, DateTime<Utc>)>,
+    prices: BTreeMap<PairKey, (Decimal, DateTime<Utc>)>,
+    /// Every price each pair had, oldest first, from the start.
+    history: BTreeMap<PairKey, Vec<(DateTime<Utc>, Decimal)>>,
 }
 
 impl Market {
@@ -36,12 +48,36 @@ impl Market {
             ("USDC", "GHS", 15),
             ("BTC", "GHS", 900_000),
         ];
-        Market {
-            prices: pairs
+        let prices: BTreeMap<_, _> = pairs
+            .iter()
+            .map(|(b, q, p)| (((*b).to_owned(), (*q).to_owned()), (Decimal::from(*p), now)))
+            .collect();
+        let history = prices
+            .iter()
+            .map(|(pair, (price, at))| (pair.clone(), vec![(*at, *price)]))
+            .collect();
+        Market { prices, history }
+    }
+
+    /// The mid price of `base` in `quote`, directly or through the inverted
+    /// pair.
+    pub fn mid(&self, base: &str, quote: &str) -> Option<Decimal> {
+        self.price(base, quote)
+            .or_else(|| self.price(quote, base).map(|p| Decimal::ONE / p))
+    }
+
+    /// The mid price in force at `at` (the first known price before it).
+    pub fn mid_at(&self, base: &str, quote: &str, at: DateTime<Utc>) -> Option<Decimal> {
+        let in_force = |b: &str, q: &str| {
+            let history = self.history.get(&(b.to_owned(), q.to_owned()))?;
+            history
                 .iter()
-                .map(|(b, q, p)| (((*b).to_owned(), (*q).to_owned()), (Decimal::from(*p), now)))
-                .collect(),
-        }
+                .rev()
+                .find(|(t, _)| *t <= at)
+                .or_else(|| history.first())
+                .map(|(_, p)| *p)
+        };
+        in_force(base, quote).or_else(|| in_force(quote, base).map(|p| Decimal::ONE / p))
     }
 
     /// Units of `quote` per unit of `base`.
@@ -69,6 +105,10 @@ impl Market {
             return Err(ApiError::field("price", "must be greater than zero"));
         }
         self.prices.insert(key.clone(), (req.price, now));
+        self.history
+            .entry(key.clone())
+            .or_default()
+            .push((now, req.price));
         Ok(Price {
             base_currency: key.0,
             quote_currency: key.1,
@@ -110,7 +150,12 @@ pub async fn set(
     body: JsonBody<SetPrice>,
 ) -> Result<JsonAnswer, ApiError> {
     let now = shared.clock.now();
-    let price = shared.store().market.set(&body.value, now)?;
+    let price = {
+        let mut store = shared.store();
+        let price = store.market.set(&body.value, now)?;
+        store.prices_moved(now);
+        price
+    };
     Ok(envelope(
         StatusCode::OK,
         "Price set",

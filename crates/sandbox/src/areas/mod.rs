@@ -11,4 +11,7 @@ pub mod deposits;
 pub mod identity;
 pub mod market;
 pub mod payouts;
+pub mod rates;
+pub mod trading;
 pub mod transactions;
+pub mod withdrawals;

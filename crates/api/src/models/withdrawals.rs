@@ -1,0 +1,58 @@
+//! On-chain withdrawals (open-paths.md): from the wallet to an outside
+//! address, amounts in base units of the currency.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::units::BaseUnits;
+
+/// Body of `POST /api/withdrawals`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewWithdrawal {
+    pub to_address: String,
+    pub amount: BaseUnits,
+    pub currency: String,
+    /// The address chain name, lowercase (e.g. `ethereum`, `bitcoin`).
+    pub chain: String,
+    pub reference: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memo: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Withdrawal {
+    pub id: Uuid,
+    /// The ledger transaction (WITHDRAWAL_INITIATED, then settled, or
+    /// WITHDRAWAL_FAILED and reversed).
+    pub transaction_id: Uuid,
+    pub reference: String,
+    pub currency: String,
+    pub chain: String,
+    pub to_address: String,
+    #[serde(default)]
+    pub memo: String,
+    pub amount: BaseUnits,
+    pub fee: BaseUnits,
+    /// `pending`, `processing`, `completed` or `failed`.
+    pub status: String,
+    /// Set once broadcast.
+    #[serde(default)]
+    pub tx_hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+/// `data` of `GET /api/withdrawals`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WithdrawalPage {
+    pub withdrawals: Vec<Withdrawal>,
+    pub next_cursor: String,
+    pub previous_cursor: String,
+    pub has_more: bool,
+    pub total_count: u64,
+}

@@ -1,0 +1,481 @@
+//! Spot trading as plain functions: quotes valid 30 s at the market price
+//! plus or minus the spread, consumed by orders that fill at once at the
+//! quoted price (spec "Trading", rules 1-3; sandbox-rules.md).
+//!
+//! Money: a buy receives exactly the quantity and pays the quote amount
+//! rounded up to the quote currency's smallest unit; a sell pays exactly
+//! the quantity and receives the amount rounded down. Each side is one
+//! SWAP_INTERNAL transaction with the order as `trade_id`, so every unit
+//! that moves is on an order.
+//!
+//! Decisions where the documents are silent: an order must name a quote
+//! and match its pair and side; a `price` in the order is recorded (the
+//! order is then `limit`) but the fill is at the quote's price; orders
+//! fill at once, so cancelling one is a 422; quoted prices are rounded to
+//! 12 decimal places.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, Utc};
+use paydesk_api::models::trading::{
+    Exchange, Fill, Order, OrderRequest, Quote, QuoteConsumption, QuoteRequest,
+};
+use paydesk_api::models::transactions::{TransactionState, TransactionType};
+use paydesk_api::units::{BaseUnits, Currency};
+use paydesk_api::wire::codes;
+use rust_decimal::{Decimal, RoundingStrategy};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::areas::market::{spread, Market};
+use crate::error::ApiError;
+use crate::ledger::NewTransaction;
+use crate::pagination::Sequenced;
+use crate::state::{Company, Effects};
+
+pub const QUOTE_VALIDITY_SECS: i64 = 30;
+pub const NGN_MIN: i64 = 500;
+pub const NGN_MAX: i64 = 10_000_000;
+const PRICE_DP: u32 = 12;
+
+/// The pairs that trade: base and quote.
+pub const PAIRS: &[(&str, &str)] = &[
+    ("BTC", "USDT"),
+    ("BTC", "USDC"),
+    ("USDT", "USDC"),
+    ("NGN", "USDT"),
+    ("NGN", "USDC"),
+    ("NGN", "BTC"),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Buy,
+    Sell,
+}
+
+impl Side {
+    pub fn parse(raw: &str) -> Result<Self, ApiError> {
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "buy" => Ok(Side::Buy),
+            "sell" => Ok(Side::Sell),
+            _ => Err(ApiError::field("side", "must be buy or sell")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Buy => "BUY",
+            Side::Sell => "SELL",
+        }
+    }
+}
+
+/// A tradable pair and its currencies' decimals.
+#[derive(Debug, Clone)]
+pub struct Pair {
+    pub base: Currency,
+    pub quote: Currency,
+    pub base_dp: u32,
+    pub quote_dp: u32,
+}
+
+impl Pair {
+    pub fn parse(base: &str, quote: &str) -> Result<Self, ApiError> {
+        let base = Currency::parse(base).map_err(|e| ApiError::field("base_currency", e.to_string()))?;
+        let quote = Currency::parse(quote).map_err(|e| ApiError::field("quote_currency", e.to_string()))?;
+        if !PAIRS.iter().any(|(b, q)| *b == base.code() && *q == quote.code()) {
+            let known: Vec<String> = PAIRS.iter().map(|(b, q)| format!("{b}/{q}")).collect();
+            return Err(ApiError::field(
+                "quote_currency",
+                format!("{base}/{quote} does not trade; pairs: {}", known.join(", ")),
+            ));
+        }
+        Ok(Pair {
+            base_dp: base.decimals().unwrap_or(2),
+            quote_dp: quote.decimals().unwrap_or(2),
+            base,
+            quote,
+        })
+    }
+
+    /// NGN pairs: major units, market orders from the service's liquidity.
+    pub fn is_ngn(&self) -> bool {
+        self.base.code() == Currency::NGN
+    }
+
+    /// Quote currency per unit of base, spread included.
+    pub fn price(&self, market: &Market, side: Side) -> Result<Decimal, ApiError> {
+        let mid = market
+            .mid(self.base.code(), self.quote.code())
+            .ok_or_else(|| ApiError::invalid(format!("no market price for {}/{}", self.base, self.quote)))?;
+        let factor = match side {
+            Side::Buy => Decimal::ONE + spread(),
+            Side::Sell => Decimal::ONE - spread(),
+        };
+        Ok((mid * factor).round_dp(PRICE_DP).normalize())
+    }
+
+    /// Checks a quantity of base in whole units (NGN: whole naira within
+    /// the NGN limits).
+    pub fn check_quantity(&self, quantity: Decimal) -> Result<Decimal, ApiError> {
+        if quantity <= Decimal::ZERO {
+            return Err(ApiError::field("quantity", "must be greater than zero"));
+        }
+        if self.is_ngn() {
+            if quantity.normalize().scale() > 0 {
+                return Err(ApiError::field("quantity", "NGN quantities are whole naira"));
+            }
+            if quantity < Decimal::from(NGN_MIN) || quantity > Decimal::from(NGN_MAX) {
+                return Err(ApiError::field(
+                    "quantity",
+                    format!("NGN trades are {NGN_MIN} to {NGN_MAX} naira"),
+                ));
+            }
+        } else if quantity.normalize().scale() > self.base_dp {
+            return Err(ApiError::field(
+                "quantity",
+                format!("{} has at most {} decimals", self.base, self.base_dp),
+            ));
+        }
+        Ok(quantity.normalize())
+    }
+
+    fn units(value: Decimal, dp: u32, strategy: RoundingStrategy) -> Result<i64, ApiError> {
+        let scaled = (value * Decimal::from(10i64.pow(dp))).round_dp_with_strategy(0, strategy);
+        i64::try_from(scaled).map_err(|_| ApiError::field("quantity", "is too large"))
+    }
+
+    /// (base units, quote units) a trade of `quantity` at `price` moves:
+    /// the company's side of any rounding is never in its favour.
+    pub fn amounts(&self, quantity: Decimal, price: Decimal, side: Side) -> Result<(i64, i64), ApiError> {
+        let base = Self::units(quantity, self.base_dp, RoundingStrategy::ToZero)?;
+        let strategy = match side {
+            Side::Buy => RoundingStrategy::AwayFromZero,
+            Side::Sell => RoundingStrategy::ToZero,
+        };
+        let quote = Self::units(quantity * price, self.quote_dp, strategy)?;
+        Ok((base, quote))
+    }
+
+    pub fn whole(units: i64, dp: u32) -> Decimal {
+        Decimal::new(units, dp).normalize()
+    }
+
+    fn exchange(&self, side: Side, base_units: i64, quote_units: i64) -> Exchange {
+        let base = Self::whole(base_units, self.base_dp);
+        let quote = Self::whole(quote_units, self.quote_dp);
+        match side {
+            Side::Buy => Exchange {
+                send_quantity: quote,
+                send_currency: self.quote.code().to_owned(),
+                receive_quantity: base,
+                receive_currency: self.base.code().to_owned(),
+            },
+            Side::Sell => Exchange {
+                send_quantity: base,
+                send_currency: self.base.code().to_owned(),
+                receive_quantity: quote,
+                receive_currency: self.quote.code().to_owned(),
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct QuoteRecord {
+    quote: Quote,
+    pair: Pair,
+    side: Side,
+    orders: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct OrderRecord {
+    seq: u64,
+    pub order: Order,
+}
+
+impl Sequenced for OrderRecord {
+    fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct TradeBook {
+    quotes: HashMap<Uuid, QuoteRecord>,
+    orders: Vec<OrderRecord>,
+    order_index: HashMap<Uuid, usize>,
+}
+
+impl TradeBook {
+    pub fn orders(&self) -> &[OrderRecord] {
+        &self.orders
+    }
+
+    pub fn order(&self, id: Uuid) -> Result<&Order, ApiError> {
+        self.order_index
+            .get(&id)
+            .map(|i| &self.orders[*i].order)
+            .ok_or_else(|| ApiError::NotFound(format!("no order {id}")))
+    }
+
+    pub fn record_order(&mut self, order: Order) {
+        let seq = self.orders.last().map_or(1, |r| r.seq + 1);
+        self.order_index.insert(order.id, self.orders.len());
+        self.orders.push(OrderRecord { seq, order });
+    }
+
+    /// A quote as it stands now (expiry read on the clock).
+    pub fn quote(&self, id: Uuid, now: DateTime<Utc>) -> Result<Quote, ApiError> {
+        let r = self
+            .quotes
+            .get(&id)
+            .ok_or_else(|| ApiError::NotFound(format!("no quote {id}")))?;
+        let mut q = r.quote.clone();
+        q.is_expired = now >= q.expires_at;
+        q.orders_count = r.orders;
+        Ok(q)
+    }
+}
+
+/// Prices a trade and keeps the quote for 30 seconds.
+pub fn create_quote(company: &mut Company, req: &QuoteRequest, fx: &Effects<'_>) -> Result<Quote, ApiError> {
+    let pair = Pair::parse(&req.base_currency, &req.quote_currency)?;
+    let side = Side::parse(&req.side)?;
+    let quantity = pair.check_quantity(req.quantity)?;
+    let price = pair.price(fx.market, side)?;
+    let (base_units, quote_units) = pair.amounts(quantity, price, side)?;
+    let quote = Quote {
+        id: Uuid::new_v4(),
+        base_currency: pair.base.code().to_owned(),
+        quote_currency: pair.quote.code().to_owned(),
+        side: side.as_str().to_owned(),
+        quantity,
+        price,
+        expires_at: fx.now + Duration::seconds(QUOTE_VALIDITY_SECS),
+        created_at: fx.now,
+        original_quantity: quantity,
+        consumed_quantity: Decimal::ZERO,
+        remaining_quantity: quantity,
+        is_exhausted: false,
+        is_expired: false,
+        exchange: pair.exchange(side, base_units, quote_units),
+        orders_count: 0,
+    };
+    company.trades.quotes.insert(
+        quote.id,
+        QuoteRecord {
+            quote: quote.clone(),
+            pair,
+            side,
+            orders: 0,
+        },
+    );
+    Ok(quote)
+}
+
+/// Moves a trade's two sides through the ledger: the paying side first, so
+/// a shortfall refuses the trade before anything moves.
+pub fn settle_trade(
+    company: &mut Company,
+    pair: &Pair,
+    side: Side,
+    base_units: i64,
+    quote_units: i64,
+    order_id: Uuid,
+    now: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    let (pay, pay_units, get, get_units) = match side {
+        Side::Buy => (&pair.quote, quote_units, &pair.base, base_units),
+        Side::Sell => (&pair.base, base_units, &pair.quote, quote_units),
+    };
+    let leg = |currency: &Currency, amount: i64, direction: &str| {
+        NewTransaction {
+        currency: currency.clone(),
+        kind: TransactionType::SwapInternal,
+        state: TransactionState::Settled,
+        amount: BaseUnits(amount),
+        fee: BaseUnits::ZERO,
+        reference: format!("TRADE_{}_{direction}", order_id.simple()),
+        idempotency_key: String::new(),
+        metadata: json!({"channel": "trading", "order_id": order_id, "pair": format!("{}/{}", pair.base, pair.quote)})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    }
+    };
+    company
+        .ledger
+        .post_trade(leg(pay, -pay_units, "OUT"), order_id, now)?;
+    company
+        .ledger
+        .post_trade(leg(get, get_units, "IN"), order_id, now)?;
+    Ok(())
+}
+
+/// Places an order against a quote; it fills at once at the quote's price.
+pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>) -> Result<Order, ApiError> {
+    let record = company
+        .trades
+        .quotes
+        .get(&req.quote_id)
+        .ok_or_else(|| ApiError::NotFound(format!("no quote {}; request one first", req.quote_id)))?
+        .clone();
+    let pair = Pair::parse(&req.base_currency, &req.quote_currency)?;
+    let side = Side::parse(&req.side)?;
+    if pair.base != record.pair.base || pair.quote != record.pair.quote || side != record.side {
+        return Err(ApiError::field(
+            "quote_id",
+            format!(
+                "the quote is for {} {}/{}; send the same pair and side",
+                record.side.as_str(),
+                record.pair.base,
+                record.pair.quote
+            ),
+        ));
+    }
+    let in_base_units = req.quantity_in_base_units.unwrap_or(false);
+    if in_base_units && pair.is_ngn() {
+        return Err(ApiError::field(
+            "quantity_in_base_units",
+            "is not supported for NGN pairs; send the quantity in naira",
+        ));
+    }
+    let quantity = if in_base_units {
+        if req.quantity.normalize().scale() > 0 {
+            return Err(ApiError::field(
+                "quantity",
+                "with quantity_in_base_units the quantity is an integer of base units",
+            ));
+        }
+        Decimal::new(
+            i64::try_from(req.quantity).map_err(|_| ApiError::field("quantity", "is too large"))?,
+            pair.base_dp,
+        )
+    } else {
+        req.quantity
+    };
+    let quantity = if pair.is_ngn() {
+        pair.check_quantity(quantity)?
+    } else if quantity <= Decimal::ZERO || quantity.normalize().scale() > pair.base_dp {
+        return Err(ApiError::field(
+            "quantity",
+            format!(
+                "must be a positive amount of {} with at most {} decimals",
+                pair.base, pair.base_dp
+            ),
+        ));
+    } else {
+        quantity.normalize()
+    };
+    let quote = &record.quote;
+    if now >= quote.expires_at {
+        return Err(ApiError::unprocessable(
+            codes::QUOTE_EXPIRED,
+            "the quote expired (quotes are valid 30 seconds); request a new one",
+        ));
+    }
+    if quote.remaining_quantity.is_zero() {
+        return Err(ApiError::unprocessable(
+            codes::QUOTE_EXHAUSTED,
+            "the quote is used up; request a new one",
+        ));
+    }
+    if quantity > quote.remaining_quantity {
+        return Err(ApiError::unprocessable(
+            codes::QUOTE_EXHAUSTED,
+            format!(
+                "only {} {} of the quote remain",
+                quote.remaining_quantity, pair.base
+            ),
+        ));
+    }
+    let (base_units, quote_units) = pair.amounts(quantity, quote.price, side)?;
+    let id = Uuid::new_v4();
+    settle_trade(company, &pair, side, base_units, quote_units, id, now)?;
+
+    let record = company.trades.quotes.get_mut(&req.quote_id).expect("found above");
+    record.orders += 1;
+    let q = &mut record.quote;
+    q.consumed_quantity = (q.consumed_quantity + quantity).normalize();
+    q.remaining_quantity = (q.original_quantity - q.consumed_quantity).normalize();
+    q.is_exhausted = q.remaining_quantity.is_zero();
+    let ngn = pair.is_ngn();
+    let order = Order {
+        id,
+        base_currency: pair.base.code().to_owned(),
+        quote_currency: pair.quote.code().to_owned(),
+        side: side.as_str().to_owned(),
+        order_type: if req.price.is_some() && !ngn {
+            "limit"
+        } else {
+            "market"
+        }
+        .to_owned(),
+        quantity,
+        price: q.price,
+        status: "filled".to_owned(),
+        exchange: (!ngn).then(|| pair.exchange(side, base_units, quote_units)),
+        created_at: now,
+        updated_at: now,
+        filled_quantity: quantity,
+        remaining_quantity: Decimal::ZERO,
+        quote_id: q.id,
+        fills: if ngn {
+            Vec::new()
+        } else {
+            vec![Fill {
+                id: Uuid::new_v4(),
+                order_id: id,
+                quantity,
+                price: q.price,
+                created_at: now,
+            }]
+        },
+        quote_consumption: (!ngn).then_some(QuoteConsumption {
+            quote_id: q.id,
+            consumed_quantity: q.consumed_quantity,
+            remaining_quantity: q.remaining_quantity,
+        }),
+        reference: req.reference.clone().unwrap_or_default(),
+    };
+    company.trades.record_order(order.clone());
+    Ok(order)
+}
+
+/// `DELETE /api/trading/orders/{id}`: orders fill at once, so none is
+/// still cancellable.
+pub fn cancel_order(company: &Company, id: Uuid) -> Result<Order, ApiError> {
+    let order = company.trades.order(id)?;
+    Err(ApiError::unprocessable(
+        codes::INVALID_STATE,
+        format!("the order is {} and can no longer be cancelled", order.status),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_never_favours_the_company() {
+        let pair = Pair::parse("BTC", "USDT").unwrap();
+        let price = Decimal::new(6030000000001, 8); // 60300.00000001
+        let q = Decimal::new(1, 8); // 1 sat
+        assert_eq!(pair.amounts(q, price, Side::Buy).unwrap(), (1, 604));
+        assert_eq!(pair.amounts(q, price, Side::Sell).unwrap(), (1, 603));
+    }
+
+    #[test]
+    fn ngn_quantities_are_whole_naira_within_limits() {
+        let pair = Pair::parse("NGN", "USDT").unwrap();
+        assert!(pair.check_quantity(Decimal::from(499)).is_err());
+        assert!(pair.check_quantity(Decimal::from(500)).is_ok());
+        assert!(pair.check_quantity(Decimal::from(10_000_000)).is_ok());
+        assert!(pair.check_quantity(Decimal::from(10_000_001)).is_err());
+        assert!(pair.check_quantity(Decimal::new(5005, 1)).is_err());
+        assert!(Pair::parse("USDT", "BTC").is_err());
+    }
+}
