@@ -66,6 +66,13 @@ operations! {
     CreateWithdrawal => Post "/api/withdrawals", "public";
     ListWithdrawals => Get "/api/withdrawals", "ours";
     GetWithdrawal => Get "/api/withdrawals/{id}", "ours";
+    CreateInvoice => Post "/api/lightning/invoices", "public";
+    ListInvoices => Get "/api/lightning/invoices", "public";
+    VerifyInvoice => Post "/api/lightning/invoices/verify", "public";
+    GetInvoice => Get "/api/lightning/invoices/{id}", "spec";
+    DecodeInvoice => Post "/api/lightning/decode", "public";
+    InitiatePayment => Post "/api/lightning/payments/initiate", "public";
+    SendPayment => Post "/api/lightning/payments/send", "public";
     PayoutCountries => Get "/api/payouts/supported-countries", "spec";
     PayoutCorridor => Get "/api/payouts/supported-countries/{country}", "spec";
     PayoutBanks => Get "/api/payouts/banks/{countryCode}", "spec";
@@ -127,6 +134,7 @@ operations! {
     SandboxSettlePayout => Post "/sandbox/payouts/{id}/settle", "ours";
     SandboxSetPrice => Put "/sandbox/prices", "ours";
     SandboxCardSpend => Post "/sandbox/cards/{id}/spend", "ours";
+    SandboxLightningPay => Post "/sandbox/lightning/pay", "ours";
 }
 
 impl Operation {

@@ -29,6 +29,19 @@ fn summary(op: Operation) -> &'static str {
         }
         Operation::ListWithdrawals => "Withdrawals, newest first, by status and currency, cursor pages",
         Operation::GetWithdrawal => "One withdrawal",
+        Operation::CreateInvoice => {
+            "Issues a signet BOLT11 invoice (1 to 20,000,000 sats, default expiry 86,400 s); idempotent by reference"
+        }
+        Operation::ListInvoices => "Invoices and payments by page, page_size, status and direction",
+        Operation::VerifyInvoice => "Whether an invoice of ours (by payment_hash) is paid, with its preimage",
+        Operation::GetInvoice => "One invoice or payment (expires_at in Unix seconds)",
+        Operation::DecodeInvoice => "Decodes any network's BOLT11 invoice",
+        Operation::InitiatePayment => {
+            "Previews a payment: fee (1 sat + 0.1%) and route_found (true only for other companies of this sandbox)"
+        }
+        Operation::SendPayment => {
+            "Pays an invoice (max_fee caps the fee); settles at once inside the sandbox, else fails with nothing debited"
+        }
         Operation::PayoutCountries => "Countries usable in payout quotes",
         Operation::PayoutCorridor => "A corridor's details: currency, destinations, payment reasons, limits",
         Operation::PayoutBanks => "Provider codes (bank_code) of a country's banks and mobile-money services",
@@ -127,6 +140,7 @@ fn summary(op: Operation) -> &'static str {
         Operation::SandboxSetPrice => {
             "Sandbox: sets a market price {base, quote, price} (the one market of this sandbox)"
         }
+        Operation::SandboxLightningPay => "Sandbox: someone outside pays an invoice of the caller's company",
         Operation::SandboxCardSpend => {
             "Sandbox: a merchant authorization {amount, merchant}; declined (nothing moves) when frozen, over balance or a limit, or out of swipes"
         }
@@ -143,6 +157,8 @@ fn tag(op: Operation) -> &'static str {
         "Addresses"
     } else if path.starts_with("/api/transactions") {
         "Transactions"
+    } else if path.starts_with("/api/lightning") {
+        "Lightning"
     } else if path.starts_with("/api/exchange-rates") {
         "Exchange rates"
     } else if path.starts_with("/api/withdrawals") {

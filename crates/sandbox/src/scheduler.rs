@@ -55,6 +55,10 @@ pub enum Job {
         company_id: Uuid,
         order_id: Uuid,
     },
+    ExpireInvoice {
+        company_id: Uuid,
+        invoice_id: Uuid,
+    },
     ScheduleTick {
         company_id: Uuid,
         schedule_id: Uuid,

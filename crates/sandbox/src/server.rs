@@ -11,8 +11,8 @@ use actix_web::{middleware, App, HttpRequest, HttpResponse, HttpServer, Route};
 use paydesk_api::paths::{Method, Operation};
 
 use crate::areas::{
-    addresses, balances, beneficiaries, cards, control, customers, deposits, identity, market, payouts,
-    rates, trading, transactions, withdrawals,
+    addresses, balances, beneficiaries, cards, control, customers, deposits, identity, lightning, market,
+    payouts, rates, trading, transactions, withdrawals,
 };
 use crate::error::ApiError;
 use crate::fixture::Fixture;
@@ -46,6 +46,13 @@ fn route(op: Operation) -> Route {
         Operation::CreateWithdrawal => method.to(withdrawals::create_handler),
         Operation::ListWithdrawals => method.to(withdrawals::list),
         Operation::GetWithdrawal => method.to(withdrawals::get),
+        Operation::CreateInvoice => method.to(lightning::create_invoice),
+        Operation::ListInvoices => method.to(lightning::list),
+        Operation::VerifyInvoice => method.to(lightning::verify),
+        Operation::GetInvoice => method.to(lightning::get),
+        Operation::DecodeInvoice => method.to(lightning::decode),
+        Operation::InitiatePayment => method.to(lightning::initiate),
+        Operation::SendPayment => method.to(lightning::send),
         Operation::PayoutCountries => method.to(payouts::countries),
         Operation::PayoutCorridor => method.to(payouts::corridor),
         Operation::PayoutBanks => method.to(payouts::banks),
@@ -107,6 +114,7 @@ fn route(op: Operation) -> Route {
         Operation::SandboxSettlePayout => method.to(payouts::settle),
         Operation::SandboxSetPrice => method.to(market::set),
         Operation::SandboxCardSpend => method.to(cards::simulate_spend),
+        Operation::SandboxLightningPay => method.to(lightning::pay_from_outside),
     }
 }
 

@@ -15,6 +15,7 @@ use uuid::Uuid;
 use crate::areas::beneficiaries::BeneficiaryBook;
 use crate::areas::cards::{model as cards, CardBook};
 use crate::areas::customers::{self, CustomerBook};
+use crate::areas::lightning::{model as lightning, LightningBook, Node};
 use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
 use crate::areas::trading::{schedules, targets, ScheduleBook, TargetBook, TradeBook};
@@ -62,6 +63,7 @@ pub struct Company {
     pub trades: TradeBook,
     pub targets: TargetBook,
     pub schedules: ScheduleBook,
+    pub lightning: LightningBook,
     pub idempotency: IdempotencyStore,
     pub faults: Vec<Fault>,
 }
@@ -110,6 +112,7 @@ pub struct Effects<'a> {
     pub market: &'a Market,
     pub scheduler: &'a mut Scheduler,
     pub outbox: &'a mut Outbox,
+    pub node: &'a mut Node,
 }
 
 pub struct Store {
@@ -119,6 +122,8 @@ pub struct Store {
     pub clients: HashMap<Uuid, ApiClient>,
     pub scheduler: Scheduler,
     pub outbox: Outbox,
+    /// The sandbox's Lightning node.
+    pub node: Node,
 }
 
 impl Store {
@@ -131,6 +136,7 @@ impl Store {
             clients: HashMap::new(),
             scheduler: Scheduler::default(),
             outbox: Outbox::default(),
+            node: Node::default(),
         };
         for cf in &fixture.companies {
             let id = cf.id.unwrap_or_else(Uuid::new_v4);
@@ -154,6 +160,7 @@ impl Store {
                 trades: TradeBook::default(),
                 targets: TargetBook::default(),
                 schedules: ScheduleBook::default(),
+                lightning: LightningBook::default(),
                 idempotency: IdempotencyStore::default(),
                 faults: Vec::new(),
             };
@@ -214,6 +221,7 @@ impl Store {
                 market: &self.market,
                 scheduler: &mut self.scheduler,
                 outbox: &mut self.outbox,
+                node: &mut self.node,
             },
         ))
     }
@@ -297,6 +305,14 @@ impl Store {
             Job::ExpireTargetOrder { company_id, order_id } => {
                 if let Ok((company, _)) = self.company(company_id, now) {
                     targets::expire(company, order_id, now);
+                }
+            }
+            Job::ExpireInvoice {
+                company_id,
+                invoice_id,
+            } => {
+                if let Ok((company, _)) = self.company(company_id, now) {
+                    lightning::expire(company, invoice_id, now);
                 }
             }
             Job::ScheduleTick {

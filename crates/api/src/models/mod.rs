@@ -8,6 +8,7 @@ pub mod control;
 pub mod customers;
 pub mod events;
 pub mod identity;
+pub mod lightning;
 pub mod payouts;
 pub mod rates;
 pub mod trading;

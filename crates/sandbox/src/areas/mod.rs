@@ -9,6 +9,7 @@ pub mod control;
 pub mod customers;
 pub mod deposits;
 pub mod identity;
+pub mod lightning;
 pub mod market;
 pub mod payouts;
 pub mod rates;

@@ -1,0 +1,180 @@
+//! Lightning: invoices, decoding, payment previews and payments, and an
+//! outside payer through the control API. Rules in `model.rs`; BOLT11 in
+//! `bolt11.rs`.
+
+pub mod bolt11;
+pub mod model;
+
+use actix_web::http::StatusCode;
+use actix_web::web::{Data, Path};
+use chrono::{DateTime, Utc};
+use paydesk_api::models::lightning::{NewInvoice, PaymentRequest, SendPayment, VerifyInvoice};
+use serde::Serialize;
+
+use crate::error::ApiError;
+use crate::respond::{envelope, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
+use crate::state::Shared;
+
+pub use model::{LightningBook, Node};
+
+fn answer<T: Serialize>(
+    status: StatusCode,
+    message: &str,
+    data: T,
+    caller: &Caller,
+    now: DateTime<Utc>,
+) -> JsonAnswer {
+    envelope(status, message, data, &caller.request_id, now)
+}
+
+/// `POST /api/lightning/invoices`: idempotent by `reference`.
+pub async fn create_invoice(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<NewInvoice>,
+) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, mut fx) = store.company(caller.company_id, now)?;
+    let reference = body.value.reference.trim().to_owned();
+    company.once("lightning_invoice", &reference, &body.canonical, |company| {
+        let invoice = model::create(company, &body.value, &mut fx)?;
+        Ok(answer(
+            StatusCode::CREATED,
+            "Invoice created",
+            invoice,
+            &caller,
+            now,
+        ))
+    })
+}
+
+/// `GET /api/lightning/invoices?page&page_size&status&direction`.
+pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    let page = match q.get("page") {
+        None => 1,
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|p| *p >= 1)
+            .ok_or_else(|| ApiError::field("page", "must be a whole number from 1"))?,
+    };
+    let size = match q.get("page_size") {
+        None => 20,
+        Some(v) => v
+            .parse::<u32>()
+            .ok()
+            .filter(|s| (1..=100).contains(s))
+            .ok_or_else(|| ApiError::field("page_size", "must be 1 to 100"))?,
+    };
+    let status = q.parse_opt("status", "pending, paid, expired, failed", |v| {
+        matches!(v, "pending" | "paid" | "expired" | "failed").then(|| v.to_owned())
+    })?;
+    let direction = q.parse_opt("direction", "incoming, outgoing", |v| {
+        matches!(v, "incoming" | "outgoing").then(|| v.to_owned())
+    })?;
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let data = company
+        .lightning
+        .page(page, size, status.as_deref(), direction.as_deref());
+    Ok(answer(StatusCode::OK, "Invoices retrieved", data, &caller, now))
+}
+
+/// `GET /api/lightning/invoices/{id}`.
+pub async fn get(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Result<JsonAnswer, ApiError> {
+    let id = parse_id(&id)?;
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let invoice = company.lightning.get(id)?;
+    Ok(answer(StatusCode::OK, "Invoice retrieved", invoice, &caller, now))
+}
+
+/// `POST /api/lightning/invoices/verify {payment_hash}`.
+pub async fn verify(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<VerifyInvoice>,
+) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let data = model::verify(company, &body.value.payment_hash)?;
+    Ok(answer(StatusCode::OK, "Invoice verified", data, &caller, now))
+}
+
+/// `POST /api/lightning/decode {request}`.
+pub async fn decode(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<PaymentRequest>,
+) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let data = model::decoded(&body.value.request, now)?;
+    Ok(answer(StatusCode::OK, "Invoice decoded", data, &caller, now))
+}
+
+/// `POST /api/lightning/payments/initiate {request}`: a preview.
+pub async fn initiate(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<PaymentRequest>,
+) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let data = model::preview(&shared.store(), caller.company_id, &body.value.request, now)?;
+    Ok(answer(StatusCode::OK, "Payment preview", data, &caller, now))
+}
+
+/// `POST /api/lightning/payments/send`: idempotent by `reference`.
+pub async fn send(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<SendPayment>,
+) -> Result<JsonAnswer, ApiError> {
+    const OPERATION: &str = "lightning_pay";
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let reference = body.value.reference.trim().to_owned();
+    let (company, _) = store.company(caller.company_id, now)?;
+    if let Some(stored) = company
+        .idempotency
+        .replay(OPERATION, &reference, &body.canonical)?
+    {
+        return Ok(stored);
+    }
+    let payment = model::pay(&mut store, caller.company_id, &body.value, now)?;
+    let message = if payment.status == "paid" {
+        "Payment sent"
+    } else {
+        "No route to the payee; the payment failed and nothing was debited"
+    };
+    let answer = json(
+        StatusCode::CREATED,
+        &serde_json::json!({
+            "success": true,
+            "message": message,
+            "data": payment,
+            "metadata": {"request_id": caller.request_id},
+            "timestamp": now,
+        }),
+    );
+    let (company, _) = store.company(caller.company_id, now)?;
+    company
+        .idempotency
+        .save(OPERATION, &reference, &body.canonical, &answer);
+    Ok(answer)
+}
+
+/// `POST /sandbox/lightning/pay {request}`: an outside payer pays an
+/// invoice of the caller's company.
+pub async fn pay_from_outside(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<PaymentRequest>,
+) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let invoice = model::pay_from_outside(&mut shared.store(), caller.company_id, &body.value.request, now)?;
+    Ok(answer(StatusCode::OK, "Invoice paid", invoice, &caller, now))
+}

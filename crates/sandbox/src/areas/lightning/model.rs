@@ -1,0 +1,574 @@
+//! Lightning invoices and payments (spec "Lightning"; sandbox-rules.md,
+//! "Trading and Lightning"). Invoices are real signet BOLT11 strings signed
+//! by the sandbox's node key, with payment_hash = sha256(preimage); they
+//! expire on the sandbox clock. Paying an invoice of another company of
+//! this sandbox settles at once (the payer's BTC wallet pays amount + a
+//! routing fee of 1 sat + 0.1%, rounded up; the payee's is credited and
+//! told by `btc.lightning.received.success`); any other valid invoice has
+//! no route: the payment is recorded `failed` and nothing is debited.
+//!
+//! Decisions where the documents are silent: an invoice of one's own
+//! company has no route (no self-payments); an invoice without an amount
+//! can't be paid (400); ledger movements are P2P_TRANSFER between
+//! companies and DEPOSIT_CONFIRMED for an outside payer
+//! (`POST /sandbox/lightning/pay`); invoice expiry is 1 s to 30 days.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use paydesk_api::models::events::names;
+use paydesk_api::models::lightning::{
+    DecodedInvoice, Invoice, InvoicePage, InvoiceVerification, NewInvoice, Payment, PaymentPreview,
+    SendPayment,
+};
+use paydesk_api::models::transactions::{TransactionState, TransactionType};
+use paydesk_api::units::{BaseUnits, Currency, Sats};
+use paydesk_api::wire::codes;
+use rand::RngCore;
+use serde_json::json;
+use uuid::Uuid;
+
+use super::bolt11::{self, Decoded, NodeKey};
+use crate::error::ApiError;
+use crate::ledger::NewTransaction;
+use crate::scheduler::Job;
+use crate::state::{Company, Effects, Store};
+
+pub const MAX_INVOICE_SATS: i64 = 20_000_000;
+pub const DEFAULT_EXPIRY_SECS: u32 = 86_400;
+const MAX_EXPIRY_SECS: u32 = 30 * 86_400;
+
+/// The sandbox's node: its key and where each of its invoices lives.
+#[derive(Debug)]
+pub struct Node {
+    pub key: NodeKey,
+    by_hash: HashMap<String, (Uuid, Uuid)>,
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Node {
+            key: NodeKey::generate(),
+            by_hash: HashMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Record {
+    invoice: Invoice,
+    preimage: String,
+    expires: DateTime<Utc>,
+    settled_at: Option<DateTime<Utc>>,
+    transaction_id: Option<Uuid>,
+}
+
+#[derive(Debug, Default)]
+pub struct LightningBook {
+    records: Vec<Record>,
+}
+
+impl LightningBook {
+    fn index(&self, id: Uuid) -> Option<usize> {
+        self.records.iter().position(|r| r.invoice.id == id)
+    }
+
+    fn incoming_by_hash(&self, hash: &str) -> Option<usize> {
+        self.records
+            .iter()
+            .position(|r| r.invoice.direction == "incoming" && r.invoice.payment_hash == hash)
+    }
+
+    /// A record as get and list show it: `expires_at` in Unix seconds.
+    fn shown(r: &Record) -> Invoice {
+        let mut i = r.invoice.clone();
+        i.expires_at = r.expires.timestamp().to_string();
+        i
+    }
+
+    pub fn get(&self, id: Uuid) -> Result<Invoice, ApiError> {
+        self.index(id)
+            .map(|i| Self::shown(&self.records[i]))
+            .ok_or_else(|| ApiError::NotFound(format!("no invoice {id}")))
+    }
+
+    pub fn page(&self, page: u32, size: u32, status: Option<&str>, direction: Option<&str>) -> InvoicePage {
+        let matching: Vec<&Record> = self
+            .records
+            .iter()
+            .rev()
+            .filter(|r| status.is_none_or(|s| r.invoice.status == s))
+            .filter(|r| direction.is_none_or(|d| r.invoice.direction == d))
+            .collect();
+        let start = ((page - 1) * size) as usize;
+        InvoicePage {
+            total_count: matching.len().to_string(),
+            invoices: matching
+                .iter()
+                .skip(start)
+                .take(size as usize)
+                .map(|r| Self::shown(r))
+                .collect(),
+            page,
+            page_size: size,
+        }
+    }
+}
+
+fn msat(sats: i64) -> String {
+    (sats * 1000).to_string()
+}
+
+/// 1 sat + 0.1% of the amount, rounded up.
+pub fn routing_fee(amount_sat: i64) -> i64 {
+    1 + (amount_sat + 999) / 1000
+}
+
+fn decode(request: &str) -> Result<Decoded, ApiError> {
+    if request.trim().is_empty() {
+        return Err(ApiError::field(
+            "request",
+            "is required: a BOLT11 payment request",
+        ));
+    }
+    bolt11::decode(request)
+        .map_err(|e| ApiError::field("request", format!("is not a valid BOLT11 invoice: {e}")))
+}
+
+/// Issues an invoice; it expires on the sandbox clock.
+pub fn create(company: &mut Company, req: &NewInvoice, fx: &mut Effects<'_>) -> Result<Invoice, ApiError> {
+    if req.reference.trim().is_empty() {
+        return Err(ApiError::field("reference", "is required"));
+    }
+    let amount = req.amount.value();
+    if !(1..=MAX_INVOICE_SATS).contains(&amount) {
+        return Err(ApiError::field("amount", "must be 1 to 20,000,000 sats"));
+    }
+    let description = req.description.trim();
+    if description.is_empty() || description.len() > 639 {
+        return Err(ApiError::field("description", "is required, at most 639 bytes"));
+    }
+    let expiry = req.expiry.unwrap_or(DEFAULT_EXPIRY_SECS);
+    if !(1..=MAX_EXPIRY_SECS).contains(&expiry) {
+        return Err(ApiError::field(
+            "expiry",
+            "must be 1 to 2,592,000 seconds (30 days)",
+        ));
+    }
+    if let Some(customer) = req.customer_id {
+        if company.customers.find(customer).is_none() {
+            return Err(ApiError::field("customer_id", format!("no customer {customer}")));
+        }
+    }
+    let mut preimage = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut preimage);
+    let (request, hash) = fx
+        .node
+        .key
+        .sign(
+            &preimage,
+            amount as u64 * 1000,
+            description,
+            fx.now.timestamp() as u64,
+            expiry as u64,
+        )
+        .map_err(ApiError::invalid)?;
+    let expires = fx.now + Duration::seconds(expiry as i64);
+    let invoice = Invoice {
+        id: Uuid::new_v4(),
+        payment_hash: hash.clone(),
+        request,
+        preimage: String::new(),
+        amount_sat: Sats(amount),
+        amount_msat: msat(amount),
+        fee_sat: Sats::ZERO,
+        fee_msat: "0".to_owned(),
+        description: description.to_owned(),
+        status: "pending".to_owned(),
+        direction: "incoming".to_owned(),
+        company_id: company.id,
+        customer_id: req.customer_id,
+        reference: req.reference.clone(),
+        expires_at: expires.to_rfc3339(),
+        created_at: fx.now,
+        updated_at: String::new(),
+    };
+    company.lightning.records.push(Record {
+        invoice: invoice.clone(),
+        preimage: hex::encode(preimage),
+        expires,
+        settled_at: None,
+        transaction_id: None,
+    });
+    fx.node.by_hash.insert(hash, (company.id, invoice.id));
+    fx.scheduler.schedule(
+        expires,
+        Job::ExpireInvoice {
+            company_id: company.id,
+            invoice_id: invoice.id,
+        },
+    );
+    Ok(invoice)
+}
+
+pub fn expire(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
+    if let Some(i) = company.lightning.index(id) {
+        let r = &mut company.lightning.records[i];
+        if r.invoice.status == "pending" {
+            r.invoice.status = "expired".to_owned();
+            r.invoice.updated_at = now.to_rfc3339();
+        }
+    }
+}
+
+pub fn decoded(request: &str, now: DateTime<Utc>) -> Result<DecodedInvoice, ApiError> {
+    let d = decode(request)?;
+    Ok(DecodedInvoice {
+        payment_hash: d.payment_hash,
+        destination: d.payee,
+        amount_sat: d.amount_msat / 1000,
+        amount_msat: d.amount_msat,
+        description: d.description,
+        expires_at: d.expires_at,
+        is_expired: now.timestamp() >= d.expires_at,
+        network: d.network.to_owned(),
+        timestamp: d.timestamp,
+    })
+}
+
+/// The company and invoice an invoice of this sandbox belongs to, when
+/// another company of it could settle it.
+fn route(store: &Store, payer: Uuid, d: &Decoded) -> Option<(Uuid, Uuid)> {
+    if d.payee != store.node.key.id() {
+        return None;
+    }
+    store
+        .node
+        .by_hash
+        .get(&d.payment_hash)
+        .copied()
+        .filter(|(company, _)| *company != payer)
+}
+
+fn sats_of(d: &Decoded) -> i64 {
+    (d.amount_msat.div_ceil(1000)) as i64
+}
+
+pub fn preview(
+    store: &Store,
+    payer: Uuid,
+    request: &str,
+    now: DateTime<Utc>,
+) -> Result<PaymentPreview, ApiError> {
+    let d = decode(request)?;
+    let amount = sats_of(&d);
+    let routed = amount > 0 && route(store, payer, &d).is_some();
+    let fee = if routed { routing_fee(amount) } else { 0 };
+    Ok(PaymentPreview {
+        amount_sat: Sats(amount),
+        fee_sat: Sats(fee),
+        total_sat: Sats(amount + fee),
+        is_expired: now.timestamp() >= d.expires_at,
+        route_found: routed,
+        payment_hash: d.payment_hash,
+        destination: d.payee,
+        description: d.description,
+        expires_at: d.expires_at,
+    })
+}
+
+/// How a payment ended: its status, fee, preimage and ledger transaction.
+struct Outcome<'a> {
+    status: &'a str,
+    fee: i64,
+    preimage: &'a str,
+    tx: Option<Uuid>,
+}
+
+fn record_outgoing(
+    company: &mut Company,
+    d: &Decoded,
+    req: &SendPayment,
+    o: Outcome<'_>,
+    now: DateTime<Utc>,
+) -> Payment {
+    let Outcome {
+        status,
+        fee,
+        preimage,
+        tx,
+    } = o;
+    let amount = sats_of(d);
+    let invoice = Invoice {
+        id: Uuid::new_v4(),
+        payment_hash: d.payment_hash.clone(),
+        request: req.request.trim().to_owned(),
+        preimage: preimage.to_owned(),
+        amount_sat: Sats(amount),
+        amount_msat: d.amount_msat.to_string(),
+        fee_sat: Sats(fee),
+        fee_msat: msat(fee),
+        description: d.description.clone(),
+        status: status.to_owned(),
+        direction: "outgoing".to_owned(),
+        company_id: company.id,
+        customer_id: req.customer_id,
+        reference: req.reference.clone(),
+        expires_at: Utc
+            .timestamp_opt(d.expires_at, 0)
+            .single()
+            .unwrap_or(now)
+            .to_rfc3339(),
+        created_at: now,
+        updated_at: String::new(),
+    };
+    company.lightning.records.push(Record {
+        expires: Utc.timestamp_opt(d.expires_at, 0).single().unwrap_or(now),
+        invoice: invoice.clone(),
+        preimage: preimage.to_owned(),
+        settled_at: (status == "paid").then_some(now),
+        transaction_id: tx,
+    });
+    Payment {
+        id: invoice.id,
+        payment_hash: invoice.payment_hash,
+        preimage: invoice.preimage,
+        amount_sat: invoice.amount_sat,
+        fee_sat: invoice.fee_sat,
+        status: invoice.status,
+        created_at: now,
+        reference: invoice.reference,
+        transaction_id: tx.map(|t| t.to_string()).unwrap_or_default(),
+    }
+}
+
+fn btc() -> Currency {
+    Currency::parse(Currency::BTC).expect("a valid code")
+}
+
+/// Marks an incoming invoice paid, credits its company and tells it.
+fn settle_incoming(
+    store: &mut Store,
+    company_id: Uuid,
+    index: usize,
+    kind: TransactionType,
+    now: DateTime<Utc>,
+) -> Result<String, ApiError> {
+    let Store {
+        companies, outbox, ..
+    } = store;
+    let company = companies
+        .get_mut(&company_id)
+        .ok_or_else(|| ApiError::NotFound("the payee no longer exists".to_owned()))?;
+    let r = company.lightning.records[index].clone();
+    let tx = company
+        .ledger
+        .post(
+            NewTransaction {
+                currency: btc(),
+                kind,
+                state: TransactionState::Settled,
+                amount: BaseUnits(r.invoice.amount_sat.value()),
+                fee: BaseUnits::ZERO,
+                reference: format!("LN_IN_{}", r.invoice.id.simple()),
+                idempotency_key: r.invoice.reference.clone(),
+                metadata: json!({"channel": "lightning", "invoice_id": r.invoice.id, "payment_hash": r.invoice.payment_hash})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            now,
+        )?
+        .transaction_id;
+    let rec = &mut company.lightning.records[index];
+    rec.invoice.status = "paid".to_owned();
+    rec.invoice.preimage = rec.preimage.clone();
+    rec.invoice.updated_at = now.to_rfc3339();
+    rec.settled_at = Some(now);
+    rec.transaction_id = Some(tx);
+    let data = serde_json::to_value(LightningBook::shown(rec)).unwrap_or_default();
+    let preimage = rec.preimage.clone();
+    outbox.emit(
+        company_id,
+        &company.webhook_targets(&[]),
+        names::LIGHTNING_RECEIVED,
+        data,
+        now,
+    );
+    Ok(preimage)
+}
+
+fn payable(r: &Record, now: DateTime<Utc>) -> Result<(), ApiError> {
+    match r.invoice.status.as_str() {
+        "paid" => Err(ApiError::unprocessable(
+            codes::INVALID_STATE,
+            "the invoice is already paid",
+        )),
+        "pending" if now < r.expires => Ok(()),
+        _ => Err(ApiError::unprocessable(
+            codes::INVALID_STATE,
+            "the invoice has expired and can no longer be paid",
+        )),
+    }
+}
+
+/// Pays an invoice: settled inside the sandbox, or `failed` with no route.
+pub fn pay(
+    store: &mut Store,
+    payer: Uuid,
+    req: &SendPayment,
+    now: DateTime<Utc>,
+) -> Result<Payment, ApiError> {
+    if req.reference.trim().is_empty() {
+        return Err(ApiError::field("reference", "is required"));
+    }
+    let d = decode(&req.request)?;
+    let amount = sats_of(&d);
+    if amount == 0 {
+        return Err(ApiError::field(
+            "request",
+            "the invoice has no amount; ask the payee for one with an amount",
+        ));
+    }
+    if now.timestamp() >= d.expires_at {
+        return Err(ApiError::unprocessable(
+            codes::INVALID_STATE,
+            "the invoice has expired and can no longer be paid",
+        ));
+    }
+    let Some((payee, invoice_id)) = route(store, payer, &d) else {
+        let company = store
+            .companies
+            .get_mut(&payer)
+            .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
+        return Ok(record_outgoing(
+            company,
+            &d,
+            req,
+            Outcome {
+                status: "failed",
+                fee: 0,
+                preimage: "",
+                tx: None,
+            },
+            now,
+        ));
+    };
+    let fee = routing_fee(amount);
+    if let Some(max) = req.max_fee.filter(|m| *m > 0) {
+        if fee as u64 > max {
+            return Err(ApiError::unprocessable(
+                codes::INVALID_STATE,
+                format!("the routing fee of {fee} sats is above max_fee ({max} sats); nothing was sent"),
+            ));
+        }
+    }
+    let index = {
+        let payee_company = store
+            .companies
+            .get(&payee)
+            .ok_or_else(|| ApiError::NotFound("the payee no longer exists".to_owned()))?;
+        let index = payee_company
+            .lightning
+            .index(invoice_id)
+            .ok_or_else(|| ApiError::NotFound("the invoice no longer exists".to_owned()))?;
+        payable(&payee_company.lightning.records[index], now)?;
+        index
+    };
+    let payer_company = store
+        .companies
+        .get_mut(&payer)
+        .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
+    let tx = payer_company
+        .ledger
+        .post(
+            NewTransaction {
+                currency: btc(),
+                kind: TransactionType::P2pTransfer,
+                state: TransactionState::Settled,
+                amount: BaseUnits(-amount),
+                fee: BaseUnits(fee),
+                reference: format!("LN_OUT_{}", Uuid::new_v4().simple()),
+                idempotency_key: req.reference.clone(),
+                metadata: json!({"channel": "lightning", "payment_hash": d.payment_hash})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            now,
+        )?
+        .transaction_id;
+    let preimage = settle_incoming(store, payee, index, TransactionType::P2pTransfer, now)?;
+    let payer_company = store.companies.get_mut(&payer).expect("found above");
+    Ok(record_outgoing(
+        payer_company,
+        &d,
+        req,
+        Outcome {
+            status: "paid",
+            fee,
+            preimage: &preimage,
+            tx: Some(tx),
+        },
+        now,
+    ))
+}
+
+/// `POST /sandbox/lightning/pay`: someone outside pays an invoice of ours.
+pub fn pay_from_outside(
+    store: &mut Store,
+    company_id: Uuid,
+    request: &str,
+    now: DateTime<Utc>,
+) -> Result<Invoice, ApiError> {
+    let d = decode(request)?;
+    let company = store
+        .companies
+        .get(&company_id)
+        .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
+    let index = company
+        .lightning
+        .incoming_by_hash(&d.payment_hash)
+        .ok_or_else(|| ApiError::NotFound("no invoice of this company has that payment hash".to_owned()))?;
+    payable(&company.lightning.records[index], now)?;
+    settle_incoming(store, company_id, index, TransactionType::DepositConfirmed, now)?;
+    Ok(LightningBook::shown(
+        &store.companies[&company_id].lightning.records[index],
+    ))
+}
+
+pub fn verify(company: &Company, payment_hash: &str) -> Result<InvoiceVerification, ApiError> {
+    let hash = payment_hash.trim().to_ascii_lowercase();
+    if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ApiError::field("payment_hash", "must be 64 hex characters"));
+    }
+    let r = company
+        .lightning
+        .incoming_by_hash(&hash)
+        .map(|i| &company.lightning.records[i])
+        .ok_or_else(|| ApiError::NotFound("no invoice of this company has that payment hash".to_owned()))?;
+    let paid = r.invoice.status == "paid";
+    Ok(InvoiceVerification {
+        id: r.invoice.id,
+        payment_hash: r.invoice.payment_hash.clone(),
+        preimage: r.invoice.preimage.clone(),
+        amount_sat: r.invoice.amount_sat,
+        status: r.invoice.status.clone(),
+        is_paid: paid,
+        ledger_credited: paid && r.transaction_id.is_some(),
+        settled_at: r.settled_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_routing_fee_is_one_sat_and_a_tenth_of_a_percent_rounded_up() {
+        assert_eq!(routing_fee(1), 2);
+        assert_eq!(routing_fee(1000), 2);
+        assert_eq!(routing_fee(1001), 3);
+        assert_eq!(routing_fee(20_000_000), 20_001);
+    }
+}
