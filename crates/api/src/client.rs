@@ -24,6 +24,10 @@ use crate::models::addresses::{
 };
 use crate::models::balances::{Balance, BalanceList};
 use crate::models::beneficiaries::{Beneficiary, BeneficiaryPage, BeneficiaryUpdate, NewBeneficiary};
+use crate::models::bulk::{
+    Batch, BatchData, BatchPage, BatchPreview, BulkExecution, BulkExecutionList, BulkSchedule,
+    BulkScheduleData, BulkScheduleList, BulkScheduleUpdate, NewBatch, NewBulkSchedule,
+};
 use crate::models::cards::{
     BalanceAnswer, BalanceChange, Card, CardData, CardLimits, CardPage, CardQuery, CardStatus,
     CardStatusData, CardTransaction, CardTransactionData, CardTransactionPage, NewCard, SecureData,
@@ -51,6 +55,9 @@ use crate::models::trading::{
     ScheduleData, ScheduleList, ScheduleUpdate, SetPrice, TargetOrder, TargetOrderData, TargetOrderList,
 };
 use crate::models::transactions::{Transaction, TransactionPage, TransactionQuery};
+use crate::models::virtual_accounts::{
+    NewVirtualAccount, SimulateBankTransfer, VirtualAccount, VirtualAccountPage,
+};
 use crate::models::withdrawals::{NewWithdrawal, Withdrawal, WithdrawalPage};
 use crate::paths::{Method, Operation};
 use crate::signing::sign_request;
@@ -780,6 +787,127 @@ impl Client {
             .await
     }
 
+    // --- Bulk transfers and virtual accounts --------------------------------
+
+    /// Checks a batch without storing it.
+    pub async fn preview_bulk_transfer(&self, body: &NewBatch) -> Result<BatchPreview, ApiError> {
+        self.data(Operation::PreviewBulkTransfer, &[], &[], Some(body), true)
+            .await
+    }
+
+    /// A draft batch; idempotent by reference when one is given.
+    pub async fn create_bulk_transfer(&self, body: &NewBatch) -> Result<Batch, ApiError> {
+        let idempotent = !body.reference.is_empty();
+        let data: BatchData = self
+            .data(Operation::CreateBulkTransfer, &[], &[], Some(body), idempotent)
+            .await?;
+        Ok(data.batch)
+    }
+
+    pub async fn bulk_transfers(
+        &self,
+        status: Option<&str>,
+        cursor: Option<String>,
+        limit: Option<u32>,
+    ) -> Result<BatchPage, ApiError> {
+        let mut q = Vec::new();
+        push_opt(&mut q, "status", status.map(str::to_owned));
+        push_opt(&mut q, "cursor", cursor);
+        push_opt(&mut q, "limit", limit.map(|l| l.to_string()));
+        self.data(Operation::ListBulkTransfers, &[], &q, None::<&()>, true)
+            .await
+    }
+
+    pub async fn bulk_transfer(&self, id: &str) -> Result<Batch, ApiError> {
+        let data: BatchData = self
+            .data(Operation::GetBulkTransfer, &[id], &[], None::<&()>, true)
+            .await?;
+        Ok(data.batch)
+    }
+
+    /// Confirming twice is refused, so a lost answer is settled by reading
+    /// the batch back.
+    pub async fn confirm_bulk_transfer(&self, id: &str) -> Result<Batch, ApiError> {
+        let data: BatchData = self
+            .data(Operation::ConfirmBulkTransfer, &[id], &[], None::<&()>, false)
+            .await?;
+        Ok(data.batch)
+    }
+
+    pub async fn retry_bulk_transfer(&self, id: &str) -> Result<Batch, ApiError> {
+        let data: BatchData = self
+            .data(Operation::RetryBulkTransfer, &[id], &[], None::<&()>, false)
+            .await?;
+        Ok(data.batch)
+    }
+
+    pub async fn create_bulk_schedule(&self, body: &NewBulkSchedule) -> Result<BulkSchedule, ApiError> {
+        let idempotent = !body.reference.is_empty();
+        let data: BulkScheduleData = self
+            .data(Operation::CreateBulkSchedule, &[], &[], Some(body), idempotent)
+            .await?;
+        Ok(data.schedule)
+    }
+
+    pub async fn bulk_schedules(&self) -> Result<Vec<BulkSchedule>, ApiError> {
+        let data: BulkScheduleList = self
+            .data(Operation::ListBulkSchedules, &[], &[], None::<&()>, true)
+            .await?;
+        Ok(data.schedules)
+    }
+
+    pub async fn update_bulk_schedule(
+        &self,
+        id: &str,
+        body: &BulkScheduleUpdate,
+    ) -> Result<BulkSchedule, ApiError> {
+        let data: BulkScheduleData = self
+            .data(Operation::UpdateBulkSchedule, &[id], &[], Some(body), true)
+            .await?;
+        Ok(data.schedule)
+    }
+
+    pub async fn cancel_bulk_schedule(&self, id: &str) -> Result<BulkSchedule, ApiError> {
+        let data: BulkScheduleData = self
+            .data(Operation::CancelBulkSchedule, &[id], &[], None::<&()>, false)
+            .await?;
+        Ok(data.schedule)
+    }
+
+    /// Newest first.
+    pub async fn bulk_schedule_executions(&self, id: &str) -> Result<Vec<BulkExecution>, ApiError> {
+        let data: BulkExecutionList = self
+            .data(Operation::BulkScheduleExecutions, &[id], &[], None::<&()>, true)
+            .await?;
+        Ok(data.executions)
+    }
+
+    /// Idempotent by reference when one is given.
+    pub async fn create_virtual_account(&self, body: &NewVirtualAccount) -> Result<VirtualAccount, ApiError> {
+        let idempotent = !body.reference.is_empty();
+        self.data(Operation::CreateVirtualAccount, &[], &[], Some(body), idempotent)
+            .await
+    }
+
+    pub async fn virtual_accounts(
+        &self,
+        customer_id: Option<&str>,
+        cursor: Option<String>,
+        limit: Option<u32>,
+    ) -> Result<VirtualAccountPage, ApiError> {
+        let mut q = Vec::new();
+        push_opt(&mut q, "customer_id", customer_id.map(str::to_owned));
+        push_opt(&mut q, "cursor", cursor);
+        push_opt(&mut q, "limit", limit.map(|l| l.to_string()));
+        self.data(Operation::ListVirtualAccounts, &[], &q, None::<&()>, true)
+            .await
+    }
+
+    pub async fn virtual_account(&self, id: &str) -> Result<VirtualAccount, ApiError> {
+        self.data(Operation::GetVirtualAccount, &[id], &[], None::<&()>, true)
+            .await
+    }
+
     // --- Customers --------------------------------------------------------
 
     /// Idempotent by `reference` when one is given.
@@ -957,6 +1085,23 @@ impl Client {
     }
 
     // --- Sandbox control API ---------------------------------------------
+
+    /// A bank transfer arrives in a virtual account (not retried: each is
+    /// a deposit).
+    pub async fn sandbox_bank_transfer(
+        &self,
+        virtual_account_id: &str,
+        body: &SimulateBankTransfer,
+    ) -> Result<Transaction, ApiError> {
+        self.data(
+            Operation::SandboxVirtualAccountTransfer,
+            &[virtual_account_id],
+            &[],
+            Some(body),
+            false,
+        )
+        .await
+    }
 
     /// Someone outside the sandbox pays an invoice of this company.
     pub async fn sandbox_pay_invoice(&self, request: &str) -> Result<Invoice, ApiError> {

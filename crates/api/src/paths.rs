@@ -73,6 +73,20 @@ operations! {
     DecodeInvoice => Post "/api/lightning/decode", "public";
     InitiatePayment => Post "/api/lightning/payments/initiate", "public";
     SendPayment => Post "/api/lightning/payments/send", "public";
+    PreviewBulkTransfer => Post "/api/bulk-transfers/previews", "public";
+    CreateBulkTransfer => Post "/api/bulk-transfers", "public";
+    ListBulkTransfers => Get "/api/bulk-transfers", "public";
+    CreateBulkSchedule => Post "/api/bulk-transfers/schedules", "public";
+    ListBulkSchedules => Get "/api/bulk-transfers/schedules", "public";
+    UpdateBulkSchedule => Put "/api/bulk-transfers/schedules/{id}", "public";
+    CancelBulkSchedule => Delete "/api/bulk-transfers/schedules/{id}", "public";
+    BulkScheduleExecutions => Get "/api/bulk-transfers/schedules/{id}/executions", "public";
+    GetBulkTransfer => Get "/api/bulk-transfers/{batchId}", "public";
+    ConfirmBulkTransfer => Post "/api/bulk-transfers/{batchId}/confirm", "public";
+    RetryBulkTransfer => Post "/api/bulk-transfers/{batchId}/retry", "public";
+    CreateVirtualAccount => Post "/api/virtual-accounts", "ours";
+    ListVirtualAccounts => Get "/api/virtual-accounts", "ours";
+    GetVirtualAccount => Get "/api/virtual-accounts/{id}", "ours";
     PayoutCountries => Get "/api/payouts/supported-countries", "spec";
     PayoutCorridor => Get "/api/payouts/supported-countries/{country}", "spec";
     PayoutBanks => Get "/api/payouts/banks/{countryCode}", "spec";
@@ -135,6 +149,7 @@ operations! {
     SandboxSetPrice => Put "/sandbox/prices", "ours";
     SandboxCardSpend => Post "/sandbox/cards/{id}/spend", "ours";
     SandboxLightningPay => Post "/sandbox/lightning/pay", "ours";
+    SandboxVirtualAccountTransfer => Post "/sandbox/virtual-accounts/{id}/transfers", "ours";
 }
 
 impl Operation {

@@ -15,6 +15,7 @@ pub mod idempotency;
 pub mod ledger;
 pub mod openapi;
 pub mod pagination;
+pub mod recurrence;
 pub mod respond;
 pub mod scheduler;
 pub mod server;

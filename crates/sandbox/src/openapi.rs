@@ -42,6 +42,24 @@ fn summary(op: Operation) -> &'static str {
         Operation::SendPayment => {
             "Pays an invoice (max_fee caps the fee); settles at once inside the sandbox, else fails with nothing debited"
         }
+        Operation::PreviewBulkTransfer => {
+            "Checks a batch (items or csv) item by item and totals it with fees; stores nothing"
+        }
+        Operation::CreateBulkTransfer => "Drafts a batch, invalid items listed with their errors; idempotent by reference",
+        Operation::ListBulkTransfers => "Batches, newest first, by status",
+        Operation::CreateBulkSchedule => "A batch of valid items sent on a daily, weekly or monthly tick",
+        Operation::ListBulkSchedules => "Bulk-transfer schedules",
+        Operation::UpdateBulkSchedule => "Changes a schedule's items, timing, name or status (paused/active)",
+        Operation::CancelBulkSchedule => "Cancels a bulk-transfer schedule",
+        Operation::BulkScheduleExecutions => "A schedule's ticks, newest first, with their batches",
+        Operation::GetBulkTransfer => "One batch with each item's current status",
+        Operation::ConfirmBulkTransfer => {
+            "Sends every valid item as a withdrawal (invalid ones are skipped); 422 if the wallet can't pay them all"
+        }
+        Operation::RetryBulkTransfer => "Sends the failed items again, and only those",
+        Operation::CreateVirtualAccount => "Issues an NGN account number for a customer (one each)",
+        Operation::ListVirtualAccounts => "Virtual accounts, by customer_id",
+        Operation::GetVirtualAccount => "One virtual account with what it has received",
         Operation::PayoutCountries => "Countries usable in payout quotes",
         Operation::PayoutCorridor => "A corridor's details: currency, destinations, payment reasons, limits",
         Operation::PayoutBanks => "Provider codes (bank_code) of a country's banks and mobile-money services",
@@ -140,6 +158,9 @@ fn summary(op: Operation) -> &'static str {
         Operation::SandboxSetPrice => {
             "Sandbox: sets a market price {base, quote, price} (the one market of this sandbox)"
         }
+        Operation::SandboxVirtualAccountTransfer => {
+            "Sandbox: a bank transfer {amount (kobo), sender_name?} into a virtual account credits NGN"
+        }
         Operation::SandboxLightningPay => "Sandbox: someone outside pays an invoice of the caller's company",
         Operation::SandboxCardSpend => {
             "Sandbox: a merchant authorization {amount, merchant}; declined (nothing moves) when frozen, over balance or a limit, or out of swipes"
@@ -157,6 +178,10 @@ fn tag(op: Operation) -> &'static str {
         "Addresses"
     } else if path.starts_with("/api/transactions") {
         "Transactions"
+    } else if path.starts_with("/api/bulk-transfers") {
+        "Bulk transfers"
+    } else if path.starts_with("/api/virtual-accounts") {
+        "Virtual accounts"
     } else if path.starts_with("/api/lightning") {
         "Lightning"
     } else if path.starts_with("/api/exchange-rates") {

@@ -59,6 +59,11 @@ pub enum Job {
         company_id: Uuid,
         invoice_id: Uuid,
     },
+    BulkScheduleTick {
+        company_id: Uuid,
+        schedule_id: Uuid,
+        generation: u64,
+    },
     ScheduleTick {
         company_id: Uuid,
         schedule_id: Uuid,

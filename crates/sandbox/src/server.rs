@@ -11,8 +11,8 @@ use actix_web::{middleware, App, HttpRequest, HttpResponse, HttpServer, Route};
 use paydesk_api::paths::{Method, Operation};
 
 use crate::areas::{
-    addresses, balances, beneficiaries, cards, control, customers, deposits, identity, lightning, market,
-    payouts, rates, trading, transactions, withdrawals,
+    addresses, balances, beneficiaries, bulk, cards, control, customers, deposits, identity, lightning,
+    market, payouts, rates, trading, transactions, virtual_accounts, withdrawals,
 };
 use crate::error::ApiError;
 use crate::fixture::Fixture;
@@ -53,6 +53,20 @@ fn route(op: Operation) -> Route {
         Operation::DecodeInvoice => method.to(lightning::decode),
         Operation::InitiatePayment => method.to(lightning::initiate),
         Operation::SendPayment => method.to(lightning::send),
+        Operation::PreviewBulkTransfer => method.to(bulk::preview),
+        Operation::CreateBulkTransfer => method.to(bulk::create),
+        Operation::ListBulkTransfers => method.to(bulk::list),
+        Operation::CreateBulkSchedule => method.to(bulk::create_schedule),
+        Operation::ListBulkSchedules => method.to(bulk::list_schedules),
+        Operation::UpdateBulkSchedule => method.to(bulk::update_schedule),
+        Operation::CancelBulkSchedule => method.to(bulk::cancel_schedule),
+        Operation::BulkScheduleExecutions => method.to(bulk::executions),
+        Operation::GetBulkTransfer => method.to(bulk::get),
+        Operation::ConfirmBulkTransfer => method.to(bulk::confirm),
+        Operation::RetryBulkTransfer => method.to(bulk::retry),
+        Operation::CreateVirtualAccount => method.to(virtual_accounts::create_handler),
+        Operation::ListVirtualAccounts => method.to(virtual_accounts::list),
+        Operation::GetVirtualAccount => method.to(virtual_accounts::get),
         Operation::PayoutCountries => method.to(payouts::countries),
         Operation::PayoutCorridor => method.to(payouts::corridor),
         Operation::PayoutBanks => method.to(payouts::banks),
@@ -115,6 +129,7 @@ fn route(op: Operation) -> Route {
         Operation::SandboxSetPrice => method.to(market::set),
         Operation::SandboxCardSpend => method.to(cards::simulate_spend),
         Operation::SandboxLightningPay => method.to(lightning::pay_from_outside),
+        Operation::SandboxVirtualAccountTransfer => method.to(virtual_accounts::simulate_transfer),
     }
 }
 

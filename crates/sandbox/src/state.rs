@@ -13,12 +13,14 @@ use paydesk_api::units::Currency;
 use uuid::Uuid;
 
 use crate::areas::beneficiaries::BeneficiaryBook;
+use crate::areas::bulk::{schedules as bulk_schedules, BatchBook, BulkScheduleBook};
 use crate::areas::cards::{model as cards, CardBook};
 use crate::areas::customers::{self, CustomerBook};
 use crate::areas::lightning::{model as lightning, LightningBook, Node};
 use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
 use crate::areas::trading::{schedules, targets, ScheduleBook, TargetBook, TradeBook};
+use crate::areas::virtual_accounts::VirtualAccountBook;
 use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
 use crate::clock::SandboxClock;
@@ -64,6 +66,9 @@ pub struct Company {
     pub targets: TargetBook,
     pub schedules: ScheduleBook,
     pub lightning: LightningBook,
+    pub batches: BatchBook,
+    pub bulk_schedules: BulkScheduleBook,
+    pub virtual_accounts: VirtualAccountBook,
     pub idempotency: IdempotencyStore,
     pub faults: Vec<Fault>,
 }
@@ -161,6 +166,9 @@ impl Store {
                 targets: TargetBook::default(),
                 schedules: ScheduleBook::default(),
                 lightning: LightningBook::default(),
+                batches: BatchBook::default(),
+                bulk_schedules: BulkScheduleBook::default(),
+                virtual_accounts: VirtualAccountBook::default(),
                 idempotency: IdempotencyStore::default(),
                 faults: Vec::new(),
             };
@@ -313,6 +321,15 @@ impl Store {
             } => {
                 if let Ok((company, _)) = self.company(company_id, now) {
                     lightning::expire(company, invoice_id, now);
+                }
+            }
+            Job::BulkScheduleTick {
+                company_id,
+                schedule_id,
+                generation,
+            } => {
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    bulk_schedules::tick(company, schedule_id, generation, &mut fx);
                 }
             }
             Job::ScheduleTick {

@@ -3,6 +3,7 @@
 pub mod addresses;
 pub mod balances;
 pub mod beneficiaries;
+pub mod bulk;
 pub mod cards;
 pub mod control;
 pub mod customers;
@@ -13,4 +14,5 @@ pub mod payouts;
 pub mod rates;
 pub mod trading;
 pub mod transactions;
+pub mod virtual_accounts;
 pub mod withdrawals;

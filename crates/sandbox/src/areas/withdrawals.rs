@@ -52,6 +52,10 @@ pub struct WithdrawalBook {
 }
 
 impl WithdrawalBook {
+    pub fn get(&self, id: Uuid) -> Option<&Withdrawal> {
+        self.records.iter().map(|r| &r.withdrawal).find(|w| w.id == id)
+    }
+
     fn index(&self, id: Uuid) -> Result<usize, ApiError> {
         self.records
             .iter()
@@ -60,7 +64,8 @@ impl WithdrawalBook {
     }
 }
 
-fn fee_for(currency: &str) -> i64 {
+/// The network fee of one withdrawal, in base units.
+pub fn fee_for(currency: &str) -> i64 {
     match currency {
         "BTC" => 1_000,
         _ => 1_000_000,
