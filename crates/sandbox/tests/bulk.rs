@@ -327,4 +327,5 @@ async fn a_bank_transfer_into_a_virtual_account_credits_naira() {
         .await
         .unwrap();
     assert_eq!(listed.total, 1);
+    support::assert_ledger_adds_up(c).await;
 }

@@ -248,6 +248,7 @@ async fn card_kyc_is_reviewed_on_the_clock_and_gates_cards() {
     c.sandbox_advance_clock(60).await.unwrap();
     assert_eq!(c.card_kyc(&kofi).await.unwrap().status.as_str(), "approved");
     assert_money_kept(c).await;
+    support::assert_ledger_adds_up(c).await;
 }
 
 #[tokio::test]
@@ -433,6 +434,7 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
         assert_eq!(e.status(), Some(422), "{e}");
     }
     assert_money_kept(c).await;
+    support::assert_ledger_adds_up(c).await;
 }
 
 #[tokio::test]
@@ -518,6 +520,7 @@ async fn lite_cards_check_every_rule_before_anything_moves() {
     assert_eq!(c.card(&low.id.to_string()).await.unwrap().status, "terminated");
     assert_eq!(usdt(c).await, before + 248_000_000 + 2_000_000);
     assert_money_kept(c).await;
+    support::assert_ledger_adds_up(c).await;
 }
 
 #[tokio::test]
@@ -641,6 +644,7 @@ async fn secure_details_limits_spend_limits_and_listing() {
     let txs = c.card_transactions(&id, None, None).await.unwrap();
     assert_eq!(txs.transactions.len(), 5, "the load, two spends and two declines");
     assert_money_kept(c).await;
+    support::assert_ledger_adds_up(c).await;
 }
 
 #[tokio::test]

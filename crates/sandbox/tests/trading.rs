@@ -5,12 +5,10 @@
 
 mod support;
 
-use std::collections::HashMap;
 use std::str::FromStr;
 
-use futures_util::TryStreamExt;
 use paydesk_api::models::trading::{NewSchedule, NewTargetOrder, OrderRequest, QuoteRequest, ScheduleUpdate};
-use paydesk_api::models::transactions::{TransactionQuery, TransactionState};
+use paydesk_api::models::transactions::TransactionState;
 use paydesk_api::models::withdrawals::NewWithdrawal;
 use paydesk_api::units::BaseUnits;
 use paydesk_api::{ApiError, Client};
@@ -24,38 +22,10 @@ fn code(e: &ApiError) -> (u16, String) {
     (e.status().unwrap_or(0), e.code().unwrap_or_default().to_owned())
 }
 
+use support::assert_ledger_adds_up;
+
 async fn available(c: &Client, currency: &str) -> i64 {
     c.balance(currency).await.unwrap().available_balance.value()
-}
-
-/// Recounts every balance from the ledger's records and compares.
-async fn assert_ledger_adds_up(c: &Client) {
-    let txs: Vec<_> = c
-        .all_transactions(TransactionQuery {
-            limit: Some(100),
-            ..TransactionQuery::default()
-        })
-        .try_collect()
-        .await
-        .unwrap();
-    let mut counted: HashMap<String, (i64, i64)> = HashMap::new();
-    for tx in txs {
-        let net = tx.amount.value() - tx.fee.value();
-        let entry = counted.entry(tx.currency.code().to_owned()).or_default();
-        match tx.state {
-            TransactionState::Settled => entry.0 += net,
-            TransactionState::Pending | TransactionState::InProgress if net < 0 => entry.0 += net,
-            TransactionState::Pending | TransactionState::InProgress => entry.1 += net,
-            TransactionState::Failed | TransactionState::Reversed => {}
-        }
-    }
-    for account in c.balances().await.unwrap().accounts {
-        let code = account.currency.code().to_owned();
-        let balance = c.balance(&code).await.unwrap();
-        let (available, pending) = counted.get(&code).copied().unwrap_or_default();
-        assert_eq!(balance.available_balance.value(), available, "{code} available");
-        assert_eq!(balance.pending_balance.value(), pending, "{code} pending");
-    }
 }
 
 fn quote(base: &str, quote: &str, side: &str, quantity: &str) -> QuoteRequest {

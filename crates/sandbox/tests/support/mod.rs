@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+use futures_util::TryStreamExt;
 use paydesk_api::signing;
 use paydesk_api::{Client, ClientOptions, Credentials};
 use paydesk_sandbox::fixture::{ClientFixture, Fixture};
@@ -187,5 +188,42 @@ impl Receiver {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         }
         panic!("no {event} delivery arrived");
+    }
+}
+
+/// Recounts every balance from the ledger's records and compares.
+pub async fn assert_ledger_adds_up(c: &Client) {
+    let txs: Vec<_> = c
+        .all_transactions(paydesk_api::models::transactions::TransactionQuery {
+            limit: Some(100),
+            ..Default::default()
+        })
+        .try_collect::<Vec<_>>()
+        .await
+        .unwrap();
+    let mut counted: std::collections::HashMap<String, (i64, i64)> = Default::default();
+    for tx in txs {
+        let net = tx.amount.value() - tx.fee.value();
+        let entry = counted.entry(tx.currency.code().to_owned()).or_default();
+        match tx.state {
+            paydesk_api::models::transactions::TransactionState::Settled => entry.0 += net,
+            paydesk_api::models::transactions::TransactionState::Pending
+            | paydesk_api::models::transactions::TransactionState::InProgress
+                if net < 0 =>
+            {
+                entry.0 += net
+            }
+            paydesk_api::models::transactions::TransactionState::Pending
+            | paydesk_api::models::transactions::TransactionState::InProgress => entry.1 += net,
+            paydesk_api::models::transactions::TransactionState::Failed
+            | paydesk_api::models::transactions::TransactionState::Reversed => {}
+        }
+    }
+    for account in c.balances().await.unwrap().accounts {
+        let code = account.currency.code().to_owned();
+        let balance = c.balance(&code).await.unwrap();
+        let (available, pending) = counted.get(&code).copied().unwrap_or_default();
+        assert_eq!(balance.available_balance.value(), available, "{code} available");
+        assert_eq!(balance.pending_balance.value(), pending, "{code} pending");
     }
 }
