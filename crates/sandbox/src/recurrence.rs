@@ -63,7 +63,8 @@ impl Timing {
         })
     }
 
-    /// This timing with the given parts changed; `None` when none is given.
+    /// This timing with the given parts changed; `None` when that changes
+    /// nothing (parts sent again with their current value are no change).
     pub fn changed(
         &self,
         frequency: Option<&str>,
@@ -75,13 +76,18 @@ impl Timing {
         {
             return Ok(None);
         }
-        Timing::check(
+        let new = Timing::check(
             frequency.unwrap_or(self.frequency_name()),
-            day_of_week.unwrap_or(self.day_of_week),
-            day_of_month.unwrap_or(self.day_of_month),
+            day_of_week.unwrap_or(self.day_of_week()),
+            day_of_month.unwrap_or(self.day_of_month()),
             execution_time.unwrap_or(&self.execution_time()),
-        )
-        .map(Some)
+        )?;
+        Ok((new.normalized() != self.normalized()).then_some(new))
+    }
+
+    /// The timing with the day that does not apply set to 0.
+    fn normalized(&self) -> (Frequency, u32, u32, NaiveTime) {
+        (self.frequency, self.day_of_week(), self.day_of_month(), self.time)
     }
 
     pub fn frequency_name(&self) -> &'static str {
@@ -325,6 +331,16 @@ mod tests {
         assert!(c.change(None, Some("active"), later).unwrap());
         assert_eq!(c.next, Some(at("2026-11-26T12:00:00Z")));
         assert!(c.change(None, Some("stopped"), later).is_err());
+        let same = c
+            .timing
+            .changed(Some("daily"), Some(0), Some(0), Some("12:00"))
+            .unwrap();
+        assert!(same.is_none(), "the same timing sent again is no change");
+        assert!(c
+            .timing
+            .changed(None, None, None, Some("13:00"))
+            .unwrap()
+            .is_some());
         c.cancel().unwrap();
         assert!(c.cancel().is_err() && c.next.is_none());
     }

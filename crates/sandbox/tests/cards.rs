@@ -328,6 +328,21 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
         .await
         .unwrap_err();
     assert_eq!(conflict.status(), Some(409));
+    let as_withdrawal = BalanceChange {
+        direction: BalanceDirection::Withdraw,
+        ..fund("fund-1", 5_000_000)
+    };
+    let e = c.change_card_balance(&id, &as_withdrawal).await.unwrap_err();
+    assert_eq!(e.status(), Some(409), "fund and withdraw share their references");
+    let huge = c
+        .change_card_balance(&id, &fund("fund-huge", i64::MAX))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        huge.status(),
+        Some(400),
+        "a huge amount is refused, never a crash"
+    );
 
     c.sandbox_advance_clock(20).await.unwrap();
     let done = c.card_transaction(&id, &tx.id.to_string()).await.unwrap();

@@ -119,6 +119,16 @@ async fn an_invoice_round_trips_and_is_paid_by_another_company_once() {
     assert_eq!((preview.fee_sat, preview.total_sat), (Sats(51), Sats(50_051)));
     let own = payee.initiate_payment(&inv.request).await.unwrap();
     assert!(!own.route_found, "no self-payments");
+    let short = payee
+        .create_invoice(&invoice(1_000, "short-lived", Some(5)))
+        .await
+        .unwrap();
+    payee.sandbox_advance_clock(5).await.unwrap();
+    let gone = payer.initiate_payment(&short.request).await.unwrap();
+    assert!(
+        !gone.route_found && gone.is_expired,
+        "an expired invoice has no route"
+    );
 
     let capped = payer
         .send_payment(&pay(&inv.request, "pay-0", Some(50)))
@@ -199,6 +209,11 @@ async fn outside_invoices_have_no_route_and_expired_ones_cannot_be_paid() {
     assert_eq!(c.invoice(&inv.id.to_string()).await.unwrap().status, "expired");
     let late = c.sandbox_pay_invoice(&inv.request).await.unwrap_err();
     assert_eq!(late.status(), Some(422));
+    let far = c.invoices(Some(u32::MAX), Some(100), None, None).await.unwrap();
+    assert!(
+        far.invoices.is_empty(),
+        "a page far past the end is empty, never a crash"
+    );
 
     // An outside payer settles a live invoice: credited, preimage shown.
     let live = c.create_invoice(&invoice(2_000, "live", None)).await.unwrap();

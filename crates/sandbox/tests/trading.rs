@@ -59,7 +59,7 @@ async fn exchange_rates_and_conversions_follow_the_market() {
     );
     assert_eq!(
         r.inverse_rate,
-        (Decimal::ONE / dec("60000")).round_dp(12).normalize()
+        (Decimal::ONE / dec("60000")).round_sf(15).unwrap().normalize()
     );
     assert_eq!((r.valid_for_seconds, r.percent_change_24h), (30, Decimal::ZERO));
     let ngn = c.exchange_rate("NGN", "USDT").await.unwrap();
@@ -71,6 +71,15 @@ async fn exchange_rates_and_conversions_follow_the_market() {
             "{from}/{to}"
         );
     }
+    let huge = c
+        .convert("USDT", "NGN", dec("100000000000000000000000000"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        huge.status(),
+        Some(400),
+        "a huge amount is refused, never a crash"
+    );
     let conv = c.convert("USDT", "NGN", dec("10.5")).await.unwrap();
     assert_eq!(conv.converted_amount, dec("15750"));
     assert_eq!(
@@ -235,6 +244,26 @@ async fn orders_fill_at_the_quoted_price_and_consume_the_quote() {
     let expired = c.create_order(&order_on(&sell, "sell", "0.1")).await.unwrap_err();
     assert_eq!(code(&expired), (422, "QUOTE_EXPIRED".into()));
 
+    // Huge quantities are refused, never a crash.
+    for qty in ["1000000000000000000000", "1000000000001"] {
+        let e = c
+            .create_trading_quote(&quote("BTC", "USDT", "buy", qty))
+            .await
+            .unwrap_err();
+        assert_eq!(e.status(), Some(400), "{qty}");
+    }
+    let mut huge_target = target("buy", "1", "3000000000000", "");
+    assert_eq!(
+        c.create_target_order(&huge_target).await.unwrap_err().status(),
+        Some(400)
+    );
+    huge_target.target_price = dec("1");
+    huge_target.quantity = dec("1000000");
+    assert_eq!(
+        code(&c.create_target_order(&huge_target).await.unwrap_err()).0,
+        422
+    );
+
     // A refused order consumes nothing; a referenced order runs once.
     let big = c
         .create_trading_quote(&quote("BTC", "USDT", "sell", "100"))
@@ -322,7 +351,8 @@ async fn ngn_pairs_trade_in_naira_as_market_orders() {
     assert_eq!(
         q.price,
         (Decimal::ONE / dec("1500") * dec("1.005"))
-            .round_dp(12)
+            .round_sf(15)
+            .unwrap()
             .normalize()
     );
     let mut in_units = order_on(&q, "buy", "1500");

@@ -501,7 +501,7 @@ pub async fn submit_kyc_handler(
     let (company, mut fx) = store.company(caller.company_id, now)?;
     let kyc = submit_kyc(company, id, &body.value, &mut fx)?;
     Ok(answer(
-        StatusCode::ACCEPTED,
+        StatusCode::CREATED,
         "Card KYC submitted for review",
         kyc,
         &caller,

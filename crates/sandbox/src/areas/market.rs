@@ -101,8 +101,11 @@ impl Market {
                 ),
             ));
         }
-        if req.price <= Decimal::ZERO {
-            return Err(ApiError::field("price", "must be greater than zero"));
+        if req.price <= Decimal::ZERO || req.price > Decimal::from(1_000_000_000_000i64) {
+            return Err(ApiError::field(
+                "price",
+                "must be greater than zero and at most 10^12",
+            ));
         }
         self.prices.insert(key.clone(), (req.price, now));
         self.history

@@ -2,8 +2,8 @@
 //! Lightning"): a pair's buy, sell, mid and inverse rates from the market
 //! prices, and conversions at the mid rate.
 //!
-//! Decisions where the documents are silent: rates are rounded to 12
-//! decimal places; a rate is valid 30 seconds (like a trading quote); a
+//! Decisions where the documents are silent: rates keep 15 significant
+//! digits; a rate is valid 30 seconds (like a trading quote); a
 //! converted amount is rounded down to the target currency's decimals (2
 //! for fiat the ledger does not hold); an unknown pair is a 400 naming `to`.
 
@@ -20,7 +20,8 @@ use crate::respond::{envelope, Caller, JsonAnswer, QueryParams};
 use crate::state::Shared;
 
 const VALID_FOR_SECS: u32 = 30;
-const RATE_DP: u32 = 12;
+/// Rates keep this many significant digits.
+const RATE_DIGITS: u32 = 15;
 
 fn currency(q: &QueryParams, key: &str) -> Result<String, ApiError> {
     let code = q
@@ -44,12 +45,12 @@ fn mid(market: &Market, from: &str, to: &str) -> Result<Decimal, ApiError> {
 }
 
 fn rounded(d: Decimal) -> Decimal {
-    d.round_dp(RATE_DP).normalize()
+    d.round_sf(RATE_DIGITS).unwrap_or(d).normalize()
 }
 
 /// A pair's rates now.
 pub fn rate(market: &Market, from: &str, to: &str, now: DateTime<Utc>) -> Result<ExchangeRate, ApiError> {
-    let mid = mid(market, from, to)?;
+    let mid = rounded(mid(market, from, to)?);
     let day_ago = market.mid_at(from, to, now - Duration::hours(24)).unwrap_or(mid);
     let change = if day_ago.is_zero() {
         Decimal::ZERO
@@ -63,7 +64,7 @@ pub fn rate(market: &Market, from: &str, to: &str, now: DateTime<Utc>) -> Result
         target_currency: to.to_owned(),
         buy_rate: rounded(mid * (Decimal::ONE + spread())),
         sell_rate: rounded(mid * (Decimal::ONE - spread())),
-        mid_rate: rounded(mid),
+        mid_rate: mid,
         inverse_rate: rounded(Decimal::ONE / mid),
         valid_for_seconds: VALID_FOR_SECS,
         percent_change_24h: change,
@@ -110,7 +111,10 @@ pub async fn convert(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Re
     let mid = mid(&shared.store().market, &from, &to)?;
     let to_dp = Currency::parse(&to).ok().and_then(|c| c.decimals()).unwrap_or(2);
     let data = Conversion {
-        converted_amount: (amount * mid).round_dp_with_strategy(to_dp, RoundingStrategy::ToZero),
+        converted_amount: amount
+            .checked_mul(mid)
+            .ok_or_else(|| ApiError::field("amount", "is too large"))?
+            .round_dp_with_strategy(to_dp, RoundingStrategy::ToZero),
         from,
         to,
         amount,

@@ -160,12 +160,10 @@ pub async fn balance(
     let mut store = shared.store();
     let (company, mut fx) = store.company(caller.company_id, now)?;
     let req = &body.value;
-    let operation = match req.direction {
-        BalanceDirection::Fund => "card_fund",
-        BalanceDirection::Withdraw => "card_withdraw",
-    };
     let reference = req.reference.trim().to_owned();
-    company.once(operation, &reference, &body.canonical, |company| {
+    // Fund and withdraw are one operation, and the card is part of the request.
+    let canonical = format!("{id}:{}", body.canonical);
+    company.once("card_balance", &reference, &canonical, |company| {
         let transaction = model::change_balance(company, id, req, &mut fx)?;
         let message = match req.direction {
             BalanceDirection::Fund => "Card funding initiated",

@@ -52,6 +52,9 @@ pub const WITHDRAW_WINDOW_SECS: i64 = 60;
 pub const SECURE_WINDOW_SECS: i64 = 60;
 pub const SECURE_READS_PER_WINDOW: usize = 2;
 pub const MIN_AGE_TO_TERMINATE_SECS: i64 = 24 * 3600;
+/// No card amount (load, fund, withdraw, spend, limit) exceeds this:
+/// 1,000,000,000.00 in micro-units.
+pub const MAX_AMOUNT: i64 = 1_000_000_000_000_000;
 pub const LITE_MIN_AMOUNT: i64 = 2_000_000;
 pub const LITE_MAX_AMOUNT: i64 = 250_000_000;
 /// Cards are funded from this wallet, 1 card micro-unit = 1 base unit.
@@ -217,7 +220,7 @@ fn issuer_address() -> BillingAddress {
 
 fn check_limits(limits: &CardLimits) -> Result<(), ApiError> {
     for (key, value) in limits.entries() {
-        if value.is_some_and(|v| v.value() <= 0) {
+        if value.is_some_and(|v| v.value() <= 0 || v.value() > MAX_AMOUNT) {
             return Err(ApiError::field(
                 key,
                 "must be a positive integer of micro-units (5000000 = 5.00), or left out for no limit",
@@ -414,6 +417,9 @@ pub fn create(
         return Err(ApiError::field("currency", "cards are issued in USD"));
     }
     let amount = req.amount.value();
+    if amount > MAX_AMOUNT {
+        return Err(ApiError::field("amount", "is too large"));
+    }
     if !lite && amount <= 0 {
         return Err(ApiError::field(
             "amount",
@@ -441,9 +447,16 @@ pub fn create(
         (None, Holder::Existing(id)) => company
             .customers
             .find(*id)
-            .map(|r| r.customer.full_name())
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| ApiError::field("name", "is required: the customer has no name on file"))?,
+            .map(|r| {
+                let name = r.customer.full_name();
+                if name.is_empty() {
+                    // A customer without a name is known by their email.
+                    r.customer.email.split('@').next().unwrap_or_default().to_owned()
+                } else {
+                    name
+                }
+            })
+            .unwrap_or_default(),
         (None, Holder::New(..)) => return Err(ApiError::field("name", "is required in the older form")),
     };
     let wallet = Currency::parse(FUNDING_WALLET).expect("a valid code");
@@ -695,7 +708,7 @@ pub fn change_balance(
         return Err(ApiError::field("reference", "is required"));
     }
     let amount = req.amount.value();
-    if amount <= 0 {
+    if amount <= 0 || amount > MAX_AMOUNT {
         return Err(ApiError::field(
             "amount",
             "must be a positive integer of micro-units (5000000 = 5.00)",
@@ -1097,7 +1110,7 @@ pub fn spend(
     fx: &mut Effects<'_>,
 ) -> Result<SpendOutcome, ApiError> {
     let amount = req.amount.value();
-    if amount <= 0 {
+    if amount <= 0 || amount > MAX_AMOUNT {
         return Err(ApiError::field(
             "amount",
             "must be a positive integer of micro-units",

@@ -100,7 +100,7 @@ impl LightningBook {
             .filter(|r| status.is_none_or(|s| r.invoice.status == s))
             .filter(|r| direction.is_none_or(|d| r.invoice.direction == d))
             .collect();
-        let start = ((page - 1) * size) as usize;
+        let start = (u64::from(page) - 1).saturating_mul(u64::from(size)) as usize;
         InvoicePage {
             total_count: matching.len().to_string(),
             invoices: matching
@@ -157,7 +157,7 @@ pub fn create(company: &mut Company, req: &NewInvoice, fx: &mut Effects<'_>) -> 
     }
     if let Some(customer) = req.customer_id {
         if company.customers.find(customer).is_none() {
-            return Err(ApiError::field("customer_id", format!("no customer {customer}")));
+            return Err(ApiError::NotFound(format!("no customer {customer}")));
         }
     }
     let mut preimage = [0u8; 32];
@@ -262,7 +262,14 @@ pub fn preview(
 ) -> Result<PaymentPreview, ApiError> {
     let d = decode(request)?;
     let amount = sats_of(&d);
-    let routed = amount > 0 && route(store, payer, &d).is_some();
+    let routed = amount > 0
+        && route(store, payer, &d).is_some_and(|(company, invoice)| {
+            store.companies.get(&company).is_some_and(|c| {
+                c.lightning
+                    .index(invoice)
+                    .is_some_and(|i| payable(&c.lightning.records[i], now).is_ok())
+            })
+        });
     let fee = if routed { routing_fee(amount) } else { 0 };
     Ok(PaymentPreview {
         amount_sat: Sats(amount),

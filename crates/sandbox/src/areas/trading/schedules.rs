@@ -7,12 +7,13 @@
 //!
 //! Decisions where the documents are silent: a schedule only buys (its
 //! `currency` is the base of a non-NGN pair); `total_executions` counts
-//! completed ticks; each completed tick is also an order (`market`, no
-//! quote: `quote_id` is the nil UUID) in the orders list; `completed` is
+//! completed ticks; each completed tick is also an order in the orders list
+//! (`market`, one fill, no quote: `quote_id` is the nil UUID and
+//! `quote_consumption` null); `completed` is
 //! never reached, since schedules have no end; DELETE cancels.
 
 use chrono::{DateTime, Utc};
-use paydesk_api::models::trading::{Execution, NewSchedule, Order, Schedule, ScheduleUpdate};
+use paydesk_api::models::trading::{Execution, Fill, NewSchedule, Order, Schedule, ScheduleUpdate};
 use paydesk_api::units::BaseUnits;
 use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
@@ -236,13 +237,19 @@ fn buy(company: &mut Company, pair: &Pair, s: &Schedule, fx: &Effects<'_>) -> Ti
         quantity,
         price,
         status: "filled".to_owned(),
-        exchange: None,
+        exchange: Some(pair.exchange(Side::Buy, base, quote)),
         created_at: fx.now,
         updated_at: fx.now,
         filled_quantity: quantity,
         remaining_quantity: Decimal::ZERO,
         quote_id: Uuid::nil(),
-        fills: Vec::new(),
+        fills: vec![Fill {
+            id: Uuid::new_v4(),
+            order_id: id,
+            quantity,
+            price,
+            created_at: fx.now,
+        }],
         quote_consumption: None,
         reference: format!("SCHEDULE_{}", s.id.simple()),
     };

@@ -11,8 +11,8 @@
 //! Decisions where the documents are silent: an order must name a quote
 //! and match its pair and side; a `price` in the order is recorded (the
 //! order is then `limit`) but the fill is at the quote's price; orders
-//! fill at once, so cancelling one is a 422; quoted prices are rounded to
-//! 12 decimal places.
+//! fill at once, so cancelling one is a 422; quoted prices keep 15
+//! significant digits; a trade is at most 10^12 units of its base.
 
 use std::collections::HashMap;
 
@@ -36,7 +36,10 @@ use crate::state::{Company, Effects};
 pub const QUOTE_VALIDITY_SECS: i64 = 30;
 pub const NGN_MIN: i64 = 500;
 pub const NGN_MAX: i64 = 10_000_000;
-const PRICE_DP: u32 = 12;
+/// Quoted prices keep this many significant digits.
+const PRICE_DIGITS: u32 = 15;
+/// No trade is larger than this many whole units of its base.
+const MAX_QUANTITY: i64 = 1_000_000_000_000;
 
 /// The pairs that trade: base and quote.
 pub const PAIRS: &[(&str, &str)] = &[
@@ -113,7 +116,10 @@ impl Pair {
             Side::Buy => Decimal::ONE + spread(),
             Side::Sell => Decimal::ONE - spread(),
         };
-        Ok((mid * factor).round_dp(PRICE_DP).normalize())
+        let price = mid
+            .checked_mul(factor)
+            .ok_or_else(|| ApiError::invalid("the market price is out of range"))?;
+        Ok(price.round_sf(PRICE_DIGITS).unwrap_or(price).normalize())
     }
 
     /// Checks a quantity of base in whole units (NGN: whole naira within
@@ -121,6 +127,9 @@ impl Pair {
     pub fn check_quantity(&self, quantity: Decimal) -> Result<Decimal, ApiError> {
         if quantity <= Decimal::ZERO {
             return Err(ApiError::field("quantity", "must be greater than zero"));
+        }
+        if quantity > Decimal::from(MAX_QUANTITY) {
+            return Err(ApiError::field("quantity", "is too large"));
         }
         if self.is_ngn() {
             if quantity.normalize().scale() > 0 {
@@ -141,9 +150,13 @@ impl Pair {
         Ok(quantity.normalize())
     }
 
-    fn units(value: Decimal, dp: u32, strategy: RoundingStrategy) -> Result<i64, ApiError> {
-        let scaled = (value * Decimal::from(10i64.pow(dp))).round_dp_with_strategy(0, strategy);
-        i64::try_from(scaled).map_err(|_| ApiError::field("quantity", "is too large"))
+    pub fn units(value: Decimal, dp: u32, strategy: RoundingStrategy) -> Result<i64, ApiError> {
+        let too_large = || ApiError::field("quantity", "is too large");
+        let scaled = value
+            .checked_mul(Decimal::from(10i64.pow(dp)))
+            .ok_or_else(too_large)?
+            .round_dp_with_strategy(0, strategy);
+        i64::try_from(scaled).map_err(|_| too_large())
     }
 
     /// (base units, quote units) a trade of `quantity` at `price` moves:
@@ -154,7 +167,10 @@ impl Pair {
             Side::Buy => RoundingStrategy::AwayFromZero,
             Side::Sell => RoundingStrategy::ToZero,
         };
-        let quote = Self::units(quantity * price, self.quote_dp, strategy)?;
+        let notional = quantity
+            .checked_mul(price)
+            .ok_or_else(|| ApiError::field("quantity", "is too large"))?;
+        let quote = Self::units(notional, self.quote_dp, strategy)?;
         Ok((base, quote))
     }
 
@@ -162,7 +178,7 @@ impl Pair {
         Decimal::new(units, dp).normalize()
     }
 
-    fn exchange(&self, side: Side, base_units: i64, quote_units: i64) -> Exchange {
+    pub fn exchange(&self, side: Side, base_units: i64, quote_units: i64) -> Exchange {
         let base = Self::whole(base_units, self.base_dp);
         let quote = Self::whole(quote_units, self.quote_dp);
         match side {

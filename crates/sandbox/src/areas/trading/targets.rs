@@ -16,7 +16,7 @@ use paydesk_api::models::trading::{NewTargetOrder, TargetOrder};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::units::BaseUnits;
 use paydesk_api::wire::codes;
-use rust_decimal::{Decimal, RoundingStrategy};
+use rust_decimal::Decimal;
 use serde_json::json;
 use uuid::Uuid;
 
@@ -28,6 +28,8 @@ use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
 
 pub const FILL_DELAY_SECS: i64 = 10;
+/// No target price is above this, in whole units of the quote currency.
+const MAX_PRICE: i64 = 1_000_000_000_000;
 
 #[derive(Debug, Clone)]
 pub struct TargetRecord {
@@ -58,11 +60,6 @@ impl TargetBook {
     }
 }
 
-fn units(value: Decimal, dp: u32, strategy: RoundingStrategy) -> Result<i64, ApiError> {
-    i64::try_from((value * Decimal::from(10i64.pow(dp))).round_dp_with_strategy(0, strategy))
-        .map_err(|_| ApiError::field("quantity", "is too large"))
-}
-
 fn crossed(side: Side, market: Decimal, target: Decimal) -> bool {
     match side {
         Side::Buy => market <= target,
@@ -88,6 +85,9 @@ pub fn create(
     if req.target_price <= Decimal::ZERO {
         return Err(ApiError::field("target_price", "must be greater than zero"));
     }
+    if req.target_price > Decimal::from(MAX_PRICE) {
+        return Err(ApiError::field("target_price", "is too large"));
+    }
     let target = req.target_price.normalize();
     let expires_at = match req.expires_at.trim() {
         "" => None,
@@ -103,18 +103,17 @@ pub fn create(
             Some(at)
         }
     };
-    let base_units = units(quantity, pair.base_dp, RoundingStrategy::ToZero)?;
-    let notional = units(
-        quantity * target,
-        pair.quote_dp,
-        match side {
-            Side::Buy => RoundingStrategy::AwayFromZero,
-            Side::Sell => RoundingStrategy::ToZero,
-        },
-    )?;
-    let fee = (notional * 5 + 999) / 1000;
+    let (base_units, notional) = pair.amounts(quantity, target, side)?;
+    let fee = notional
+        .checked_mul(5)
+        .and_then(|n| n.checked_add(999))
+        .map(|n| n / 1000)
+        .ok_or_else(|| ApiError::field("quantity", "is too large"))?;
+    let locked = notional
+        .checked_add(fee)
+        .ok_or_else(|| ApiError::field("quantity", "is too large"))?;
     let (locked_currency, locked_units, locked_dp) = match side {
-        Side::Buy => (pair.quote.clone(), notional + fee, pair.quote_dp),
+        Side::Buy => (pair.quote.clone(), locked, pair.quote_dp),
         Side::Sell => (pair.base.clone(), base_units, pair.base_dp),
     };
     let id = Uuid::new_v4();
