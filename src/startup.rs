@@ -33,6 +33,21 @@ pub struct AppState {
     pub secure_cookies: bool,
 }
 
+impl AppState {
+    /// The member's signed client for their tenant, after checking that
+    /// they hold `permission`.
+    pub async fn client_for(
+        &self,
+        member: &crate::access::Member,
+        permission: &str,
+    ) -> Result<Client, crate::web::error::PortalError> {
+        member.require(permission)?;
+        self.upstreams
+            .for_member(&self.pool, &self.key, &self.audit, member)
+            .await
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
     #[error(transparent)]

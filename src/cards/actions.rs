@@ -12,7 +12,7 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::routes::{card_id, client, refusal, render_detail, service_now, unprocessable, Notes};
+use super::routes::{card_id, render_detail, service_now, Notes};
 use super::rules::{self, LimitsDraft};
 use super::termination::TerminationPayload;
 use crate::access::Member;
@@ -20,8 +20,8 @@ use crate::approvals::engine::{self, ApprovalError, Filing};
 use crate::approvals::model::ActionKind;
 use crate::audit;
 use crate::startup::AppState;
-use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{html, is_htmx, redirect, Shell};
+use crate::web::error::{describe_upstream, user_fixable, PortalError};
+use crate::web::page::{html, is_htmx, redirect, unprocessable, Shell};
 
 async fn refused_page(
     state: &AppState,
@@ -56,7 +56,7 @@ pub async fn change_balance(
     form: Form<BalanceForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = client(&state, &member, "cards.manage").await?;
+    let client = state.client_for(&member, "cards.manage").await?;
     let direction = match form.direction.as_str() {
         "fund" => BalanceDirection::Fund,
         "withdraw" => BalanceDirection::Withdraw,
@@ -112,7 +112,7 @@ pub async fn change_balance(
             refused_page(&state, &member, &id, with_error(message)).await
         }
         Err(e) => {
-            let message = refusal(e)?;
+            let message = user_fixable(e)?;
             refused_page(&state, &member, &id, with_error(message)).await
         }
     }
@@ -130,7 +130,7 @@ pub async fn set_status(
     form: Form<StatusForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = client(&state, &member, "cards.manage").await?;
+    let client = state.client_for(&member, "cards.manage").await?;
     if !matches!(form.status.as_str(), "frozen" | "active") {
         return refused_page(
             &state,
@@ -151,7 +151,7 @@ pub async fn set_status(
             Ok(redirect(&format!("/cards/{id}?note={}", card.status)))
         }
         Err(e) => {
-            let message = refusal(e)?;
+            let message = user_fixable(e)?;
             refused_page(&state, &member, &id, with_error(message)).await
         }
     }
@@ -164,7 +164,7 @@ pub async fn set_limits(
     form: Form<LimitsDraft>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = client(&state, &member, "cards.manage").await?;
+    let client = state.client_for(&member, "cards.manage").await?;
     let limits = match form.check() {
         Ok(l) => l,
         Err(message) => return refused_page(&state, &member, &id, with_error(message)).await,
@@ -187,7 +187,7 @@ pub async fn set_limits(
             Ok(redirect(&format!("/cards/{id}?note=limits")))
         }
         Err(e) => {
-            let message = refusal(e)?;
+            let message = user_fixable(e)?;
             refused_page(&state, &member, &id, with_error(message)).await
         }
     }
@@ -234,7 +234,7 @@ pub async fn reveal(
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = client(&state, &member, "cards.secure.view").await?;
+    let client = state.client_for(&member, "cards.secure.view").await?;
     let details = match client.card_secure_details(&id).await {
         Ok(d) => {
             audit::member_did(
@@ -251,7 +251,7 @@ pub async fn reveal(
             "{}. Card details can be shown twice a minute per card.",
             describe_upstream(&e).0
         )),
-        Err(e) => Err(refusal(e)?),
+        Err(e) => Err(user_fixable(e)?),
     };
     let secret = Secret {
         card_id: id,
@@ -284,7 +284,7 @@ pub async fn request_termination(
     form: Form<TerminationForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = client(&state, &member, "cards.terminate.request").await?;
+    let client = state.client_for(&member, "cards.terminate.request").await?;
     let reason = form.reason.trim();
     if reason.is_empty() {
         return refused_page(

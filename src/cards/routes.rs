@@ -14,8 +14,8 @@ use super::rules::{self, CardDraft};
 use crate::access::Member;
 use crate::audit;
 use crate::startup::AppState;
-use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{html, is_htmx, redirect, Shell};
+use crate::web::error::{describe_upstream, user_fixable, PortalError};
+use crate::web::page::{html, is_htmx, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/cards", web::get().to(list))
@@ -31,18 +31,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             "/cards/{id}/terminate",
             web::post().to(actions::request_termination),
         );
-}
-
-pub(super) async fn client(
-    state: &AppState,
-    member: &Member,
-    permission: &str,
-) -> Result<Client, PortalError> {
-    member.require(permission)?;
-    state
-        .upstreams
-        .for_member(&state.pool, &state.key, &state.audit, member)
-        .await
 }
 
 /// The service's time: on a sandbox connection its clock (which tests and
@@ -61,24 +49,6 @@ pub(super) fn card_id(raw: &str) -> Result<String, PortalError> {
     Uuid::parse_str(raw)
         .map(|id| id.to_string())
         .map_err(|_| PortalError::NotFound("no such card".to_owned()))
-}
-
-/// A 4xx from the service (but a 404, which is a missing page) is the
-/// user's to fix and is shown on the page; anything else is an error page.
-pub(super) fn refusal(e: ApiError) -> Result<String, PortalError> {
-    match e {
-        e @ ApiError::Problem {
-            status: 400..=403 | 405..=499,
-            ..
-        } => Ok(describe_upstream(&e).0),
-        e => Err(e.into()),
-    }
-}
-
-pub(super) fn unprocessable(body: String) -> HttpResponse {
-    HttpResponse::UnprocessableEntity()
-        .content_type("text/html; charset=utf-8")
-        .body(body)
 }
 
 // --- List --------------------------------------------------------------
@@ -142,7 +112,7 @@ async fn list(
     req: HttpRequest,
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = client(&state, &member, "cards.read").await?;
+    let client = state.client_for(&member, "cards.read").await?;
     let filters = filters.into_inner();
     let result = client.cards(&filters.query()).await;
     if is_htmx(&req) && !filters.cursor.is_empty() {
@@ -235,7 +205,7 @@ async fn new_form(
     member: Member,
     q: Query<NewQuery>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = client(&state, &member, "cards.manage").await?;
+    let client = state.client_for(&member, "cards.manage").await?;
     let draft = CardDraft {
         card_type: if q.card_type == "lite" { "lite" } else { "virtual" }.to_owned(),
         customer_id: q.customer_id.clone(),
@@ -273,7 +243,7 @@ async fn create(
     member: Member,
     form: Form<CardDraft>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = client(&state, &member, "cards.manage").await?;
+    let client = state.client_for(&member, "cards.manage").await?;
     let draft = form.into_inner();
     let today = service_now(&client, &member).await.date_naive();
     let error = match rules::check(&draft, today) {
@@ -292,7 +262,7 @@ async fn create(
                     .await?;
                     return Ok(redirect(&format!("/cards/{}", card.id)));
                 }
-                Err(e) => refusal(e)?,
+                Err(e) => user_fixable(e)?,
             },
         },
     };
@@ -359,7 +329,7 @@ pub(super) async fn render_detail(
     id: &str,
     notes: Notes,
 ) -> Result<String, PortalError> {
-    let client = client(state, member, "cards.read").await?;
+    let client = state.client_for(member, "cards.read").await?;
     let live = load_live(&client, id).await?;
     let customer_name = match client.customer(&live.card.customer_id.to_string()).await {
         Ok(c) if !c.full_name().is_empty() => c.full_name(),
@@ -423,6 +393,6 @@ async fn detail(
 
 async fn live(state: Data<AppState>, member: Member, id: Path<String>) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = client(&state, &member, "cards.read").await?;
+    let client = state.client_for(&member, "cards.read").await?;
     html(&load_live(&client, &id).await?)
 }

@@ -13,8 +13,8 @@ use uuid::Uuid;
 use crate::access::Member;
 use crate::audit;
 use crate::startup::AppState;
-use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{html, is_htmx, redirect, Shell};
+use crate::web::error::{describe_upstream, user_fixable, PortalError};
+use crate::web::page::{html, is_htmx, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/customers", web::get().to(list))
@@ -27,36 +27,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/customers/{id}/kyc", web::post().to(submit_kyc));
 }
 
-async fn client(state: &AppState, member: &Member, permission: &str) -> Result<Client, PortalError> {
-    member.require(permission)?;
-    state
-        .upstreams
-        .for_member(&state.pool, &state.key, &state.audit, member)
-        .await
-}
-
 fn customer_id(raw: &str) -> Result<String, PortalError> {
     Uuid::parse_str(raw)
         .map(|id| id.to_string())
         .map_err(|_| PortalError::NotFound("no such customer".to_owned()))
-}
-
-fn refused(body: String) -> HttpResponse {
-    HttpResponse::UnprocessableEntity()
-        .content_type("text/html; charset=utf-8")
-        .body(body)
-}
-
-/// A 4xx from the service (but a 404, which is a missing page) is the
-/// user's to fix and is shown on the form; anything else is an error page.
-fn refusal(e: ApiError) -> Result<String, PortalError> {
-    match e {
-        e @ ApiError::Problem {
-            status: 400..=403 | 405..=499,
-            ..
-        } => Ok(describe_upstream(&e).0),
-        e => Err(e.into()),
-    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -123,7 +97,7 @@ async fn list(
     req: HttpRequest,
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = client(&state, &member, "customers.read").await?;
+    let client = state.client_for(&member, "customers.read").await?;
     let filters = filters.into_inner();
     let result = client.customers(&filters.query()).await;
     if is_htmx(&req) && !filters.cursor.is_empty() {
@@ -239,7 +213,7 @@ async fn create(
     member: Member,
     form: Form<CustomerForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = client(&state, &member, "customers.manage").await?;
+    let client = state.client_for(&member, "customers.manage").await?;
     let form = form.into_inner();
     let error = match check_customer(&form) {
         Err(message) => message,
@@ -255,10 +229,10 @@ async fn create(
                 .await?;
                 return Ok(redirect(&format!("/customers/{}", c.id)));
             }
-            Err(e) => refusal(e)?,
+            Err(e) => user_fixable(e)?,
         },
     };
-    Ok(refused(
+    Ok(unprocessable(
         NewPage {
             shell: Shell::new(&member, "/customers"),
             form,
@@ -318,7 +292,7 @@ async fn render_detail(
     error: Option<String>,
     kyc_form: Option<(KycDetails, String)>,
 ) -> Result<String, PortalError> {
-    let client = client(state, member, "customers.read").await?;
+    let client = state.client_for(member, "customers.read").await?;
     let customer = client.customer(id).await?;
     let kyc = kyc_of(&client, id).await?;
     let cards = if member.can("cards.read") {
@@ -382,7 +356,7 @@ async fn update(
     form: Form<EditForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = customer_id(&id)?;
-    let client = client(&state, &member, "customers.manage").await?;
+    let client = state.client_for(&member, "customers.manage").await?;
     let body = CustomerUpdate {
         first_name: Some(form.first_name.trim().to_owned()),
         last_name: Some(form.last_name.trim().to_owned()),
@@ -401,8 +375,8 @@ async fn update(
             Ok(redirect(&format!("/customers/{id}")))
         }
         Err(e) => {
-            let message = refusal(e)?;
-            Ok(refused(
+            let message = user_fixable(e)?;
+            Ok(unprocessable(
                 render_detail(&state, &member, &id, Some(message), None).await?,
             ))
         }
@@ -422,7 +396,7 @@ async fn set_active(
     form: Form<ActiveForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = customer_id(&id)?;
-    let client = client(&state, &member, "customers.manage").await?;
+    let client = state.client_for(&member, "customers.manage").await?;
     let active = form.active == "yes";
     match client.blacklist_customer(&id, !active).await {
         Ok(_) => {
@@ -441,8 +415,8 @@ async fn set_active(
             Ok(redirect(&format!("/customers/{id}")))
         }
         Err(e) => {
-            let message = refusal(e)?;
-            Ok(refused(
+            let message = user_fixable(e)?;
+            Ok(unprocessable(
                 render_detail(&state, &member, &id, Some(message), None).await?,
             ))
         }
@@ -456,7 +430,7 @@ async fn kyc_status(
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
     let id = customer_id(&id)?;
-    let client = client(&state, &member, "customers.read").await?;
+    let client = state.client_for(&member, "customers.read").await?;
     // A 404 here is an unknown customer; below it means "not submitted".
     client.customer(&id).await?;
     let kyc = kyc_of(&client, &id).await?;
@@ -503,7 +477,7 @@ async fn submit_kyc(
     form: Form<KycDetails>,
 ) -> Result<HttpResponse, PortalError> {
     let id = customer_id(&id)?;
-    let client = client(&state, &member, "customers.manage").await?;
+    let client = state.client_for(&member, "customers.manage").await?;
     let mut details = form.into_inner();
     details.country = details.country.trim().to_ascii_uppercase();
     let error = match check_kyc(&details) {
@@ -521,10 +495,10 @@ async fn submit_kyc(
                 .await?;
                 return Ok(redirect(&format!("/customers/{id}")));
             }
-            Err(e) => refusal(e)?,
+            Err(e) => user_fixable(e)?,
         },
     };
-    Ok(refused(
+    Ok(unprocessable(
         render_detail(&state, &member, &id, None, Some((details, error))).await?,
     ))
 }

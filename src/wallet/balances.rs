@@ -4,7 +4,6 @@ use askama::Template;
 use paydesk_api::models::balances::{Balance, BalanceAccount};
 use paydesk_api::units::Currency;
 
-use super::client;
 use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
@@ -18,7 +17,7 @@ struct BalancesPage {
 }
 
 pub async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    let client = client(&state, &member, "balances.read").await?;
+    let client = state.client_for(&member, "balances.read").await?;
     let accounts = Section::from_result(client.balances().await.map(|b| b.accounts));
     html(&BalancesPage {
         shell: Shell::new(&member, "/balances"),
@@ -41,7 +40,7 @@ pub async fn one(
     member: Member,
     currency: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = client(&state, &member, "balances.read").await?;
+    let client = state.client_for(&member, "balances.read").await?;
     let code =
         Currency::parse(&currency).map_err(|_| PortalError::NotFound("no such currency".to_owned()))?;
     let balance = client.balance(code.code()).await?;

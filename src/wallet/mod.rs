@@ -8,11 +8,6 @@ mod dashboard;
 mod transactions;
 
 use actix_web::web;
-use paydesk_api::Client;
-
-use crate::access::Member;
-use crate::startup::AppState;
-use crate::web::error::PortalError;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(dashboard::show))
@@ -26,13 +21,4 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/addresses/validate", web::post().to(addresses::validate))
         .route("/addresses/{id}", web::get().to(addresses::one))
         .route("/chains", web::get().to(addresses::chains));
-}
-
-/// The member's signed client, after checking `permission`.
-async fn client(state: &AppState, member: &Member, permission: &str) -> Result<Client, PortalError> {
-    member.require(permission)?;
-    state
-        .upstreams
-        .for_member(&state.pool, &state.key, &state.audit, member)
-        .await
 }

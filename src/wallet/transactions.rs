@@ -7,7 +7,6 @@ use paydesk_api::models::transactions::{Transaction, TransactionQuery, Transacti
 use paydesk_api::units::Currency;
 use serde::Deserialize;
 
-use super::client;
 use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
 use crate::startup::AppState;
@@ -121,7 +120,7 @@ pub async fn list(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     let filters = filters.into_inner();
-    let client = client(&state, &member, "transactions.read").await?;
+    let client = state.client_for(&member, "transactions.read").await?;
     let (query, notes) = filters.query(Some(PAGE_SIZE));
     let result = client.transactions(&query).await;
     if is_htmx(&req) && !filters.cursor.is_empty() {
@@ -180,7 +179,7 @@ pub async fn one(
     member: Member,
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = client(&state, &member, "transactions.read").await?;
+    let client = state.client_for(&member, "transactions.read").await?;
     let tx = client.transaction(&id).await?;
     let metadata = tx
         .metadata
@@ -235,7 +234,7 @@ pub async fn export(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     member.require("transactions.read")?;
-    let client = client(&state, &member, "transactions.export").await?;
+    let client = state.client_for(&member, "transactions.export").await?;
     let (query, _) = filters.query(Some(100));
     let mut rows = Box::pin(client.all_transactions(query));
     // The first page is fetched before answering, so an upstream refusal is

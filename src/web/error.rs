@@ -87,6 +87,19 @@ pub fn describe_upstream(e: &ApiError) -> (String, Option<String>) {
     }
 }
 
+/// A refusal the user can fix (any 4xx but a 404, which is a missing
+/// page) becomes the sentence to show on the form; anything else stays an
+/// error for the error page.
+pub fn user_fixable(e: ApiError) -> Result<String, PortalError> {
+    match e {
+        e @ ApiError::Problem {
+            status: 400..=403 | 405..=499,
+            ..
+        } => Ok(describe_upstream(&e).0),
+        e => Err(e.into()),
+    }
+}
+
 impl ResponseError for PortalError {
     fn status_code(&self) -> StatusCode {
         match self {

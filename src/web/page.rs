@@ -165,6 +165,13 @@ pub fn html(template: &impl Template) -> Result<HttpResponse, PortalError> {
         .body(template.render()?))
 }
 
+/// A page shown again with what was refused (422).
+pub fn unprocessable(body: String) -> HttpResponse {
+    HttpResponse::UnprocessableEntity()
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .body(body)
+}
+
 pub fn redirect(to: &str) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, to))

@@ -224,6 +224,17 @@ pub fn envelope<T: Serialize>(
     )
 }
 
+/// The success envelope for a caller's request.
+pub fn answer<T: Serialize>(
+    status: StatusCode,
+    message: &str,
+    data: T,
+    caller: &Caller,
+    now: DateTime<Utc>,
+) -> JsonAnswer {
+    envelope(status, message, data, &caller.request_id, now)
+}
+
 /// Parses a path id that must be a UUID (`VALIDATION_ERROR`, "invalid id").
 pub fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| ApiError::field("id", "invalid id: expected a UUID"))

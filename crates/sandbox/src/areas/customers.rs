@@ -19,7 +19,7 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::pagination::{paginate, Sequenced};
-use crate::respond::{envelope, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
+use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::scheduler::Job;
 use crate::state::{Company, Effects, Shared};
 
@@ -347,16 +347,6 @@ pub fn approve_inline(company: &mut Company, id: Uuid, details: KycDetails, now:
             reviewed_at: Some(now),
         });
     }
-}
-
-fn answer<T: serde::Serialize>(
-    status: StatusCode,
-    message: &str,
-    data: T,
-    caller: &Caller,
-    now: DateTime<Utc>,
-) -> JsonAnswer {
-    envelope(status, message, data, &caller.request_id, now)
 }
 
 /// `POST /api/customers`.

@@ -12,7 +12,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use paydesk_api::models::events::names;
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::models::withdrawals::{NewWithdrawal, Withdrawal, WithdrawalPage};
@@ -25,7 +25,7 @@ use crate::chains::{self, Chain};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::pagination::{paginate, Sequenced};
-use crate::respond::{envelope, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
+use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::scheduler::Job;
 use crate::state::{Company, Effects, Shared};
 
@@ -225,16 +225,6 @@ pub fn advance(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
     let data = serde_json::to_value(&record).unwrap_or_default();
     fx.outbox
         .emit(company.id, &company.webhook_targets(&[]), event, data, fx.now);
-}
-
-fn answer<T: serde::Serialize>(
-    status: StatusCode,
-    message: &str,
-    data: T,
-    caller: &Caller,
-    now: DateTime<Utc>,
-) -> JsonAnswer {
-    envelope(status, message, data, &caller.request_id, now)
 }
 
 /// `POST /api/withdrawals`.

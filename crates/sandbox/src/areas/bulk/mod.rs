@@ -6,30 +6,18 @@ pub mod schedules;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
-use chrono::{DateTime, Utc};
 use paydesk_api::models::bulk::{
     BatchData, BatchPage, BulkExecutionList, BulkScheduleData, BulkScheduleList, BulkScheduleUpdate,
     NewBatch, NewBulkSchedule,
 };
-use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::pagination::paginate;
-use crate::respond::{envelope, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
+use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::Shared;
 
 pub use model::BatchBook;
 pub use schedules::BulkScheduleBook;
-
-fn answer<T: Serialize>(
-    status: StatusCode,
-    message: &str,
-    data: T,
-    caller: &Caller,
-    now: DateTime<Utc>,
-) -> JsonAnswer {
-    envelope(status, message, data, &caller.request_id, now)
-}
 
 /// `POST /api/bulk-transfers/previews`: per-item errors and totals; stores
 /// nothing.

@@ -6,29 +6,17 @@ pub mod model;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
-use chrono::{DateTime, Utc};
 use paydesk_api::models::cards::{
     BalanceAnswer, BalanceChange, BalanceDirection, CardData, CardLimits, CardPage, CardStatusData,
     CardTransactionData, CardTransactionPage, NewCard, SecureData, SimulateSpend, StatusChange, Terminate,
 };
-use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::pagination::paginate;
-use crate::respond::{envelope, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
+use crate::respond::{answer, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::Shared;
 
 pub use model::CardBook;
-
-fn answer<T: Serialize>(
-    status: StatusCode,
-    message: &str,
-    data: T,
-    caller: &Caller,
-    now: DateTime<Utc>,
-) -> JsonAnswer {
-    envelope(status, message, data, &caller.request_id, now)
-}
 
 /// `POST /api/cards`: a virtual or lite card; `reference` makes it
 /// idempotent.

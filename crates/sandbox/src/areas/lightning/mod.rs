@@ -7,25 +7,13 @@ pub mod model;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
-use chrono::{DateTime, Utc};
 use paydesk_api::models::lightning::{NewInvoice, PaymentRequest, SendPayment, VerifyInvoice};
-use serde::Serialize;
 
 use crate::error::ApiError;
-use crate::respond::{envelope, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
+use crate::respond::{answer, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::Shared;
 
 pub use model::{LightningBook, Node};
-
-fn answer<T: Serialize>(
-    status: StatusCode,
-    message: &str,
-    data: T,
-    caller: &Caller,
-    now: DateTime<Utc>,
-) -> JsonAnswer {
-    envelope(status, message, data, &caller.request_id, now)
-}
 
 /// `POST /api/lightning/invoices`: idempotent by `reference`.
 pub async fn create_invoice(

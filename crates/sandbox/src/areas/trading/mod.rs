@@ -7,31 +7,19 @@ pub mod targets;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
-use chrono::{DateTime, Utc};
 use paydesk_api::models::trading::{
     ExecutionList, NewSchedule, NewTargetOrder, OrderData, OrderPage, OrderRequest, QuoteData, QuoteRequest,
     ScheduleData, ScheduleList, ScheduleUpdate, TargetOrderData, TargetOrderList,
 };
-use serde::Serialize;
 
 use crate::error::ApiError;
 use crate::pagination::paginate;
-use crate::respond::{envelope, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
+use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::Shared;
 
 pub use schedules::ScheduleBook;
 pub use spot::TradeBook;
 pub use targets::TargetBook;
-
-fn answer<T: Serialize>(
-    status: StatusCode,
-    message: &str,
-    data: T,
-    caller: &Caller,
-    now: DateTime<Utc>,
-) -> JsonAnswer {
-    envelope(status, message, data, &caller.request_id, now)
-}
 
 /// `POST /api/trading/quotes`.
 pub async fn create_quote(
