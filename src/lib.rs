@@ -16,6 +16,7 @@ pub mod customers;
 pub mod db;
 pub mod payouts;
 pub mod routes;
+pub mod sandbox_tools;
 pub mod startup;
 pub mod telemetry;
 pub mod tenants;

@@ -170,6 +170,7 @@ impl Application {
                 .configure(crate::payouts::routes::configure)
                 .configure(crate::customers::routes::configure)
                 .configure(crate::cards::routes::configure)
+                .configure(crate::sandbox_tools::routes::configure)
                 .configure(tenant_routes::routes::configure)
                 .configure(wallet::configure)
                 .default_service(web::to(portal_web::error::not_found))

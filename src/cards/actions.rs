@@ -5,7 +5,7 @@
 use actix_web::web::{Data, Form, Path};
 use actix_web::HttpResponse;
 use askama::Template;
-use paydesk_api::models::cards::{BalanceChange, BalanceDirection, SecureDetails};
+use paydesk_api::models::cards::{BalanceChange, BalanceDirection, SecureDetails, SimulateSpend};
 use paydesk_api::units::MicroUnits;
 use paydesk_api::ApiError;
 use rust_decimal::Decimal;
@@ -266,6 +266,69 @@ pub async fn reveal(
             secret,
         })
     }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SpendForm {
+    #[serde(default)]
+    amount: String,
+    #[serde(default)]
+    merchant: String,
+}
+
+/// On a sandbox connection: a merchant charges the card, as a real
+/// purchase would (approved, or declined with the reason).
+pub async fn simulate_spend(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+    form: Form<SpendForm>,
+) -> Result<HttpResponse, PortalError> {
+    let id = card_id(&id)?;
+    let client = state.client_for(&member, "cards.manage").await?;
+    if member.environment.as_deref() != Some("sandbox") {
+        return Err(PortalError::NotFound(
+            "purchases can be simulated only on a sandbox connection".to_owned(),
+        ));
+    }
+    let amount = match rules::usd("The amount", &form.amount) {
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            return refused_page(
+                &state,
+                &member,
+                &id,
+                with_error("Enter the purchase amount in USD.".to_owned()),
+            )
+            .await
+        }
+        Err(message) => return refused_page(&state, &member, &id, with_error(message)).await,
+    };
+    let merchant = Some(form.merchant.trim().to_owned()).filter(|m| !m.is_empty());
+    let outcome = match client
+        .sandbox_card_spend(&id, &SimulateSpend { amount, merchant })
+        .await
+    {
+        Ok(o) => o,
+        Err(e) => {
+            let message = user_fixable(e)?;
+            return refused_page(&state, &member, &id, with_error(message)).await;
+        }
+    };
+    let notes = match outcome.decline_reason {
+        None => Notes {
+            notice: Some(format!("Purchase of {} USD approved.", amount.display())),
+            ..Notes::default()
+        },
+        Some(reason) => with_error(format!(
+            "Purchase of {} USD declined: {reason}.",
+            amount.display()
+        )),
+    };
+    let body = render_detail(&state, &member, &id, notes).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
 }
 
 #[derive(Debug, Deserialize)]

@@ -28,6 +28,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/cards/{id}/limits", web::post().to(actions::set_limits))
         .route("/cards/{id}/reveal", web::post().to(actions::reveal))
         .route(
+            "/cards/{id}/simulate-spend",
+            web::post().to(actions::simulate_spend),
+        )
+        .route(
             "/cards/{id}/terminate",
             web::post().to(actions::request_termination),
         );
@@ -321,6 +325,10 @@ struct DetailPage {
     can_request_termination: bool,
     termination_opens: Option<String>,
     limits: rules::LimitsDraft,
+    /// On a sandbox connection: offer to simulate purchases.
+    sandbox: bool,
+    /// May move the sandbox's clock (see Sandbox tools).
+    can_move_clock: bool,
 }
 
 pub(super) async fn render_detail(
@@ -350,6 +358,8 @@ pub(super) async fn render_detail(
         can_request_termination: open && member.can("cards.terminate.request"),
         termination_opens,
         limits: rules::LimitsDraft::from_limits(&live.card.card_limits),
+        sandbox: member.environment.as_deref() == Some("sandbox"),
+        can_move_clock: crate::sandbox_tools::routes::offered(member),
         live,
     }
     .render()?)

@@ -64,6 +64,9 @@ const MENU: &[(&str, &str, &str)] = &[
 /// Shown to platform admins only.
 const PLATFORM_MENU: (&str, &str) = ("/platform", "Platform");
 
+/// Shown on sandbox connections to those who may move the sandbox's clock.
+const SANDBOX_MENU: (&str, &str) = ("/sandbox-tools", "Sandbox tools");
+
 impl Shell {
     pub fn new(member: &Member, current: &str) -> Shell {
         let tenants = member
@@ -86,6 +89,7 @@ impl Shell {
                 .iter()
                 .filter(|(_, _, perms)| perms.is_empty() || perms.split('|').any(|p| member.can(p)))
                 .map(|(href, label, _)| (*href, *label))
+                .chain(crate::sandbox_tools::routes::offered(member).then_some(SANDBOX_MENU))
                 .chain(member.user.is_platform_admin.then_some(PLATFORM_MENU))
                 .map(|(href, label)| NavItem {
                     href,

@@ -584,3 +584,80 @@ async fn a_member_without_reveal_permission_never_sees_the_button() {
         .await;
     assert_eq!(res.status().as_u16(), 403);
 }
+
+#[tokio::test]
+async fn sandbox_tools_move_the_clock_and_simulate_purchases() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let sandbox = app.sandbox().await;
+    let ada = approved_customer(&sandbox, "ada@example.com").await;
+    let id = issue_card(&app, &ada, "10").await;
+    let page = format!("/cards/{id}");
+    assert!(app.get_html(&page).await.contains("href=\"/sandbox-tools\""));
+
+    // A day passes in the sandbox: provisioning is done, termination opens.
+    let before = sandbox.sandbox_clock().await.unwrap().now;
+    let tools = app.get_html("/sandbox-tools").await;
+    assert!(
+        tools.contains("Sandbox clock") && tools.contains("+ 1 day"),
+        "{tools}"
+    );
+    let res = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/advance",
+            &[("seconds", "86400")],
+        )
+        .await;
+    assert_eq!(location(&res), "/sandbox-tools?moved=86400");
+    let after = sandbox.sandbox_clock().await.unwrap().now;
+    assert!(after - before >= chrono::Duration::days(1));
+    assert!(app
+        .get_html("/sandbox-tools?moved=86400")
+        .await
+        .contains("moved forward 1 day"));
+    let odd = app
+        .post_form("/sandbox-tools", "/sandbox-tools/advance", &[("seconds", "5")])
+        .await;
+    assert_eq!(odd.status().as_u16(), 400);
+    let card_page = app.get_html(&page).await;
+    assert!(card_page.contains("Request termination") && card_page.contains("Charge the card"));
+
+    // Purchases: approved, then declined once frozen.
+    let res = app
+        .post_form(
+            &page,
+            &format!("{page}/simulate-spend"),
+            &[("amount", "2.50"), ("merchant", "Coffee")],
+        )
+        .await;
+    assert!(res
+        .text()
+        .await
+        .unwrap()
+        .contains("Purchase of 2.50 USD approved"));
+    assert_eq!(
+        sandbox.card(&id).await.unwrap().balance_amount,
+        MicroUnits(7_500_000)
+    );
+    app.post_form(&page, &format!("{page}/status"), &[("status", "frozen")])
+        .await;
+    let declined = app
+        .post_form(&page, &format!("{page}/simulate-spend"), &[("amount", "1")])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(declined.contains("declined: the card is frozen"), "{declined}");
+    let live = app.get_html(&format!("{page}/live")).await;
+    assert!(live.contains("Coffee") && live.contains("spend"), "{live}");
+    let actions: Vec<String> = app.audit_actions().await.into_iter().map(|(a, _)| a).collect();
+    assert!(actions.iter().any(|a| a == "sandbox.clock_advanced"));
+
+    // Only those who manage connections move the shared clock.
+    let operator = members(&app, "Operator", &["op@example.com".into()])
+        .await
+        .remove(0);
+    assert!(!operator.get_html("/").await.contains("/sandbox-tools"));
+    assert_eq!(operator.get("/sandbox-tools").await.status().as_u16(), 403);
+}

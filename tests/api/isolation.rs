@@ -156,6 +156,13 @@ const ROUTES: &[Route] = &[
     ("POST", "/cards/{card}/limits", &[("daily_limit", "5")]),
     ("POST", "/cards/{card}/reveal", &[]),
     ("POST", "/cards/{card}/terminate", &[("reason", "x")]),
+    (
+        "POST",
+        "/cards/{card}/simulate-spend",
+        &[("amount", "1"), ("merchant", "x")],
+    ),
+    ("GET", "/sandbox-tools", &[]),
+    ("POST", "/sandbox-tools/advance", &[("seconds", "60")]),
     ("GET", "/policies", &[]),
     (
         "POST",
@@ -428,6 +435,7 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/cards/{card}/limits"),
         ("POST", "/cards/{card}/reveal"),
         ("POST", "/cards/{card}/terminate"),
+        ("POST", "/cards/{card}/simulate-spend"),
     ];
     for (method, template) in by_id {
         let (_, _, fields) = ROUTES
@@ -481,6 +489,7 @@ async fn a_member_without_permissions_is_refused_every_route() {
         "/platform",
         "/customers",
         "/cards",
+        "/sandbox-tools",
     ] {
         assert!(!home.contains(&format!("href=\"{href}\"")), "menu shows {href}");
     }

@@ -1,0 +1,6 @@
+//! Tools for a tenant connected to a sandbox: move the sandbox's clock, so
+//! that what takes real time upstream (card KYC reviews, provisioning, the
+//! 24-hour termination rule, payout rails, quotes expiring) can be seen in
+//! minutes. Purchases on cards are simulated from the card's page.
+
+pub mod routes;
