@@ -284,8 +284,15 @@ async fn a_card_termination_is_requested_and_approved_by_another_member_in_the_b
     maker.set_window_size(1280, 1000).await.unwrap();
     checker.set_window_size(1280, 1000).await.unwrap();
 
-    // Under 24 hours the card page says when termination opens.
     sign_in(&maker, &app, "maker@example.com", "member-password-123").await;
+    maker.goto(&app.url(&format!("/customers/{ada}"))).await.unwrap();
+    wait_for_text(&maker, "approved").await;
+    snap(&maker, "8-customer").await;
+    maker.goto(&app.url("/cards/new")).await.unwrap();
+    wait_for_text(&maker, "Issue a card").await;
+    snap(&maker, "9-new-card").await;
+
+    // Under 24 hours the card page says when termination opens.
     maker.goto(&app.url(&format!("/cards/{id}"))).await.unwrap();
     let page = wait_for_text(&maker, "12.00 USD").await;
     assert!(page.contains("24 hours after it was issued"), "{page}");
