@@ -11,7 +11,8 @@
 //! Decisions where the documents are silent: an order must name a quote
 //! and match its pair and side; a `price` in the order is recorded (the
 //! order is then `limit`) but the fill is at the quote's price; orders
-//! fill at once, so cancelling one is a 422; quoted prices keep 15
+//! fill at once, so cancelling one is a 422; a quote stays readable for an
+//! hour after it expires, then is forgotten (404); quoted prices keep 15
 //! significant digits; a trade is at most 10^12 units of its base.
 
 use std::collections::HashMap;
@@ -34,6 +35,10 @@ use crate::pagination::Sequenced;
 use crate::state::{Company, Effects};
 
 pub const QUOTE_VALIDITY_SECS: i64 = 30;
+/// Quotes stay readable this long after they expire, then are forgotten.
+pub const QUOTE_RETENTION_SECS: i64 = 3_600;
+/// How many quotes are made between two sweeps of old ones.
+const SWEEP_EVERY: u32 = 1_024;
 pub const NGN_MIN: i64 = 500;
 pub const NGN_MAX: i64 = 10_000_000;
 /// Quoted prices keep this many significant digits.
@@ -223,6 +228,8 @@ pub struct TradeBook {
     quotes: HashMap<Uuid, QuoteRecord>,
     orders: Vec<OrderRecord>,
     order_index: HashMap<Uuid, usize>,
+    /// Quotes made since the last sweep of old ones.
+    since_sweep: u32,
 }
 
 impl TradeBook {
@@ -241,6 +248,18 @@ impl TradeBook {
         let seq = self.orders.last().map_or(1, |r| r.seq + 1);
         self.order_index.insert(order.id, self.orders.len());
         self.orders.push(OrderRecord { seq, order });
+    }
+
+    /// Forgets quotes that expired more than `QUOTE_RETENTION_SECS` ago,
+    /// now and then, so memory doesn't grow with every quote ever made.
+    fn sweep(&mut self, now: DateTime<Utc>) {
+        self.since_sweep += 1;
+        if self.since_sweep < SWEEP_EVERY {
+            return;
+        }
+        self.since_sweep = 0;
+        let cutoff = now - Duration::seconds(QUOTE_RETENTION_SECS);
+        self.quotes.retain(|_, r| r.quote.expires_at > cutoff);
     }
 
     /// A quote as it stands now (expiry read on the clock).
@@ -280,6 +299,7 @@ pub fn create_quote(company: &mut Company, req: &QuoteRequest, fx: &Effects<'_>)
         exchange: pair.exchange(side, base_units, quote_units),
         orders_count: 0,
     };
+    company.trades.sweep(fx.now);
     company.trades.quotes.insert(
         quote.id,
         QuoteRecord {
@@ -482,6 +502,45 @@ mod tests {
         let q = Decimal::new(1, 8); // 1 sat
         assert_eq!(pair.amounts(q, price, Side::Buy).unwrap(), (1, 604));
         assert_eq!(pair.amounts(q, price, Side::Sell).unwrap(), (1, 603));
+    }
+
+    #[test]
+    fn quotes_are_forgotten_an_hour_after_they_expire() {
+        let mut book = TradeBook::default();
+        let t0 = Utc::now();
+        let pair = Pair::parse("BTC", "USDT").unwrap();
+        let quote = |id: Uuid, at: DateTime<Utc>| QuoteRecord {
+            quote: Quote {
+                id,
+                base_currency: "BTC".into(),
+                quote_currency: "USDT".into(),
+                side: "BUY".into(),
+                quantity: Decimal::ONE,
+                price: Decimal::ONE,
+                expires_at: at,
+                created_at: at,
+                original_quantity: Decimal::ONE,
+                consumed_quantity: Decimal::ZERO,
+                remaining_quantity: Decimal::ONE,
+                is_exhausted: false,
+                is_expired: false,
+                exchange: pair.exchange(Side::Buy, 1, 1),
+                orders_count: 0,
+            },
+            pair: pair.clone(),
+            side: Side::Buy,
+            orders: 0,
+        };
+        let (old, recent) = (Uuid::new_v4(), Uuid::new_v4());
+        book.quotes
+            .insert(old, quote(old, t0 - Duration::seconds(QUOTE_RETENTION_SECS + 1)));
+        book.quotes
+            .insert(recent, quote(recent, t0 - Duration::seconds(60)));
+        for _ in 0..SWEEP_EVERY {
+            book.sweep(t0);
+        }
+        assert!(book.quote(old, t0).is_err());
+        assert!(book.quote(recent, t0).unwrap().is_expired);
     }
 
     #[test]
