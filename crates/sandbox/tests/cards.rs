@@ -568,7 +568,16 @@ async fn secure_details_limits_spend_limits_and_listing() {
     c.card_secure_details(&id).await.unwrap();
     let third = c.card_secure_details(&id).await.unwrap_err();
     assert_eq!(problem_code(&third), (429, "RATE_LIMITED".into()));
-    c.sandbox_advance_clock(60).await.unwrap();
+    // Waiting exactly Retry-After is enough.
+    let ApiError::Problem {
+        retry_after: Some(wait),
+        ..
+    } = third
+    else {
+        panic!("a 429 carries Retry-After: {third:?}");
+    };
+    assert!((1..=60).contains(&wait.as_secs()), "{wait:?}");
+    c.sandbox_advance_clock(wait.as_secs()).await.unwrap();
     c.card_secure_details(&id).await.unwrap();
 
     let limits = CardLimits {

@@ -678,6 +678,13 @@ fn usable(card: &Card, action: &str) -> Result<(), ApiError> {
     }
 }
 
+/// Seconds to wait until `at`, rounded up: a client that waits exactly
+/// `Retry-After` is let through.
+fn whole_seconds_until(now: DateTime<Utc>, at: DateTime<Utc>) -> u64 {
+    let millis = (at - now).num_milliseconds().max(1);
+    ((millis + 999) / 1000) as u64
+}
+
 fn rate_limit(
     last: Option<DateTime<Utc>>,
     window: i64,
@@ -687,7 +694,7 @@ fn rate_limit(
     if let Some(last) = last {
         let open_at = last + Duration::seconds(window);
         if open_at > now {
-            let wait = (open_at - now).num_seconds().max(1) as u64;
+            let wait = whole_seconds_until(now, open_at);
             return Err(ApiError::RateLimited {
                 retry_after_secs: wait,
                 detail: format!("{what}; try again in {wait} s"),
@@ -1006,7 +1013,7 @@ pub fn secure_details(
     let window = Duration::seconds(SECURE_WINDOW_SECS);
     record.secure_reads.retain(|at| *at + window > now);
     if record.secure_reads.len() >= SECURE_READS_PER_WINDOW {
-        let wait = (record.secure_reads[0] + window - now).num_seconds().max(1) as u64;
+        let wait = whole_seconds_until(now, record.secure_reads[0] + window);
         return Err(ApiError::RateLimited {
             retry_after_secs: wait,
             detail: format!("card details can be read twice per 60 seconds; try again in {wait} s"),
@@ -1151,4 +1158,17 @@ pub fn spend(
         decline_reason: reason,
         transaction: tx,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_rounds_up_so_waiting_that_long_is_enough() {
+        let now = Utc::now();
+        assert_eq!(whole_seconds_until(now, now + Duration::milliseconds(9_001)), 10);
+        assert_eq!(whole_seconds_until(now, now + Duration::seconds(9)), 9);
+        assert_eq!(whole_seconds_until(now, now + Duration::milliseconds(1)), 1);
+    }
 }
