@@ -1,6 +1,7 @@
 //! Scheduled orders, DCA (spec "Trading" rules 4-5; sandbox-rules.md):
-//! each tick buys `currency` for `amount` of `quote_currency` at the market
-//! price plus the spread, on the sandbox clock (timing and pause/resume in
+//! each tick buys as much `currency` as `amount` of `quote_currency` pays
+//! for at the market price plus the spread, in whole smallest units (so it
+//! may spend a little less than `amount`), on the sandbox clock (timing and pause/resume in
 //! `crate::recurrence`). Every tick that falls due during a clock advance
 //! runs, in order. A tick that can't be paid records a `failed` execution
 //! (too small to buy anything: `skipped`) and the schedule goes on.
