@@ -147,6 +147,13 @@ impl QueryParams {
         }
     }
 
+    /// An optional parameter that must be one of `allowed`.
+    pub fn one_of(&self, key: &str, allowed: &[&str]) -> Result<Option<String>, ApiError> {
+        self.parse_opt(key, &allowed.join(", "), |v| {
+            allowed.contains(&v).then(|| v.to_owned())
+        })
+    }
+
     /// Parses an optional enum-like parameter with `parse`, naming the
     /// allowed values when it fails.
     pub fn parse_opt<T>(

@@ -98,6 +98,8 @@ async fn a_batch_checks_every_item_and_one_bad_row_never_stops_the_others() {
             .is_empty(),
         "a preview stores nothing"
     );
+    let bad_status = c.bulk_transfers(Some("lost"), None, None).await.unwrap_err();
+    assert_eq!(bad_status.status(), Some(400));
 
     let start = usdt(c).await;
     let draft = c.create_bulk_transfer(&body).await.unwrap();

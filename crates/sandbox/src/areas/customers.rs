@@ -369,9 +369,7 @@ pub async fn create_handler(
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
     let limit = q.limit(20, 100)?;
     let id = q.get("id").map(parse_id).transpose()?;
-    let customer_type = q.parse_opt("customer_type", "individual, business", |v| {
-        matches!(v, "individual" | "business").then(|| v.to_owned())
-    })?;
+    let customer_type = q.one_of("customer_type", &["individual", "business"])?;
     let is_active = q.parse_opt("is_active", "true, false", |v| v.parse::<bool>().ok())?;
     let now = shared.clock.now();
     let mut store = shared.store();

@@ -252,9 +252,7 @@ pub async fn create_handler(
 /// `GET /api/withdrawals` with `status`, `currency`, cursor and limit.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
     let limit = q.limit(20, 100)?;
-    let status = q.parse_opt("status", "pending, processing, completed, failed", |v| {
-        matches!(v, "pending" | "processing" | "completed" | "failed").then(|| v.to_owned())
-    })?;
+    let status = q.one_of("status", &["pending", "processing", "completed", "failed"])?;
     let currency = q.get("currency").map(str::to_ascii_uppercase);
     let now = shared.clock.now();
     let mut store = shared.store();

@@ -64,7 +64,10 @@ pub async fn create(
 /// `GET /api/bulk-transfers` by `status`, newest first.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
     let limit = q.limit(20, 100)?;
-    let status = q.get("status").map(str::to_owned);
+    let status = q.one_of(
+        "status",
+        &["draft", "processing", "completed", "partially_failed", "failed"],
+    )?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;

@@ -53,12 +53,8 @@ const CARD_TYPES: &[&str] = &["virtual", "physical", "lite"];
 /// cardholder name), cursor and limit.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
     let limit = q.limit(20, 100)?;
-    let card_type = q.parse_opt("card_type", "virtual, physical, lite", |v| {
-        CARD_TYPES.contains(&v).then(|| v.to_owned())
-    })?;
-    let status = q.parse_opt("status", "active, pending, frozen, terminated", |v| {
-        CARD_STATUSES.contains(&v).then(|| v.to_owned())
-    })?;
+    let card_type = q.one_of("card_type", CARD_TYPES)?;
+    let status = q.one_of("status", CARD_STATUSES)?;
     let search = q.get("search").map(|s| s.trim().to_lowercase());
     let now = shared.clock.now();
     let mut store = shared.store();

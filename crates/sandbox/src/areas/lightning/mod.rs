@@ -55,12 +55,8 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
             .filter(|s| (1..=100).contains(s))
             .ok_or_else(|| ApiError::field("page_size", "must be 1 to 100"))?,
     };
-    let status = q.parse_opt("status", "pending, paid, expired, failed", |v| {
-        matches!(v, "pending" | "paid" | "expired" | "failed").then(|| v.to_owned())
-    })?;
-    let direction = q.parse_opt("direction", "incoming, outgoing", |v| {
-        matches!(v, "incoming" | "outgoing").then(|| v.to_owned())
-    })?;
+    let status = q.one_of("status", &["pending", "paid", "expired", "failed"])?;
+    let direction = q.one_of("direction", &["incoming", "outgoing"])?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;

@@ -89,9 +89,7 @@ pub async fn list_orders(
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
     let limit = q.limit(20, 100)?;
-    let status = q.parse_opt("status", "pending, filled, rejected, cancelled", |v| {
-        matches!(v, "pending" | "filled" | "rejected" | "cancelled").then(|| v.to_owned())
-    })?;
+    let status = q.one_of("status", &["pending", "filled", "rejected", "cancelled"])?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -180,9 +178,7 @@ pub async fn list_schedules(
     caller: Caller,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
-    let status = q.parse_opt("status", "active, paused, cancelled, completed", |v| {
-        SCHEDULE_STATUSES.contains(&v).then(|| v.to_owned())
-    })?;
+    let status = q.one_of("status", SCHEDULE_STATUSES)?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -322,9 +318,7 @@ pub async fn list_targets(
     caller: Caller,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
-    let status = q.parse_opt("status", "active, triggered, filled, cancelled, expired", |v| {
-        TARGET_STATUSES.contains(&v).then(|| v.to_owned())
-    })?;
+    let status = q.one_of("status", TARGET_STATUSES)?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
