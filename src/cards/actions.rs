@@ -104,13 +104,6 @@ pub async fn change_balance(
             .await?;
             Ok(redirect(&format!("/cards/{id}?note={}", form.direction)))
         }
-        Err(e @ ApiError::Problem { status: 429, .. }) => {
-            let (detail, _) = describe_upstream(&e);
-            let message = format!(
-                "{detail}. A card can be funded once every 30 seconds and withdrawn from once every 60 seconds."
-            );
-            refused_page(&state, &member, &id, with_error(message)).await
-        }
         Err(e) => {
             let message = user_fixable(e)?;
             refused_page(&state, &member, &id, with_error(message)).await

@@ -401,8 +401,27 @@ async fn detail(
         .body(body))
 }
 
-async fn live(state: Data<AppState>, member: Member, id: Path<String>) -> Result<HttpResponse, PortalError> {
+#[derive(Debug, Default, Deserialize)]
+pub struct Shown {
+    /// The card's status when the page was drawn.
+    #[serde(default)]
+    status: String,
+}
+
+/// The live part of the card page. When the card's status changed since
+/// the page was drawn (provisioning done, or another member froze it), the
+/// whole page is reloaded, since what may be done with the card changed.
+async fn live(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+    shown: Query<Shown>,
+) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
     let client = state.client_for(&member, "cards.read").await?;
-    html(&load_live(&client, &id).await?)
+    let live = load_live(&client, &id).await?;
+    if !shown.status.is_empty() && shown.status != live.card.status {
+        return Ok(HttpResponse::Ok().insert_header(("HX-Refresh", "true")).finish());
+    }
+    html(&live)
 }

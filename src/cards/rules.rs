@@ -49,7 +49,7 @@ pub fn usd(field: &str, text: &str) -> Result<Option<MicroUnits>, String> {
         Ok(v) if v.value() > 0 => Ok(Some(v)),
         Ok(_) => Err(format!("{field} must be more than 0.")),
         Err(_) => Err(format!(
-            "{field} must be an amount in USD with at most 6 decimals, e.g. 25 or 25.50."
+            "{field} must be in USD, with at most 6 decimals, e.g. 25 or 25.50."
         )),
     }
 }

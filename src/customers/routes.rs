@@ -464,8 +464,12 @@ fn check_kyc(form: &KycDetails) -> Result<(), String> {
     if !missing.is_empty() {
         return Err(format!("Fill in: {}.", missing.join(", ")));
     }
-    if chrono::NaiveDate::parse_from_str(form.date_of_birth.trim(), "%Y-%m-%d").is_err() {
-        return Err("Write the date of birth as YYYY-MM-DD, e.g. 1990-04-01.".to_owned());
+    match chrono::NaiveDate::parse_from_str(form.date_of_birth.trim(), "%Y-%m-%d") {
+        Err(_) => return Err("Write the date of birth as YYYY-MM-DD, e.g. 1990-04-01.".to_owned()),
+        Ok(d) if d >= chrono::Utc::now().date_naive() => {
+            return Err("The date of birth must be in the past.".to_owned())
+        }
+        Ok(_) => {}
     }
     Ok(())
 }

@@ -150,6 +150,10 @@ async fn customers_are_created_edited_verified_and_deactivated_in_the_portal() {
     let res = app.post_form(&page, &format!("{page}/kyc"), &fields).await;
     assert_eq!(res.status().as_u16(), 422);
     assert!(res.text().await.unwrap().contains("YYYY-MM-DD"));
+    fields[1] = ("date_of_birth", "2090-01-01");
+    let res = app.post_form(&page, &format!("{page}/kyc"), &fields).await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("must be in the past"));
     fields[1] = ("date_of_birth", "1990-04-01");
     let res = app.post_form(&page, &format!("{page}/kyc"), &fields).await;
     assert_eq!(res.status().as_u16(), 303);
@@ -333,6 +337,15 @@ async fn a_card_is_provisioned_funded_frozen_limited_and_terminated_after_approv
         "{live}"
     );
     sandbox.sandbox_advance_clock(30).await.unwrap();
+    // A page drawn while pending reloads itself, since it may now do more.
+    let drawn_pending = app.get(&format!("{page}/live?status=pending")).await;
+    assert_eq!(
+        drawn_pending
+            .headers()
+            .get("hx-refresh")
+            .map(|v| v.to_str().unwrap()),
+        Some("true")
+    );
     let live = app.get_html(&format!("{page}/live")).await;
     assert!(
         live.contains("state-active") && live.contains("20.00 USD"),
