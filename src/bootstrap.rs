@@ -111,7 +111,7 @@ pub async fn ensure_demo_tenant(pool: &PgPool, key: &MasterKey) -> Result<DemoCr
             .fetch_all(&mut *tx)
             .await?;
     for admin in &admins {
-        access::add_member(&mut tx, tenant_id, *admin, owner_role).await?;
+        access::add_member(&mut tx, tenant_id, *admin, owner_role, None).await?;
     }
     audit::store::append_in(
         &mut tx,

@@ -193,7 +193,16 @@ async fn save_matrix(
         if wanted != role.permissions {
             let added: Vec<&String> = wanted.iter().filter(|p| !role.permissions.contains(p)).collect();
             let removed: Vec<&String> = role.permissions.iter().filter(|p| !wanted.contains(p)).collect();
-            store::set_permissions(&mut tx, role.id, &wanted).await?;
+            let added_owned: Vec<String> = added.iter().map(|p| (*p).clone()).collect();
+            store::set_permissions(
+                &mut tx,
+                member.tenant_id,
+                role.id,
+                &wanted,
+                &added_owned,
+                member.user.user_id,
+            )
+            .await?;
             records.push(
                 record(&member, "roles.permissions_changed", format!("role:{}", role.id))
                     .with_details(serde_json::json!({"role": role.name, "added": added, "removed": removed})),
@@ -327,6 +336,9 @@ async fn add_member(
     let Some(role) = store::role(&state.pool, member.tenant_id, form.role_id).await? else {
         return refuse("Choose one of this tenant's roles.".to_owned()).await;
     };
+    if role.name == permissions::OWNER && member.role_name != permissions::OWNER {
+        return refuse("Only an Owner can make someone an Owner.".to_owned()).await;
+    }
     if store::members(&state.pool, member.tenant_id)
         .await?
         .iter()
@@ -358,7 +370,14 @@ async fn add_member(
             id
         }
     };
-    store::add_member(&mut tx, member.tenant_id, user_id, role.id).await?;
+    store::add_member(
+        &mut tx,
+        member.tenant_id,
+        user_id,
+        role.id,
+        Some(member.user.user_id),
+    )
+    .await?;
     audit::store::append_in(
         &mut tx,
         &[record(&member, "members.added", format!("user:{user_id}"))
@@ -404,6 +423,16 @@ async fn change_role(
     let Some(role) = store::role(&state.pool, member.tenant_id, form.role_id).await? else {
         return refuse_members(&state, &member, "Choose one of this tenant's roles.".to_owned()).await;
     };
+    if (target.role_name == permissions::OWNER || role.name == permissions::OWNER)
+        && member.role_name != permissions::OWNER
+    {
+        return refuse_members(
+            &state,
+            &member,
+            "Only an Owner can make someone an Owner or change an Owner's role.".to_owned(),
+        )
+        .await;
+    }
     let mut tx = state.pool.begin().await?;
     let demoting_owner = target.role_name == permissions::OWNER && role.name != permissions::OWNER;
     if demoting_owner && store::other_owners(&mut tx, member.tenant_id, target.user_id).await? == 0 {
@@ -417,7 +446,14 @@ async fn change_role(
         )
         .await;
     }
-    store::set_member_role(&mut tx, member.tenant_id, target.user_id, role.id).await?;
+    store::set_member_role(
+        &mut tx,
+        member.tenant_id,
+        target.user_id,
+        role.id,
+        member.user.user_id,
+    )
+    .await?;
     audit::store::append_in(
         &mut tx,
         &[record(
@@ -439,6 +475,9 @@ async fn remove_member(
 ) -> Result<HttpResponse, PortalError> {
     member.require("members.manage")?;
     let target = target_member(&state, &member, *user_id).await?;
+    if target.role_name == permissions::OWNER && member.role_name != permissions::OWNER {
+        return refuse_members(&state, &member, "Only an Owner can remove an Owner.".to_owned()).await;
+    }
     let mut tx = state.pool.begin().await?;
     if target.role_name == permissions::OWNER
         && store::other_owners(&mut tx, member.tenant_id, target.user_id).await? == 0

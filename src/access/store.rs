@@ -31,11 +31,14 @@ pub async fn seed_builtin_roles(
     Ok(owner)
 }
 
+/// Adds a membership; `by` is the member who granted it (None: the
+/// platform), recorded for the approval gate's independence rules.
 pub async fn add_member(
     tx: &mut Transaction<'_, Postgres>,
     tenant_id: Uuid,
     user_id: Uuid,
     role_id: Uuid,
+    by: Option<Uuid>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query("INSERT INTO memberships (tenant_id, user_id, role_id) VALUES ($1, $2, $3)")
         .bind(tenant_id)
@@ -43,7 +46,55 @@ pub async fn add_member(
         .bind(role_id)
         .execute(&mut **tx)
         .await?;
+    record_grant(tx, tenant_id, Some(user_id), role_id, &[], by).await
+}
+
+async fn record_grant(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    user_id: Option<Uuid>,
+    role_id: Uuid,
+    added: &[String],
+    by: Option<Uuid>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO access_grants (tenant_id, user_id, role_id, added, granted_by) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(tenant_id)
+    .bind(user_id)
+    .bind(role_id)
+    .bind(added)
+    .bind(by)
+    .execute(&mut **tx)
+    .await?;
     Ok(())
+}
+
+/// One membership granted or changed (`user_id` set), or permissions added
+/// to a role (`user_id` None).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Grant {
+    pub user_id: Option<Uuid>,
+    pub role_id: Uuid,
+    pub added: Vec<String>,
+    pub granted_by: Option<Uuid>,
+    pub granted_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Every grant of a tenant, oldest first. Memberships older than the
+/// grants table count as granted by the platform when they were created.
+pub async fn grants(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<Grant>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT user_id, role_id, added, granted_by, granted_at FROM access_grants WHERE tenant_id = $1 \
+         UNION ALL \
+         SELECT m.user_id, m.role_id, '{}'::text[], NULL::uuid, m.created_at FROM memberships m \
+         WHERE m.tenant_id = $1 AND NOT EXISTS \
+           (SELECT 1 FROM access_grants g WHERE g.tenant_id = $1 AND g.user_id = m.user_id) \
+         ORDER BY granted_at",
+    )
+    .bind(tenant_id)
+    .fetch_all(pool)
+    .await
 }
 
 /// A member's view of one tenant: role, permissions, every tenant they
@@ -144,12 +195,19 @@ pub async fn delete_role(pool: &PgPool, tenant_id: Uuid, role_id: Uuid) -> Resul
         == 1)
 }
 
-/// Replaces a role's permissions.
+/// Replaces a role's permissions; `added` (those it did not have) is
+/// recorded as a grant by `by`.
 pub async fn set_permissions(
     tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
     role_id: Uuid,
     permissions: &[String],
+    added: &[String],
+    by: Uuid,
 ) -> Result<(), sqlx::Error> {
+    if !added.is_empty() {
+        record_grant(tx, tenant_id, None, role_id, added, Some(by)).await?;
+    }
     sqlx::query("DELETE FROM role_permissions WHERE role_id = $1")
         .bind(role_id)
         .execute(&mut **tx)
@@ -215,6 +273,7 @@ pub async fn set_member_role(
     tenant_id: Uuid,
     user_id: Uuid,
     role_id: Uuid,
+    by: Uuid,
 ) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE memberships SET role_id = $3 WHERE tenant_id = $1 AND user_id = $2")
         .bind(tenant_id)
@@ -222,7 +281,7 @@ pub async fn set_member_role(
         .bind(role_id)
         .execute(&mut **tx)
         .await?;
-    Ok(())
+    record_grant(tx, tenant_id, Some(user_id), role_id, &[], Some(by)).await
 }
 
 pub async fn remove_member(

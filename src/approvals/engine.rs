@@ -57,7 +57,15 @@ pub async fn file(pool: &PgPool, member: &Member, f: Filing<'_>) -> Result<Uuid,
     let policy = store::current_policy(pool, member.tenant_id, f.kind).await?;
     let needed = policy.required_for(f.amount);
     let members = store::candidates(pool, member.tenant_id).await?;
-    let eligible = model::eligible(&policy, f.kind, member.user.user_id, &members);
+    let eligible = model::eligible(
+        &policy,
+        f.kind,
+        &model::Filed {
+            by: member.user.user_id,
+            at: Utc::now(),
+        },
+        &members,
+    );
     if (eligible.len() as i32) < needed {
         return Err(ApprovalError::NoEligibleApprovers(
             model::missing_approvers_message(&policy, f.kind, needed, eligible.len()),
@@ -159,8 +167,7 @@ pub async fn decide(
     let escalated = policy
         .escalation_after_secs
         .is_some_and(|secs| now >= request.created_at + Duration::seconds(secs as i64));
-    model::may_approve(&policy, kind, &me, request.requested_by, escalated)
-        .map_err(ApprovalError::NotAllowed)?;
+    model::may_approve(&policy, kind, &me, &request.filed(), escalated).map_err(ApprovalError::NotAllowed)?;
     let decision = if approve { "approve" } else { "reject" };
     if !store::add_decision(&mut tx, request.id, me.user_id, decision, comment.trim()).await? {
         return Err(ApprovalError::AlreadyDecided);

@@ -124,7 +124,7 @@ pub async fn nudge(state: &AppState) -> Result<(), sqlx::Error> {
             let members = store::candidates(&state.pool, tenant).await?;
             let (who, message): (Vec<Uuid>, String) = match what {
                 store::Nudge::Reminder => (
-                    model::eligible(&policy, kind, request.requested_by, &members)
+                    model::eligible(&policy, kind, &request.filed(), &members)
                         .iter()
                         .map(|m| m.user_id)
                         .collect(),

@@ -6,6 +6,8 @@ use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use uuid::Uuid;
 
+use crate::access::store::Grant;
+
 /// The kinds of action that wait for approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ActionKind {
@@ -105,25 +107,61 @@ impl Policy {
     }
 }
 
-/// A member who might approve.
+/// A member who might approve, with the grants that gave them their
+/// membership, their role and their role's permissions.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Candidate {
     pub user_id: Uuid,
     pub email: String,
+    pub role_id: Uuid,
     pub role_name: String,
     pub permissions: Vec<String>,
+    #[sqlx(skip)]
+    pub grants: Vec<Grant>,
 }
 
-/// Why someone may not approve, in words for them.
+/// Who filed a request, and when.
+#[derive(Debug, Clone, Copy)]
+pub struct Filed {
+    pub by: Uuid,
+    pub at: DateTime<Utc>,
+}
+
+/// Why someone may not approve, in words for them. An approver must be
+/// independent of the maker: not the maker, not given their membership,
+/// their role or their role's approve permission by the maker, and not
+/// given them after the request was filed (so nobody can make themselves
+/// an approver for a request already waiting).
 pub fn may_approve(
     policy: &Policy,
     kind: ActionKind,
     who: &Candidate,
-    requester: Uuid,
+    filed: &Filed,
     escalated: bool,
 ) -> Result<(), String> {
-    if who.user_id == requester {
+    if who.user_id == filed.by {
         return Err("You filed this request; someone else must approve it.".to_owned());
+    }
+    let approving = kind.approve_permission();
+    let relevant = who
+        .grants
+        .iter()
+        .filter(|g| g.user_id.is_some() || g.added.iter().any(|p| p == approving));
+    for grant in relevant {
+        if grant.granted_by == Some(filed.by) {
+            return Err(
+                "The member who filed this request gave you your membership, your role or its approve permission, \
+                 so your approval would not be independent. Another approver must decide."
+                    .to_owned(),
+            );
+        }
+        if grant.granted_at > filed.at {
+            return Err(
+                "Your membership, role or approve permission was given after this request was filed, \
+                 so it counts for later requests only. Another approver must decide."
+                    .to_owned(),
+            );
+        }
     }
     let backup = escalated && policy.escalation_role.as_deref() == Some(who.role_name.as_str());
     if backup {
@@ -148,12 +186,12 @@ pub fn may_approve(
 pub fn eligible<'a>(
     policy: &Policy,
     kind: ActionKind,
-    requester: Uuid,
+    filed: &Filed,
     members: &'a [Candidate],
 ) -> Vec<&'a Candidate> {
     members
         .iter()
-        .filter(|m| may_approve(policy, kind, m, requester, false).is_ok())
+        .filter(|m| may_approve(policy, kind, m, filed, false).is_ok())
         .collect()
 }
 
@@ -179,39 +217,104 @@ mod tests {
         Candidate {
             user_id: Uuid::new_v4(),
             email: format!("{role}@example.com"),
+            role_id: Uuid::new_v4(),
             role_name: role.to_owned(),
             permissions: perms.iter().map(|p| (*p).to_owned()).collect(),
+            grants: Vec::new(),
         }
+    }
+
+    fn filed_by(by: Uuid) -> Filed {
+        Filed { by, at: Utc::now() }
+    }
+
+    fn grant(who: &Candidate, added: &[&str], by: Option<Uuid>, at: DateTime<Utc>) -> Grant {
+        Grant {
+            user_id: added.is_empty().then_some(who.user_id),
+            role_id: who.role_id,
+            added: added.iter().map(|p| (*p).to_owned()).collect(),
+            granted_by: by,
+            granted_at: at,
+        }
+    }
+
+    #[test]
+    fn an_approver_made_by_the_requester_does_not_count() {
+        let policy = Policy::default_for(ActionKind::Payout);
+        let admin = Uuid::new_v4();
+        let filed = filed_by(admin);
+        let long_ago = filed.at - chrono::Duration::days(30);
+        let mut added_by_maker = member("Approver", &["payouts.approve"]);
+        added_by_maker.grants = vec![grant(&added_by_maker, &[], Some(admin), long_ago)];
+        let err = may_approve(&policy, ActionKind::Payout, &added_by_maker, &filed, false).unwrap_err();
+        assert!(err.contains("not be independent"), "{err}");
+
+        // The role's approve permission given by the maker taints it too;
+        // another permission they added does not.
+        let mut role_by_maker = member("Custom", &["payouts.approve"]);
+        role_by_maker.grants = vec![grant(&role_by_maker, &["payouts.approve"], Some(admin), long_ago)];
+        assert!(may_approve(&policy, ActionKind::Payout, &role_by_maker, &filed, false).is_err());
+        role_by_maker.grants = vec![grant(&role_by_maker, &["balances.read"], Some(admin), long_ago)];
+        assert!(may_approve(&policy, ActionKind::Payout, &role_by_maker, &filed, false).is_ok());
+
+        // Someone else's grant made after filing counts for later requests only.
+        let mut late = member("Approver", &["payouts.approve"]);
+        late.grants = vec![grant(
+            &late,
+            &[],
+            Some(Uuid::new_v4()),
+            filed.at + chrono::Duration::seconds(1),
+        )];
+        let err = may_approve(&policy, ActionKind::Payout, &late, &filed, false).unwrap_err();
+        assert!(err.contains("after this request was filed"), "{err}");
+        let later = filed_by(admin);
+        let later = Filed {
+            at: later.at + chrono::Duration::seconds(5),
+            ..later
+        };
+        assert!(may_approve(&policy, ActionKind::Payout, &late, &later, false).is_ok());
+
+        // Even a backup role, once escalated, must be independent.
+        let mut policy = policy;
+        policy.escalation_role = Some("Approver".into());
+        assert!(may_approve(&policy, ActionKind::Payout, &added_by_maker, &filed, true).is_err());
     }
 
     #[test]
     fn requesters_never_approve_their_own_even_as_owners() {
         let policy = Policy::default_for(ActionKind::Payout);
         let owner = member("Owner", &["payouts.approve", "payouts.request"]);
-        let err = may_approve(&policy, ActionKind::Payout, &owner, owner.user_id, false).unwrap_err();
+        let err = may_approve(
+            &policy,
+            ActionKind::Payout,
+            &owner,
+            &filed_by(owner.user_id),
+            false,
+        )
+        .unwrap_err();
         assert!(err.contains("someone else"));
     }
 
     #[test]
     fn roles_permissions_and_escalation_decide_eligibility() {
         let mut policy = Policy::default_for(ActionKind::Payout);
-        let requester = Uuid::new_v4();
+        let requester = filed_by(Uuid::new_v4());
         let approver = member("Approver", &["payouts.approve"]);
         let viewer = member("Viewer", &[]);
         let admin = member("Admin", &["payouts.approve"]);
         let members = vec![approver.clone(), viewer.clone(), admin.clone()];
         assert_eq!(
-            eligible(&policy, ActionKind::Payout, requester, &members).len(),
+            eligible(&policy, ActionKind::Payout, &requester, &members).len(),
             2
         );
         policy.approver_roles = vec!["Approver".into()];
         assert_eq!(
-            eligible(&policy, ActionKind::Payout, requester, &members).len(),
+            eligible(&policy, ActionKind::Payout, &requester, &members).len(),
             1
         );
         policy.escalation_role = Some("Viewer".into());
-        assert!(may_approve(&policy, ActionKind::Payout, &viewer, requester, false).is_err());
-        assert!(may_approve(&policy, ActionKind::Payout, &viewer, requester, true).is_ok());
+        assert!(may_approve(&policy, ActionKind::Payout, &viewer, &requester, false).is_err());
+        assert!(may_approve(&policy, ActionKind::Payout, &viewer, &requester, true).is_ok());
     }
 
     #[test]

@@ -97,7 +97,7 @@ async fn render_detail(
         .into_iter()
         .find(|c| c.user_id == member.user.user_id);
     let may_approve =
-        me.is_some_and(|me| model::may_approve(&policy, kind, &me, request.requested_by, escalated).is_ok());
+        me.is_some_and(|me| model::may_approve(&policy, kind, &me, &request.filed(), escalated).is_ok());
     if !(member.can(kind.request_permission()) || member.can(kind.approve_permission()) || may_approve) {
         return Err(PortalError::Forbidden(kind.approve_permission().to_owned()));
     }

@@ -99,17 +99,30 @@ pub async fn save_policy(
     .await
 }
 
-/// Active members with their role's permissions.
+/// Active members with their role's permissions and the grants behind
+/// their membership and their role.
 pub async fn candidates(pool: &PgPool, tenant: Uuid) -> Result<Vec<Candidate>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT u.id AS user_id, u.email, r.name AS role_name, \
+    let mut members: Vec<Candidate> = sqlx::query_as(
+        "SELECT u.id AS user_id, u.email, r.id AS role_id, r.name AS role_name, \
                 COALESCE((SELECT array_agg(permission) FROM role_permissions WHERE role_id = r.id), '{}') AS permissions \
          FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id \
          WHERE m.tenant_id = $1 AND u.disabled_at IS NULL",
     )
     .bind(tenant)
     .fetch_all(pool)
-    .await
+    .await?;
+    let grants = crate::access::store::grants(pool, tenant).await?;
+    for m in &mut members {
+        m.grants = grants
+            .iter()
+            .filter(|g| match g.user_id {
+                Some(user) => user == m.user_id,
+                None => g.role_id == m.role_id,
+            })
+            .cloned()
+            .collect();
+    }
+    Ok(members)
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -139,6 +152,13 @@ pub struct ActionRequest {
 impl ActionRequest {
     pub fn kind(&self) -> ActionKind {
         ActionKind::parse(&self.kind).unwrap_or(ActionKind::Payout)
+    }
+
+    pub fn filed(&self) -> super::model::Filed {
+        super::model::Filed {
+            by: self.requested_by,
+            at: self.created_at,
+        }
     }
 }
 

@@ -389,7 +389,7 @@ async fn create_tenant(
     }
     let mut tx = state.pool.begin().await?;
     let (tenant_id, owner) = store::create_tenant(&mut tx, name).await?;
-    access::add_member(&mut tx, tenant_id, admin.user_id, owner).await?;
+    access::add_member(&mut tx, tenant_id, admin.user_id, owner, None).await?;
     audit::store::append_in(
         &mut tx,
         &[NewRecord::new(

@@ -3,7 +3,7 @@
 use crate::helpers::{spawn_app, TestApp};
 
 /// Adds a member through the page and returns their one-time password.
-async fn add_member(app: &TestApp, email: &str, role: &str) -> String {
+pub async fn add_member(app: &TestApp, email: &str, role: &str) -> String {
     let page = app.get_html("/members").await;
     let role_id = page
         .split("<option value=\"")

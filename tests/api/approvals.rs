@@ -735,6 +735,11 @@ async fn waiting_requests_remind_approvers_and_escalate_to_the_backup_role() {
         .await;
     assert_eq!(res.status().as_u16(), 403);
 
+    // Two hours pass (the members joined before the request was filed).
+    sqlx::query("UPDATE memberships SET created_at = now() - interval '3 hours'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
     sqlx::query("UPDATE action_requests SET created_at = now() - interval '2 hours' WHERE id = $1::uuid")
         .bind(&id)
         .execute(&app.pool)
@@ -747,4 +752,81 @@ async fn waiting_requests_remind_approvers_and_escalate_to_the_backup_role() {
     let res = approve(&backup, &id).await;
     assert_eq!(res.status().as_u16(), 303);
     wait_for_status(&app, &id, "executed").await;
+}
+
+/// The security tester's reproduction: an admin files a payout, adds a new
+/// member with the Approver role and approves as them. The new member's
+/// approval doesn't count (the maker made them), and an Admin can't make
+/// themselves Owner.
+#[tokio::test]
+async fn an_approver_the_maker_added_cannot_approve_and_admins_cannot_become_owners() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    // An independent approver exists, so the payout can be filed.
+    members(&app, "Approver", &["independent@example.com".into()]).await;
+    let res = file_payout(&app, "0123456789", "10").await;
+    assert_eq!(res.status().as_u16(), 303);
+    let id = request_id(&res);
+
+    let one_time = crate::access::add_member(&app, "sockpuppet@example.com", "Approver").await;
+    let puppet = app.another_browser();
+    puppet
+        .sign_in_replacing("sockpuppet@example.com", &one_time, "puppet-password-123")
+        .await;
+    let res = approve(&puppet, &id).await;
+    assert_eq!(res.status().as_u16(), 422);
+    let body = res.text().await.unwrap();
+    assert!(body.contains("not be independent"), "{body}");
+    let status: String = sqlx::query_scalar("SELECT status FROM action_requests WHERE id = $1::uuid")
+        .bind(&id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "pending", "the payout did not run");
+
+    // An Admin (added by the owner) can't promote themselves to Owner.
+    let one_time = crate::access::add_member(&app, "second-admin@example.com", "Admin").await;
+    let admin = app.another_browser();
+    admin
+        .sign_in_replacing("second-admin@example.com", &one_time, "admin-password-123")
+        .await;
+    let me: String =
+        sqlx::query_scalar("SELECT id::text FROM users WHERE email = 'second-admin@example.com'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let owner_role: String = sqlx::query_scalar("SELECT id::text FROM roles WHERE name = 'Owner'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let res = admin
+        .post_form(
+            "/members",
+            &format!("/members/{me}/role"),
+            &[("role_id", &owner_role)],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("Only an Owner"));
+    let owner: String = sqlx::query_scalar("SELECT id::text FROM users WHERE email = $1")
+        .bind(&app.admin_email)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let viewer_role: String = sqlx::query_scalar("SELECT id::text FROM roles WHERE name = 'Viewer'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let res = admin
+        .post_form(
+            "/members",
+            &format!("/members/{owner}/role"),
+            &[("role_id", &viewer_role)],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422, "an Admin can't demote the Owner");
+    let res = admin
+        .post_form("/members", &format!("/members/{owner}/remove"), &[])
+        .await;
+    assert_eq!(res.status().as_u16(), 422, "nor remove them");
 }

@@ -272,8 +272,9 @@ async fn populate_a(app: &TestApp) -> TenantA {
         .await
         .unwrap();
     assert_eq!(res.status().as_u16(), 200);
-    // One payout request, which needs a second member able to approve it.
-    member_password(app, "a-approver@example.com", "Approver").await;
+    // One payout request, which needs a second member able to approve it,
+    // independent of the admin who files it.
+    crate::approvals::members(app, "Approver", &["a-approver@example.com".into()]).await;
     let res = app
         .post_form(
             "/payouts/new?country=NG",
