@@ -14,6 +14,7 @@ use paydesk_sandbox::{Fixture, RunningSandbox};
 use secrecy::ExposeSecret;
 use sqlx::PgPool;
 
+use crate::approvals::action::Registry;
 use crate::audit::writer::AuditWriter;
 use crate::bootstrap::{self, FirstAdmin};
 use crate::configuration::Settings;
@@ -31,6 +32,15 @@ pub struct AppState {
     pub audit: AuditWriter,
     pub upstreams: Upstreams,
     pub secure_cookies: bool,
+    /// The kinds of action the approval gate runs.
+    pub gate: Registry,
+}
+
+/// Every kind of money-moving action, each from its own domain.
+pub fn registry() -> Registry {
+    Registry::default()
+        .with(crate::payouts::action::PayoutAction)
+        .with(crate::cards::termination::TerminationAction)
 }
 
 impl AppState {
@@ -149,6 +159,7 @@ impl Application {
             audit: AuditWriter::start(pool.clone()),
             upstreams: Upstreams::default(),
             secure_cookies: settings.secure_cookies,
+            gate: registry(),
         });
         crate::approvals::executor::start(state.clone());
         let server = HttpServer::new(move || {

@@ -1,17 +1,20 @@
-//! Filing, deciding and cancelling action requests. Each decision takes the
-//! request's row lock, so however many approvers click at once, the request
-//! turns approved once and one job is queued to run it.
+//! Filing, deciding, cancelling and expiring requests, and `transition`,
+//! the one function that changes a request's status. Each decision takes
+//! the request's row lock, so however many approvers click at once (or an
+//! approval races a cancel or the expiry), exactly one change wins and at
+//! most one job is queued to run the action.
 
 use chrono::{Duration, Utc};
 use rust_decimal::Decimal;
-use serde_json::json;
-use sqlx::PgPool;
+use serde_json::{json, Value};
+use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
-use super::model::{self, ActionKind};
-use super::store::{self, NewRequest};
+use super::action::{self, Action, ErasedAction, Registry};
+use super::model::{self, Filed, Kind, Policy, RequestStatus};
+use super::store::{self, ActionRequest, NewRequest};
 use crate::access::Member;
-use crate::audit::{self, outcome, NewRecord};
+use crate::audit::{self, outcome, Actor, NewRecord};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApprovalError {
@@ -22,55 +25,196 @@ pub enum ApprovalError {
     #[error("a request for the same action and target is already waiting for approval")]
     Duplicate(Uuid),
     #[error("this request is {0} and can no longer be decided")]
-    NotPending(String),
+    NotPending(RequestStatus),
     #[error("you already decided on this request")]
     AlreadyDecided,
+    #[error("this request changed since you opened it; review it again before deciding")]
+    Changed,
     #[error("no such request")]
     NotFound,
+    #[error(transparent)]
+    UnknownKind(#[from] action::UnknownKind),
     #[error(transparent)]
     Db(#[from] sqlx::Error),
 }
 
-/// What a new request carries.
-pub struct Filing<'a> {
-    pub kind: ActionKind,
+/// The actor of what the gate does on its own (runs, expiries).
+pub fn gate_actor() -> Actor {
+    Actor {
+        email: "approval gate".to_owned(),
+        ..Actor::default()
+    }
+}
+
+/// The version a request was filed under, or the kind's default.
+pub async fn policy_of(
+    pool: &PgPool,
+    tenant: Uuid,
+    action: &dyn ErasedAction,
+    version: i32,
+) -> Result<Policy, sqlx::Error> {
+    Ok(store::saved_policy(pool, tenant, action.kind(), version)
+        .await?
+        .unwrap_or_else(|| action.default_policy()))
+}
+
+/// The policy new requests are filed under.
+pub async fn policy_in_force(
+    pool: &PgPool,
+    tenant: Uuid,
+    action: &dyn ErasedAction,
+) -> Result<Policy, sqlx::Error> {
+    Ok(store::latest_policy(pool, tenant, action.kind())
+        .await?
+        .unwrap_or_else(|| action.default_policy()))
+}
+
+/// Who is told of a change.
+pub enum Notify {
+    Nobody,
+    Requester(String),
+    /// The requester and everyone who approved: an outcome they all own.
+    RequesterAndApprovers(String),
+    Users(Vec<Uuid>, String),
+}
+
+/// A status change with what is written alongside it.
+pub struct Change {
+    pub to: RequestStatus,
+    /// Timeline entry: what happened, and a detail.
+    pub what: &'static str,
+    pub detail: String,
+    pub failure: Option<String>,
+    pub notify: Notify,
+    /// The audit record: who, its action name, and details.
+    pub audit: (Actor, &'static str, Value),
+}
+
+/// Changes a request's status, and writes the timeline entry, the notices
+/// and the audit record, all in `tx`. Refused when the move isn't allowed
+/// or the request is no longer where the caller saw it.
+pub async fn transition(
+    tx: &mut Transaction<'_, Postgres>,
+    request: &ActionRequest,
+    change: Change,
+) -> Result<(), ApprovalError> {
+    if !request.status.can_move_to(change.to) {
+        return Err(ApprovalError::NotPending(request.status));
+    }
+    if !store::move_status(
+        &mut **tx,
+        request.id,
+        request.status,
+        change.to,
+        change.failure.as_deref(),
+    )
+    .await?
+    {
+        return Err(ApprovalError::Changed);
+    }
+    store::add_timeline(&mut **tx, request.id, change.what, &change.detail).await?;
+    let (users, message) = match change.notify {
+        Notify::Nobody => (Vec::new(), String::new()),
+        Notify::Requester(m) => (vec![request.requested_by], m),
+        Notify::Users(users, m) => (users, m),
+        Notify::RequesterAndApprovers(m) => {
+            let mut users = store::approvers_of(&mut **tx, request.id).await?;
+            users.insert(0, request.requested_by);
+            (users, m)
+        }
+    };
+    for user in users {
+        store::notify(&mut **tx, user, request.tenant_id, request.id, &message).await?;
+    }
+    let (actor, action, details) = change.audit;
+    let result = if change.to == RequestStatus::Failed {
+        outcome::FAILURE
+    } else {
+        outcome::SUCCESS
+    };
+    audit::store::append_in(
+        tx,
+        &[NewRecord::new(
+            &actor,
+            Some(request.tenant_id),
+            action,
+            format!("request:{}", request.id),
+            result,
+        )
+        .with_details(details)],
+    )
+    .await?;
+    Ok(())
+}
+
+/// What a new request carries; the payload is the kind's own type.
+pub struct Filing<'a, P> {
+    /// What the action acts on (one pending request per kind and target).
     pub target: &'a str,
     pub summary: &'a str,
-    pub payload: serde_json::Value,
+    pub payload: P,
+    /// The amount the policy's threshold is compared with.
     pub amount: Decimal,
+}
+
+/// How filing ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FiledAs {
+    /// Waits for approvals.
+    Waiting(Uuid),
+    /// Under the policy's threshold: approved at filing and queued to run.
+    Approved(Uuid),
+}
+
+impl FiledAs {
+    pub fn id(self) -> Uuid {
+        match self {
+            FiledAs::Waiting(id) | FiledAs::Approved(id) => id,
+        }
+    }
 }
 
 /// Files a request under the policy in force, after checking that the
 /// maker may request it and that enough other members could approve it.
-pub async fn file(pool: &PgPool, member: &Member, f: Filing<'_>) -> Result<Uuid, ApprovalError> {
-    if !member.can(f.kind.request_permission()) {
-        let hint = if member.can(f.kind.approve_permission()) {
+/// The upstream reference is fixed here; the digest covers what reviewers
+/// will see.
+pub async fn file<A: Action>(
+    pool: &PgPool,
+    registry: &Registry,
+    member: &Member,
+    f: Filing<'_, A::Payload>,
+) -> Result<FiledAs, ApprovalError> {
+    let action = registry.get(A::KIND.key)?;
+    let kind = A::KIND;
+    if !member.can(kind.request_permission) {
+        let hint = if member.can(kind.approve_permission) {
             " Approvers check requests; they don't file them."
         } else {
             ""
         };
         return Err(ApprovalError::NotAllowed(format!(
             "Filing needs the '{}' permission.{hint}",
-            f.kind.request_permission()
+            kind.request_permission
         )));
     }
-    let policy = store::current_policy(pool, member.tenant_id, f.kind).await?;
+    let policy = policy_in_force(pool, member.tenant_id, action).await?;
     let needed = policy.required_for(f.amount);
+    let filed = Filed {
+        by: member.user.user_id,
+        at: Utc::now(),
+    };
     let members = store::candidates(pool, member.tenant_id).await?;
-    let eligible = model::eligible(
-        &policy,
-        f.kind,
-        &model::Filed {
-            by: member.user.user_id,
-            at: Utc::now(),
-        },
-        &members,
-    );
+    let eligible = model::eligible(&policy, kind, &filed, &members);
     if (eligible.len() as i32) < needed {
         return Err(ApprovalError::NoEligibleApprovers(
-            model::missing_approvers_message(&policy, f.kind, needed, eligible.len()),
+            model::missing_approvers_message(&policy, kind, needed, eligible.len()),
         ));
     }
+    let payload = serde_json::to_value(&f.payload).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let facts = action
+        .describe(&payload)
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    let digest = action::digest(kind, &facts, &payload);
     let id = Uuid::new_v4();
     let mut tx = pool.begin().await?;
     let inserted = store::insert_request(
@@ -78,15 +222,16 @@ pub async fn file(pool: &PgPool, member: &Member, f: Filing<'_>) -> Result<Uuid,
         &NewRequest {
             id,
             tenant: member.tenant_id,
-            kind: f.kind,
+            kind,
             target: f.target,
             summary: f.summary,
-            payload: f.payload,
+            payload,
             amount: f.amount,
             requested_by: member.user.user_id,
             policy_version: policy.version,
             required_approvals: needed,
-            expires_at: Utc::now() + Duration::seconds(policy.expires_after_secs as i64),
+            digest: &digest,
+            expires_at: filed.at + Duration::seconds(policy.expires_after_secs as i64),
         },
     )
     .await?;
@@ -94,16 +239,6 @@ pub async fn file(pool: &PgPool, member: &Member, f: Filing<'_>) -> Result<Uuid,
         return Err(ApprovalError::Duplicate(existing));
     }
     store::add_timeline(&mut *tx, id, "requested", &format!("by {}", member.user.email)).await?;
-    for approver in &eligible {
-        store::notify(
-            &mut *tx,
-            approver.user_id,
-            member.tenant_id,
-            id,
-            &format!("Waiting for your approval: {}", f.summary),
-        )
-        .await?;
-    }
     audit::store::append_in(
         &mut tx,
         &[NewRecord::new(
@@ -114,13 +249,49 @@ pub async fn file(pool: &PgPool, member: &Member, f: Filing<'_>) -> Result<Uuid,
             outcome::SUCCESS,
         )
         .with_details(
-            json!({"kind": f.kind.as_str(), "summary": f.summary, "policy_version": policy.version,
-                                 "required_approvals": needed}),
+            json!({"kind": kind.key, "summary": f.summary, "policy_version": policy.version,
+                                 "required_approvals": needed, "digest": digest}),
         )],
     )
     .await?;
+    let result = if needed == 0 {
+        let request = store::find(&mut *tx, member.tenant_id, id)
+            .await?
+            .ok_or(ApprovalError::NotFound)?;
+        transition(
+            &mut tx,
+            &request,
+            Change {
+                to: RequestStatus::Approved,
+                what: "approved",
+                detail: format!("by policy version {}: below its threshold", policy.version),
+                failure: None,
+                notify: Notify::Nobody,
+                audit: (
+                    gate_actor(),
+                    "approvals.approved",
+                    json!({"by_policy": policy.version}),
+                ),
+            },
+        )
+        .await?;
+        store::enqueue(&mut *tx, "execute", id, filed.at).await?;
+        FiledAs::Approved(id)
+    } else {
+        for approver in &eligible {
+            store::notify(
+                &mut *tx,
+                approver.user_id,
+                member.tenant_id,
+                id,
+                &format!("Waiting for your approval: {}", f.summary),
+            )
+            .await?;
+        }
+        FiledAs::Waiting(id)
+    };
     tx.commit().await?;
-    Ok(id)
+    Ok(result)
 }
 
 /// What a decision led to.
@@ -133,30 +304,32 @@ pub enum Decided {
     Rejected,
 }
 
-/// Approves or rejects with a comment.
+/// Approves or rejects what `digest` describes, with a comment.
 pub async fn decide(
     pool: &PgPool,
+    registry: &Registry,
     member: &Member,
     request_id: Uuid,
     approve: bool,
     comment: &str,
+    digest: &str,
 ) -> Result<Decided, ApprovalError> {
     let mut tx = pool.begin().await?;
     let request = store::lock(&mut tx, member.tenant_id, request_id)
         .await?
         .ok_or(ApprovalError::NotFound)?;
     let now = Utc::now();
-    if request.status == "pending" && now >= request.expires_at {
-        store::set_status(&mut *tx, request.id, "expired", None).await?;
-        store::add_timeline(&mut *tx, request.id, "expired", "no decision in time").await?;
+    if request.status == RequestStatus::Pending && now >= request.expires_at {
+        expire_locked(&mut tx, &request).await?;
         tx.commit().await?;
-        return Err(ApprovalError::NotPending("expired".to_owned()));
+        return Err(ApprovalError::NotPending(RequestStatus::Expired));
     }
-    if request.status != "pending" {
+    if request.status != RequestStatus::Pending {
         return Err(ApprovalError::NotPending(request.status));
     }
-    let kind = request.kind();
-    let policy = store::policy_version(pool, member.tenant_id, kind, request.policy_version).await?;
+    let action = registry.get(&request.kind)?;
+    let kind = action.kind();
+    let policy = policy_of(pool, member.tenant_id, action, request.policy_version).await?;
     let me = store::candidates(pool, member.tenant_id)
         .await?
         .into_iter()
@@ -168,54 +341,78 @@ pub async fn decide(
         .escalation_after_secs
         .is_some_and(|secs| now >= request.created_at + Duration::seconds(secs as i64));
     model::may_approve(&policy, kind, &me, &request.filed(), escalated).map_err(ApprovalError::NotAllowed)?;
+    if digest != request.digest {
+        return Err(ApprovalError::Changed);
+    }
+    let comment = comment.trim();
     let decision = if approve { "approve" } else { "reject" };
-    if !store::add_decision(&mut tx, request.id, me.user_id, decision, comment.trim()).await? {
+    if !store::add_decision(
+        &mut tx,
+        request.id,
+        me.user_id,
+        decision,
+        comment,
+        &request.digest,
+    )
+    .await?
+    {
         return Err(ApprovalError::AlreadyDecided);
     }
     let approvals = request.approvals + i64::from(approve);
+    let detail = if comment.is_empty() {
+        format!("by {}", me.email)
+    } else {
+        format!("by {}: {comment}", me.email)
+    };
+    let details = json!({"comment": comment, "approvals": approvals, "required": request.required_approvals,
+                         "digest": request.digest});
     let result = if !approve {
-        store::set_status(&mut *tx, request.id, "rejected", None).await?;
+        transition(
+            &mut tx,
+            &request,
+            Change {
+                to: RequestStatus::Rejected,
+                what: "rejected",
+                detail,
+                failure: None,
+                notify: Notify::Requester(format!("Your request was rejected: {}", request.summary)),
+                audit: (member.actor(), "approvals.rejected", details),
+            },
+        )
+        .await?;
         Decided::Rejected
     } else if approvals >= i64::from(request.required_approvals) {
-        store::set_status(&mut *tx, request.id, "approved", None).await?;
+        transition(
+            &mut tx,
+            &request,
+            Change {
+                to: RequestStatus::Approved,
+                what: "approved",
+                detail,
+                failure: None,
+                notify: Notify::Requester(format!("Your request was approved: {}", request.summary)),
+                audit: (member.actor(), "approvals.approved", details),
+            },
+        )
+        .await?;
         store::enqueue(&mut *tx, "execute", request.id, now).await?;
         Decided::Approved
     } else {
-        Decided::Recorded
-    };
-    let what = match result {
-        Decided::Recorded => "approved by one",
-        Decided::Approved => "approved",
-        Decided::Rejected => "rejected",
-    };
-    let detail = if comment.trim().is_empty() {
-        format!("by {}", me.email)
-    } else {
-        format!("by {}: {}", me.email, comment.trim())
-    };
-    store::add_timeline(&mut *tx, request.id, what, &detail).await?;
-    if result != Decided::Recorded {
-        store::notify(
-            &mut *tx,
-            request.requested_by,
-            member.tenant_id,
-            request.id,
-            &format!("Your request was {what}: {}", request.summary),
+        store::add_timeline(&mut *tx, request.id, "approved by one", &detail).await?;
+        audit::store::append_in(
+            &mut tx,
+            &[NewRecord::new(
+                &member.actor(),
+                Some(member.tenant_id),
+                "approvals.approved",
+                format!("request:{}", request.id),
+                outcome::SUCCESS,
+            )
+            .with_details(details)],
         )
         .await?;
-    }
-    audit::store::append_in(
-        &mut tx,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            if approve { "approvals.approved" } else { "approvals.rejected" },
-            format!("request:{}", request.id),
-            outcome::SUCCESS,
-        )
-        .with_details(json!({"comment": comment.trim(), "approvals": approvals, "required": request.required_approvals}))],
-    )
-    .await?;
+        Decided::Recorded
+    };
     tx.commit().await?;
     Ok(result)
 }
@@ -231,28 +428,68 @@ pub async fn cancel(pool: &PgPool, member: &Member, request_id: Uuid) -> Result<
             "Only the member who filed a request can cancel it.".to_owned(),
         ));
     }
-    if request.status != "pending" {
+    if request.status != RequestStatus::Pending {
         return Err(ApprovalError::NotPending(request.status));
     }
-    store::set_status(&mut *tx, request.id, "cancelled", None).await?;
-    store::add_timeline(
-        &mut *tx,
-        request.id,
-        "cancelled",
-        &format!("by {}", member.user.email),
-    )
-    .await?;
-    audit::store::append_in(
+    transition(
         &mut tx,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            "approvals.cancelled",
-            format!("request:{}", request.id),
-            outcome::SUCCESS,
-        )],
+        &request,
+        Change {
+            to: RequestStatus::Cancelled,
+            what: "cancelled",
+            detail: format!("by {}", member.user.email),
+            failure: None,
+            notify: Notify::Nobody,
+            audit: (member.actor(), "approvals.cancelled", json!({})),
+        },
     )
     .await?;
     tx.commit().await?;
     Ok(())
+}
+
+async fn expire_locked(
+    tx: &mut Transaction<'_, Postgres>,
+    request: &ActionRequest,
+) -> Result<(), ApprovalError> {
+    transition(
+        tx,
+        request,
+        Change {
+            to: RequestStatus::Expired,
+            what: "expired",
+            detail: "no decision in time".to_owned(),
+            failure: None,
+            notify: Notify::Requester(format!(
+                "Your request expired without a decision: {}",
+                request.summary
+            )),
+            audit: (gate_actor(), "approvals.expired", json!({})),
+        },
+    )
+    .await
+}
+
+/// Expires pending requests past their deadline, each under its row lock,
+/// so an approval racing the expiry either wins before it or is refused.
+pub async fn expire_overdue(pool: &PgPool) -> Result<(), ApprovalError> {
+    for (id, tenant) in store::overdue(pool).await? {
+        let mut tx = pool.begin().await?;
+        if let Some(request) = store::lock(&mut tx, tenant, id).await? {
+            if request.status == RequestStatus::Pending && Utc::now() >= request.expires_at {
+                expire_locked(&mut tx, &request).await?;
+            }
+        }
+        tx.commit().await?;
+    }
+    Ok(())
+}
+
+/// The kind of a stored request, from the registry.
+pub fn kind_of<'r>(
+    registry: &'r Registry,
+    request: &ActionRequest,
+) -> Result<(&'r dyn ErasedAction, Kind), ApprovalError> {
+    let action = registry.get(&request.kind)?;
+    Ok((action, action.kind()))
 }

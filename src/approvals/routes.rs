@@ -10,9 +10,9 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::action::Fact;
 use super::engine::{self, ApprovalError};
-use super::executor::PayoutPayload;
-use super::model::{self, ActionKind, Policy};
+use super::model::{self, Kind, Policy, RequestStatus};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
@@ -32,10 +32,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 /// Anyone who may file or approve some kind of action sees requests.
-fn require_any(member: &Member) -> Result<(), PortalError> {
-    let allowed = ActionKind::ALL
-        .iter()
-        .any(|k| member.can(k.request_permission()) || member.can(k.approve_permission()));
+fn require_any(state: &AppState, member: &Member) -> Result<(), PortalError> {
+    let allowed = state
+        .gate
+        .kinds()
+        .any(|k| member.can(k.request_permission) || member.can(k.approve_permission));
     if allowed {
         Ok(())
     } else {
@@ -54,7 +55,7 @@ struct InboxPage {
 }
 
 async fn inbox(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    require_any(&member)?;
+    require_any(&state, &member)?;
     html(&InboxPage {
         shell: Shell::new(&member, "/approvals"),
         waiting: store::inbox(&state.pool, member.tenant_id, member.user.user_id).await?,
@@ -67,8 +68,11 @@ async fn inbox(state: Data<AppState>, member: Member) -> Result<HttpResponse, Po
 struct DetailPage {
     shell: Shell,
     request: ActionRequest,
-    payout: Option<PayoutPayload>,
-    termination: Option<crate::cards::termination::TerminationPayload>,
+    kind: Kind,
+    /// What is approved, as the kind describes it.
+    facts: Vec<Fact>,
+    /// The last known status of the payout (payouts only), for the header.
+    payout_status: Option<String>,
     decisions: Vec<Decision>,
     timeline: Vec<(DateTime<Utc>, String, String)>,
     can_decide: bool,
@@ -86,8 +90,9 @@ async fn render_detail(
     let request = store::find(&state.pool, member.tenant_id, id)
         .await?
         .ok_or_else(|| PortalError::NotFound("no such request".to_owned()))?;
-    let kind = request.kind();
-    let policy = store::policy_version(&state.pool, member.tenant_id, kind, request.policy_version).await?;
+    let (action, kind) =
+        engine::kind_of(&state.gate, &request).map_err(|e| PortalError::Internal(Box::new(e)))?;
+    let policy = engine::policy_of(&state.pool, member.tenant_id, action, request.policy_version).await?;
     let now = Utc::now();
     let escalated = policy
         .escalation_after_secs
@@ -98,27 +103,22 @@ async fn render_detail(
         .find(|c| c.user_id == member.user.user_id);
     let may_approve =
         me.is_some_and(|me| model::may_approve(&policy, kind, &me, &request.filed(), escalated).is_ok());
-    if !(member.can(kind.request_permission()) || member.can(kind.approve_permission()) || may_approve) {
-        return Err(PortalError::Forbidden(kind.approve_permission().to_owned()));
+    if !(member.can(kind.request_permission) || member.can(kind.approve_permission) || may_approve) {
+        return Err(PortalError::Forbidden(kind.approve_permission.to_owned()));
     }
     let decisions = store::decisions(&state.pool, id).await?;
-    let pending = request.status == "pending" && now < request.expires_at;
+    let pending = request.status == RequestStatus::Pending && now < request.expires_at;
     let decided = decisions.iter().any(|d| d.approver_email == member.user.email);
     Ok(DetailPage {
         shell: Shell::new(member, "/approvals"),
-        payout: serde_json::from_value(request.payload.0.clone()).ok(),
+        facts: action
+            .describe(&request.payload.0)
+            .map_err(|e| PortalError::Internal(Box::new(e)))?,
+        payout_status: request.progress.0["payout_status"].as_str().map(str::to_owned),
+        kind,
         can_decide: pending && !decided && may_approve,
         can_cancel: pending && request.requested_by == member.user.user_id,
-        termination: (kind == ActionKind::CardTermination)
-            .then(|| serde_json::from_value(request.payload.0.clone()).ok())
-            .flatten(),
-        live: matches!(request.status.as_str(), "approved" | "executing")
-            || (request.status == "executed"
-                && kind == ActionKind::Payout
-                && !matches!(
-                    request.outcome.0["payout_status"].as_str(),
-                    Some("COMPLETED" | "FAILED")
-                )),
+        live: request.status.is_live(),
         timeline: store::timeline(&state.pool, id).await?,
         decisions,
         request,
@@ -140,6 +140,9 @@ async fn detail(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result
 pub struct DecisionForm {
     #[serde(default)]
     comment: String,
+    /// Of what the page showed; a request changed since is not decided.
+    #[serde(default)]
+    digest: String,
 }
 
 /// The engine decides who may decide (a backup role may, once escalated).
@@ -148,9 +151,19 @@ async fn decide(
     member: &Member,
     id: Uuid,
     approve: bool,
-    comment: &str,
+    form: &DecisionForm,
 ) -> Result<HttpResponse, PortalError> {
-    match engine::decide(&state.pool, member, id, approve, comment).await {
+    match engine::decide(
+        &state.pool,
+        &state.gate,
+        member,
+        id,
+        approve,
+        &form.comment,
+        &form.digest,
+    )
+    .await
+    {
         Ok(_) => Ok(redirect(&format!("/approvals/{id}"))),
         Err(ApprovalError::NotFound) => Err(PortalError::NotFound("no such request".to_owned())),
         Err(ApprovalError::Db(e)) => Err(e.into()),
@@ -177,7 +190,7 @@ async fn approve(
     id: Path<Uuid>,
     form: Form<DecisionForm>,
 ) -> Result<HttpResponse, PortalError> {
-    decide(&state, &member, *id, true, &form.comment).await
+    decide(&state, &member, *id, true, &form).await
 }
 
 async fn reject(
@@ -186,11 +199,11 @@ async fn reject(
     id: Path<Uuid>,
     form: Form<DecisionForm>,
 ) -> Result<HttpResponse, PortalError> {
-    decide(&state, &member, *id, false, &form.comment).await
+    decide(&state, &member, *id, false, &form).await
 }
 
 async fn cancel(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
-    require_any(&member)?;
+    require_any(&state, &member)?;
     match engine::cancel(&state.pool, &member, *id).await {
         Ok(()) => Ok(redirect(&format!("/approvals/{}", *id))),
         Err(ApprovalError::NotFound) => Err(PortalError::NotFound("no such request".to_owned())),
@@ -207,7 +220,7 @@ async fn cancel(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result
 // --- Policies -----------------------------------------------------------------
 
 pub struct PolicyView {
-    kind: ActionKind,
+    kind: Kind,
     current: Policy,
     history: Vec<(Policy, String)>,
 }
@@ -230,11 +243,15 @@ async fn render_policies(
     notice: Option<String>,
 ) -> Result<String, PortalError> {
     let mut policies = Vec::new();
-    for kind in ActionKind::ALL {
+    for kind in state.gate.kinds() {
+        let action = state
+            .gate
+            .get(kind.key)
+            .map_err(|e| PortalError::Internal(Box::new(e)))?;
         policies.push(PolicyView {
-            kind: *kind,
-            current: store::current_policy(&state.pool, member.tenant_id, *kind).await?,
-            history: store::policy_history(&state.pool, member.tenant_id, *kind).await?,
+            kind,
+            current: engine::policy_in_force(&state.pool, member.tenant_id, action).await?,
+            history: store::policy_history(&state.pool, member.tenant_id, kind).await?,
         });
     }
     Ok(PoliciesPage {
@@ -253,7 +270,7 @@ async fn render_policies(
 }
 
 async fn policies(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    require_any(&member).or_else(|_| member.require("policies.manage"))?;
+    require_any(&state, &member).or_else(|_| member.require("policies.manage"))?;
     let body = render_policies(&state, &member, None, None).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -267,6 +284,8 @@ pub struct PolicyForm {
     approver_roles: String,
     #[serde(default)]
     threshold: String,
+    #[serde(default = "one")]
+    below_threshold_approvals: i32,
     expires_after_hours: i32,
     #[serde(default)]
     reminder_after_minutes: String,
@@ -276,6 +295,10 @@ pub struct PolicyForm {
     escalation_role: String,
     rate_tolerance_percent: Decimal,
     reason: String,
+}
+
+fn one() -> i32 {
+    1
 }
 
 fn optional_int(raw: &str, scale: i32, what: &str) -> Result<Option<i32>, String> {
@@ -312,6 +335,9 @@ fn parse_policy(form: &PolicyForm, roles: &[String]) -> Result<Policy, String> {
                 .ok_or("The threshold must be a number.")?,
         ),
     };
+    if !(0..=form.required_approvals).contains(&form.below_threshold_approvals) {
+        return Err("Approvals at or below the threshold must be 0 (runs at once) up to the approvals needed above it.".to_owned());
+    }
     if !(1..=720).contains(&form.expires_after_hours) {
         return Err("Requests must expire after 1 to 720 hours.".to_owned());
     }
@@ -333,6 +359,7 @@ fn parse_policy(form: &PolicyForm, roles: &[String]) -> Result<Policy, String> {
         required_approvals: form.required_approvals,
         approver_roles,
         threshold,
+        below_threshold_approvals: form.below_threshold_approvals,
         expires_after_secs: form.expires_after_hours * 3600,
         reminder_after_secs: optional_int(&form.reminder_after_minutes, 60, "The reminder time")?,
         escalation_after_secs: optional_int(&form.escalation_after_hours, 3600, "The escalation time")?,
@@ -350,8 +377,11 @@ async fn save_policy(
     form: Form<PolicyForm>,
 ) -> Result<HttpResponse, PortalError> {
     member.require("policies.manage")?;
-    let kind =
-        ActionKind::parse(&kind).ok_or_else(|| PortalError::NotFound("no such kind of action".to_owned()))?;
+    let kind = state
+        .gate
+        .get(&kind)
+        .map_err(|_| PortalError::NotFound("no such kind of action".to_owned()))?
+        .kind();
     let roles: Vec<String> = crate::access::store::roles(&state.pool, member.tenant_id)
         .await?
         .into_iter()
@@ -374,13 +404,13 @@ async fn save_policy(
             &member.actor(),
             Some(member.tenant_id),
             "policies.changed",
-            format!("policy:{}:{version}", kind.as_str()),
+            format!("policy:{}:{version}", kind.key),
             outcome::SUCCESS,
         )
         .with_details(serde_json::json!({
-            "kind": kind.as_str(), "version": version, "reason": policy.reason,
+            "kind": kind.key, "version": version, "reason": policy.reason,
             "required_approvals": policy.required_approvals, "approver_roles": policy.approver_roles,
-            "threshold": policy.threshold, "expires_after_secs": policy.expires_after_secs,
+            "threshold": policy.threshold, "below_threshold_approvals": policy.below_threshold_approvals, "expires_after_secs": policy.expires_after_secs,
             "escalation_role": policy.escalation_role, "rate_tolerance_bps": policy.rate_tolerance_bps,
         }))],
     )
@@ -388,7 +418,7 @@ async fn save_policy(
     tx.commit().await?;
     let notice = format!(
         "{} policy saved as version {version}. Requests already filed keep their version.",
-        kind.label()
+        kind.label
     );
     let body = render_policies(&state, &member, None, Some(notice)).await?;
     Ok(HttpResponse::Ok()

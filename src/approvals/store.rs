@@ -7,46 +7,45 @@ use sqlx::types::Json;
 use sqlx::{PgExecutor, PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
-use super::model::{ActionKind, Candidate, Policy};
+use super::model::{Candidate, Kind, Policy, RequestStatus};
 
-const POLICY_COLUMNS: &str = "version, required_approvals, approver_roles, threshold, expires_after_secs, \
-     reminder_after_secs, escalation_after_secs, escalation_role, rate_tolerance_bps, reason, created_at";
+const POLICY_COLUMNS: &str = "version, required_approvals, approver_roles, threshold, below_threshold_approvals, \
+     expires_after_secs, reminder_after_secs, escalation_after_secs, escalation_role, rate_tolerance_bps, reason, \
+     created_at";
 
-/// The policy in force: the latest version, or the default.
-pub async fn current_policy(pool: &PgPool, tenant: Uuid, kind: ActionKind) -> Result<Policy, sqlx::Error> {
-    let latest: Option<Policy> = sqlx::query_as(&format!(
+/// The latest saved version, if an admin saved one.
+pub async fn latest_policy(pool: &PgPool, tenant: Uuid, kind: Kind) -> Result<Option<Policy>, sqlx::Error> {
+    sqlx::query_as(&format!(
         "SELECT {POLICY_COLUMNS} FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 \
          ORDER BY version DESC LIMIT 1"
     ))
     .bind(tenant)
-    .bind(kind.as_str())
+    .bind(kind.key)
     .fetch_optional(pool)
-    .await?;
-    Ok(latest.unwrap_or_else(|| Policy::default_for(kind)))
+    .await
 }
 
-/// The version a request was filed under (0 is the default policy).
-pub async fn policy_version(
+/// A saved version (0, the kind's default, is never saved).
+pub async fn saved_policy(
     pool: &PgPool,
     tenant: Uuid,
-    kind: ActionKind,
+    kind: Kind,
     version: i32,
-) -> Result<Policy, sqlx::Error> {
-    let found: Option<Policy> = sqlx::query_as(&format!(
+) -> Result<Option<Policy>, sqlx::Error> {
+    sqlx::query_as(&format!(
         "SELECT {POLICY_COLUMNS} FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 AND version = $3"
     ))
     .bind(tenant)
-    .bind(kind.as_str())
+    .bind(kind.key)
     .bind(version)
     .fetch_optional(pool)
-    .await?;
-    Ok(found.unwrap_or_else(|| Policy::default_for(kind)))
+    .await
 }
 
 pub async fn policy_history(
     pool: &PgPool,
     tenant: Uuid,
-    kind: ActionKind,
+    kind: Kind,
 ) -> Result<Vec<(Policy, String)>, sqlx::Error> {
     #[derive(sqlx::FromRow)]
     struct Row {
@@ -59,7 +58,7 @@ pub async fn policy_history(
          FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 ORDER BY version DESC"
     ))
     .bind(tenant)
-    .bind(kind.as_str())
+    .bind(kind.key)
     .fetch_all(pool)
     .await?;
     Ok(rows
@@ -72,19 +71,19 @@ pub async fn policy_history(
 pub async fn save_policy(
     tx: &mut Transaction<'_, Postgres>,
     tenant: Uuid,
-    kind: ActionKind,
+    kind: Kind,
     p: &Policy,
     by: Uuid,
 ) -> Result<i32, sqlx::Error> {
     sqlx::query_scalar(
         "INSERT INTO approval_policies (tenant_id, action_kind, version, required_approvals, approver_roles, threshold, \
            expires_after_secs, reminder_after_secs, escalation_after_secs, escalation_role, rate_tolerance_bps, reason, \
-           created_by) \
-         SELECT $1, $2, COALESCE(max(version), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+           created_by, below_threshold_approvals) \
+         SELECT $1, $2, COALESCE(max(version), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 \
          FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 RETURNING version",
     )
     .bind(tenant)
-    .bind(kind.as_str())
+    .bind(kind.key)
     .bind(p.required_approvals)
     .bind(&p.approver_roles)
     .bind(p.threshold)
@@ -95,6 +94,7 @@ pub async fn save_policy(
     .bind(p.rate_tolerance_bps)
     .bind(&p.reason)
     .bind(by)
+    .bind(p.below_threshold_approvals)
     .fetch_one(&mut **tx)
     .await
 }
@@ -134,13 +134,16 @@ pub struct ActionRequest {
     pub summary: String,
     pub payload: Json<serde_json::Value>,
     pub amount: Decimal,
-    pub status: String,
+    pub status: RequestStatus,
     pub requested_by: Uuid,
     pub requester_email: String,
     pub policy_version: i32,
     pub required_approvals: i32,
     pub upstream_reference: String,
-    pub outcome: Json<serde_json::Value>,
+    /// What execution has done so far: the kind's typed progress.
+    pub progress: Json<serde_json::Value>,
+    /// Of what the approvers saw; approvals count only for this digest.
+    pub digest: String,
     pub failure_reason: Option<String>,
     pub expires_at: DateTime<Utc>,
     pub reminded_at: Option<DateTime<Utc>>,
@@ -150,10 +153,6 @@ pub struct ActionRequest {
 }
 
 impl ActionRequest {
-    pub fn kind(&self) -> ActionKind {
-        ActionKind::parse(&self.kind).unwrap_or(ActionKind::Payout)
-    }
-
     pub fn filed(&self) -> super::model::Filed {
         super::model::Filed {
             by: self.requested_by,
@@ -164,14 +163,15 @@ impl ActionRequest {
 
 const REQUEST_COLUMNS: &str = "r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload, r.amount, r.status, \
      r.requested_by, (SELECT email FROM users WHERE id = r.requested_by) AS requester_email, r.policy_version, \
-     r.required_approvals, r.upstream_reference, r.outcome, r.failure_reason, r.expires_at, r.reminded_at, \
+     r.required_approvals, r.upstream_reference, r.progress, r.digest, r.failure_reason, r.expires_at, r.reminded_at, \
      r.created_at, r.updated_at, \
-     (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve') AS approvals";
+     (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve' \
+        AND d.digest = r.digest) AS approvals";
 
 pub struct NewRequest<'a> {
     pub id: Uuid,
     pub tenant: Uuid,
-    pub kind: ActionKind,
+    pub kind: Kind,
     pub target: &'a str,
     pub summary: &'a str,
     pub payload: serde_json::Value,
@@ -179,6 +179,7 @@ pub struct NewRequest<'a> {
     pub requested_by: Uuid,
     pub policy_version: i32,
     pub required_approvals: i32,
+    pub digest: &'a str,
     pub expires_at: DateTime<Utc>,
 }
 
@@ -190,13 +191,13 @@ pub async fn insert_request(
 ) -> Result<Result<(), Uuid>, sqlx::Error> {
     let inserted = sqlx::query(
         "INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status, requested_by, \
-           policy_version, required_approvals, upstream_reference, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12) \
+           policy_version, required_approvals, upstream_reference, expires_at, digest) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13) \
          ON CONFLICT (tenant_id, kind, target) WHERE status = 'pending' DO NOTHING",
     )
     .bind(r.id)
     .bind(r.tenant)
-    .bind(r.kind.as_str())
+    .bind(r.kind.key)
     .bind(r.target)
     .bind(r.summary)
     .bind(&r.payload)
@@ -206,6 +207,7 @@ pub async fn insert_request(
     .bind(r.required_approvals)
     .bind(format!("pd-{}", r.id.simple()))
     .bind(r.expires_at)
+    .bind(r.digest)
     .execute(&mut **tx)
     .await?
     .rows_affected();
@@ -216,7 +218,7 @@ pub async fn insert_request(
         "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND target = $3 AND status = 'pending'",
     )
     .bind(r.tenant)
-    .bind(r.kind.as_str())
+    .bind(r.kind.key)
     .bind(r.target)
     .fetch_one(&mut **tx)
     .await?;
@@ -259,7 +261,7 @@ pub async fn lock(
 pub async fn list(
     pool: &PgPool,
     tenant: Uuid,
-    kind: Option<ActionKind>,
+    kind: Option<Kind>,
     limit: i64,
 ) -> Result<Vec<ActionRequest>, sqlx::Error> {
     sqlx::query_as(&format!(
@@ -267,7 +269,7 @@ pub async fn list(
          ORDER BY r.created_at DESC LIMIT $3"
     ))
     .bind(tenant)
-    .bind(kind.map(|k| k.as_str()))
+    .bind(kind.map(|k| k.key))
     .bind(limit)
     .fetch_all(pool)
     .await
@@ -305,22 +307,36 @@ pub async fn decisions(pool: &PgPool, request: Uuid) -> Result<Vec<Decision>, sq
     .await
 }
 
-/// Records a decision; false when this person already decided.
+/// Members who approved the request as it now stands.
+pub async fn approvers_of<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT d.approver_id FROM approval_decisions d JOIN action_requests r ON r.id = d.request_id \
+         WHERE d.request_id = $1 AND d.decision = 'approve' AND d.digest = r.digest ORDER BY d.created_at",
+    )
+    .bind(request)
+    .fetch_all(db)
+    .await
+}
+
+/// Records a decision on what `digest` describes; false when this person
+/// already decided.
 pub async fn add_decision(
     tx: &mut Transaction<'_, Postgres>,
     request: Uuid,
     approver: Uuid,
     decision: &str,
     comment: &str,
+    digest: &str,
 ) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query(
-        "INSERT INTO approval_decisions (request_id, approver_id, decision, comment) VALUES ($1, $2, $3, $4) \
+        "INSERT INTO approval_decisions (request_id, approver_id, decision, comment, digest) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT DO NOTHING",
     )
     .bind(request)
     .bind(approver)
     .bind(decision)
     .bind(comment)
+    .bind(digest)
     .execute(&mut **tx)
     .await?
     .rows_affected()
@@ -336,48 +352,79 @@ pub async fn clear_decisions<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Resu
     Ok(())
 }
 
-pub async fn set_status<'e>(
+/// Moves a request from `from` to `to`; false when it was no longer at
+/// `from` (someone else moved it first).
+pub async fn move_status<'e>(
     db: impl PgExecutor<'e>,
     id: Uuid,
-    status: &str,
+    from: RequestStatus,
+    to: RequestStatus,
     failure: Option<&str>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE action_requests SET status = $2, failure_reason = $3, updated_at = now() WHERE id = $1",
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query(
+        "UPDATE action_requests SET status = $3, failure_reason = COALESCE($4, failure_reason), updated_at = now() \
+         WHERE id = $1 AND status = $2",
     )
     .bind(id)
-    .bind(status)
+    .bind(from)
+    .bind(to)
     .bind(failure)
+    .execute(db)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+pub async fn set_progress<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    progress: &serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE action_requests SET progress = $2, updated_at = now() WHERE id = $1")
+        .bind(id)
+        .bind(progress)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// A changed payload (sent back for approval): new digest, new deadline.
+pub async fn replace_payload<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    payload: &serde_json::Value,
+    digest: &str,
+    expires_at: DateTime<Utc>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE action_requests SET payload = $2, digest = $3, expires_at = $4, progress = '{}'::jsonb, \
+           updated_at = now() WHERE id = $1",
+    )
+    .bind(id)
+    .bind(payload)
+    .bind(digest)
+    .bind(expires_at)
     .execute(db)
     .await?;
     Ok(())
 }
 
-/// Merges keys into the request's outcome.
-pub async fn merge_outcome<'e>(
-    db: impl PgExecutor<'e>,
-    id: Uuid,
-    patch: serde_json::Value,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE action_requests SET outcome = outcome || $2, updated_at = now() WHERE id = $1")
-        .bind(id)
-        .bind(patch)
+/// Runs the request's queued job now (an event brought news of it).
+pub async fn wake<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE jobs SET run_at = now() WHERE request_id = $1 AND done_at IS NULL")
+        .bind(request)
         .execute(db)
         .await?;
     Ok(())
 }
 
-pub async fn set_payload<'e>(
-    db: impl PgExecutor<'e>,
-    id: Uuid,
-    payload: &serde_json::Value,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE action_requests SET payload = $2, updated_at = now() WHERE id = $1")
-        .bind(id)
-        .bind(payload)
-        .execute(db)
-        .await?;
-    Ok(())
+/// Pending requests past their deadline: (request, tenant).
+pub async fn overdue(pool: &PgPool) -> Result<Vec<(Uuid, Uuid)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, tenant_id FROM action_requests WHERE status = 'pending' AND expires_at <= now() LIMIT 100",
+    )
+    .fetch_all(pool)
+    .await
 }
 
 pub async fn add_timeline<'e>(
@@ -467,83 +514,6 @@ pub async fn mark_read(pool: &PgPool, user: Uuid, tenant: Uuid) -> Result<(), sq
     Ok(())
 }
 
-/// A payout event from the service: the request that made the payout
-/// records the payout's new status and a timeline entry. Events may arrive
-/// out of order, so a status never moves back (processing after success is
-/// ignored).
-pub async fn payout_event(
-    pool: &PgPool,
-    tenant: Uuid,
-    payout_id: &str,
-    event: &str,
-    data: &serde_json::Value,
-) -> Result<(), sqlx::Error> {
-    let status = match data["status"].as_str() {
-        Some("initiated") => "INITIATED",
-        Some("processing") => "PROCESSING",
-        Some("success") => "COMPLETED",
-        Some("failed") => "FAILED",
-        Some("expired") => "EXPIRED",
-        _ => return Ok(()),
-    };
-    let rank = |s: &str| match s {
-        "INITIATED" => 1,
-        "PENDING" => 2,
-        "PROCESSING" => 3,
-        _ => 4,
-    };
-    let request: Option<Uuid> = sqlx::query_scalar(
-        "UPDATE action_requests SET outcome = outcome || jsonb_build_object('payout_status', $3::text), updated_at = now() \
-         WHERE tenant_id = $1 AND kind = 'payout' AND outcome->>'payout_id' = $2 \
-           AND (CASE outcome->>'payout_status' WHEN 'INITIATED' THEN 1 WHEN 'PENDING' THEN 2 WHEN 'PROCESSING' THEN 3 \
-                WHEN NULL THEN 0 ELSE CASE WHEN outcome ? 'payout_status' THEN 4 ELSE 0 END END) < $4 \
-         RETURNING id",
-    )
-    .bind(tenant)
-    .bind(payout_id)
-    .bind(status)
-    .bind(rank(status))
-    .fetch_optional(pool)
-    .await?;
-    if let Some(id) = request {
-        add_timeline(pool, id, &status.to_ascii_lowercase(), &format!("event {event}")).await?;
-    }
-    Ok(())
-}
-
-/// Records a payout status read back from the service, unless an event
-/// already brought a later one.
-pub async fn payout_event_status<'e>(
-    db: impl PgExecutor<'e>,
-    id: Uuid,
-    status: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "UPDATE action_requests SET outcome = outcome || jsonb_build_object('payout_status', $2::text), \
-           updated_at = now() \
-         WHERE id = $1 AND NOT (outcome ? 'payout_status' AND outcome->>'payout_status' IN ('PROCESSING', 'COMPLETED', 'FAILED', 'EXPIRED'))",
-    )
-    .bind(id)
-    .bind(status)
-    .execute(db)
-    .await?;
-    Ok(())
-}
-
-/// Executed payout requests whose payout has not reached a final status,
-/// untouched for ten seconds: (request, tenant, payout id).
-pub async fn in_flight_payouts(pool: &PgPool) -> Result<Vec<(Uuid, Uuid, String)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT id, tenant_id, outcome->>'payout_id' FROM action_requests \
-         WHERE kind = 'payout' AND status = 'executed' AND outcome ? 'payout_id' \
-           AND COALESCE(outcome->>'payout_status', '') NOT IN ('COMPLETED', 'FAILED', 'EXPIRED') \
-           AND updated_at < now() - interval '10 seconds' \
-         ORDER BY updated_at LIMIT 100",
-    )
-    .fetch_all(pool)
-    .await
-}
-
 /// Pending requests past their policy's reminder (or escalation) time that
 /// were not yet reminded (or escalated): (request, tenant).
 pub async fn due_for(pool: &PgPool, what: Nudge) -> Result<Vec<(Uuid, Uuid)>, sqlx::Error> {
@@ -563,7 +533,7 @@ pub async fn due_for(pool: &PgPool, what: Nudge) -> Result<Vec<(Uuid, Uuid)>, sq
          LIMIT 100"
     ))
     .bind(match what {
-        Nudge::Reminder => super::model::Policy::default_for(super::model::ActionKind::Payout).reminder_after_secs,
+        Nudge::Reminder => Policy::standard().reminder_after_secs,
         Nudge::Escalation => None,
     })
     .fetch_all(pool)

@@ -14,10 +14,9 @@ use serde_json::json;
 
 use super::routes::{card_id, render_detail, service_now, Notes};
 use super::rules::{self, LimitsDraft};
-use super::termination::TerminationPayload;
+use super::termination::{TerminationAction, TerminationPayload};
 use crate::access::Member;
 use crate::approvals::engine::{self, ApprovalError, Filing};
-use crate::approvals::model::ActionKind;
 use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, user_fixable, PortalError};
@@ -387,20 +386,20 @@ pub async fn request_termination(
         card.balance_currency,
         reason
     );
-    let filed = engine::file(
+    let filed = engine::file::<TerminationAction>(
         &state.pool,
+        &state.gate,
         &member,
         Filing {
-            kind: ActionKind::CardTermination,
             target: &id,
             summary: &summary,
-            payload: serde_json::to_value(&payload).unwrap_or_default(),
+            payload,
             amount: balance_decimal(card.balance_amount),
         },
     )
     .await;
     match filed {
-        Ok(request) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(filed) => Ok(redirect(&format!("/approvals/{}", filed.id()))),
         Err(ApprovalError::Duplicate(existing)) => Ok(redirect(&format!("/approvals/{existing}"))),
         Err(ApprovalError::Db(e)) => Err(e.into()),
         Err(e) => refused_page(&state, &member, &id, with_error(e.to_string())).await,

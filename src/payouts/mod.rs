@@ -1,4 +1,6 @@
 //! Payouts in the portal: a form led by the corridor, filed as an approval
-//! request with an indicative quote; the approvals engine carries it out.
+//! request with an indicative quote; the approval gate carries it out
+//! through `action`.
 
+pub mod action;
 pub mod routes;

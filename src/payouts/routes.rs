@@ -7,10 +7,10 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::action::{PayoutAction, PayoutPayload};
 use crate::access::Member;
+use crate::approvals::action::Action;
 use crate::approvals::engine::{self, ApprovalError, Filing};
-use crate::approvals::executor::PayoutPayload;
-use crate::approvals::model::ActionKind;
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
@@ -45,7 +45,7 @@ async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, Por
     require_payouts(&member)?;
     html(&ListPage {
         shell: Shell::new(&member, "/payouts"),
-        requests: approvals::list(&state.pool, member.tenant_id, Some(ActionKind::Payout), 100).await?,
+        requests: approvals::list(&state.pool, member.tenant_id, Some(PayoutAction::KIND), 100).await?,
         can_request: member.can("payouts.request"),
     })
 }
@@ -279,20 +279,20 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         "{}:{}:{}",
         corridor.country, draft.bank_code, beneficiary.account_number
     );
-    let filed = engine::file(
+    let filed = engine::file::<PayoutAction>(
         &state.pool,
+        &state.gate,
         &member,
         Filing {
-            kind: ActionKind::Payout,
             target: &target,
             summary: &summary,
-            payload: serde_json::to_value(&payload).unwrap_or_default(),
+            payload,
             amount,
         },
     )
     .await;
     match filed {
-        Ok(id) => Ok(redirect(&format!("/approvals/{id}"))),
+        Ok(filed) => Ok(redirect(&format!("/approvals/{}", filed.id()))),
         Err(ApprovalError::Duplicate(existing)) => {
             refuse(
                 draft,

@@ -5,7 +5,6 @@ use paydesk_api::models::balances::BalanceAccount;
 use paydesk_api::models::transactions::{Transaction, TransactionQuery};
 
 use crate::access::Member;
-use crate::approvals::model::ActionKind;
 use crate::approvals::store as approvals;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
@@ -45,7 +44,7 @@ pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse,
             transactions = Section::from_result(client.transactions(&latest).await.map(|p| p.transactions));
         }
     }
-    let approves = ActionKind::ALL.iter().any(|k| member.can(k.approve_permission()));
+    let approves = state.gate.kinds().any(|k| member.can(k.approve_permission));
     let pending_approvals = if approves {
         Some(
             approvals::inbox(&state.pool, member.tenant_id, member.user.user_id)

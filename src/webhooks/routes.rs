@@ -98,14 +98,8 @@ async fn receive(
     .await?;
     if new && event.event.starts_with("payouts.") {
         if let Some(payout_id) = event.data["id"].as_str() {
-            crate::approvals::store::payout_event(
-                &state.pool,
-                connection.tenant_id,
-                payout_id,
-                &event.event,
-                &event.data,
-            )
-            .await?;
+            crate::payouts::action::on_event(&state.pool, connection.tenant_id, payout_id, &event.event)
+                .await?;
         }
     }
     if new {

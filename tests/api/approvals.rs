@@ -63,29 +63,31 @@ async fn file_payout(maker: &TestApp, account: &str, amount: &str) -> reqwest::R
 
 pub async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
     for _ in 0..100 {
-        let status: String = sqlx::query_scalar("SELECT status FROM action_requests WHERE id = $1::uuid")
-            .bind(request)
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
+        let status: String =
+            sqlx::query_scalar("SELECT status::text FROM action_requests WHERE id = $1::uuid")
+                .bind(request)
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
         if status == wanted {
             return status;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (status, reason, outcome): (String, Option<String>, serde_json::Value) =
-        sqlx::query_as("SELECT status, failure_reason, outcome FROM action_requests WHERE id = $1::uuid")
-            .bind(request)
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
+    let (status, reason, progress): (String, Option<String>, serde_json::Value) = sqlx::query_as(
+        "SELECT status::text, failure_reason, progress FROM action_requests WHERE id = $1::uuid",
+    )
+    .bind(request)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
     let jobs: Vec<(i32, Option<String>)> =
         sqlx::query_as("SELECT attempts, last_error FROM jobs WHERE request_id = $1::uuid")
             .bind(request)
             .fetch_all(&app.pool)
             .await
             .unwrap();
-    panic!("request {request} never became {wanted}: {status} {reason:?} {outcome} jobs {jobs:?}");
+    panic!("request {request} never became {wanted}: {status} {reason:?} {progress} jobs {jobs:?}");
 }
 
 /// Polls until the request records the payout at `wanted`, for up to
@@ -93,7 +95,7 @@ pub async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> Stri
 async fn wait_for_payout_status(app: &TestApp, request: &str, wanted: &str, tries: u32) -> bool {
     for _ in 0..tries {
         let status: Option<String> =
-            sqlx::query_scalar("SELECT outcome->>'payout_status' FROM action_requests WHERE id = $1::uuid")
+            sqlx::query_scalar("SELECT progress->>'payout_status' FROM action_requests WHERE id = $1::uuid")
                 .bind(request)
                 .fetch_one(&app.pool)
                 .await
@@ -106,15 +108,43 @@ async fn wait_for_payout_status(app: &TestApp, request: &str, wanted: &str, trie
     false
 }
 
+/// The digest of what a request's page shows, which a decision binds to.
+pub fn digest_in(html: &str) -> String {
+    let marker = "name=\"digest\" value=\"";
+    match html.find(marker) {
+        Some(start) => html[start + marker.len()..].split('"').next().unwrap().to_owned(),
+        None => String::new(),
+    }
+}
+
+/// Decides as `who` on what the request's page shows them.
+pub async fn decide(who: &TestApp, request: &str, verdict: &str, comment: &str) -> reqwest::Response {
+    let page = who.get_html(&format!("/approvals/{request}")).await;
+    who.http
+        .post(who.url(&format!("/approvals/{request}/{verdict}")))
+        .form(&[
+            ("csrf_token", csrf_in(&page).as_str()),
+            ("digest", digest_in(&page).as_str()),
+            ("comment", comment),
+        ])
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Approves without a comment, as `approver`.
 pub async fn approve(approver: &TestApp, request: &str) -> reqwest::Response {
-    approver
-        .post_form(
-            &format!("/approvals/{request}"),
-            &format!("/approvals/{request}/approve"),
-            &[],
-        )
-        .await
+    decide(approver, request, "approve", "").await
+}
+
+/// Waits until the payout of an approved request is finalized (on the
+/// rail); the request is executing until the rail settles it.
+pub async fn wait_for_finalize(app: &TestApp, request: &str) {
+    assert!(
+        wait_for_payout_status(app, request, "PENDING", 100).await,
+        "the payout was never finalized"
+    );
+    wait_for_status(app, request, "executing").await;
 }
 
 pub fn request_id(res: &reqwest::Response) -> String {
@@ -151,18 +181,12 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
 
     let inbox = approver.get_html("/approvals").await;
     assert!(inbox.contains("Waiting for you (1)"));
-    let res = approver
-        .post_form(
-            &format!("/approvals/{id}"),
-            &format!("/approvals/{id}/approve"),
-            &[("comment", "ok")],
-        )
-        .await;
+    let res = decide(&approver, &id, "approve", "ok").await;
     assert_eq!(res.status().as_u16(), 303);
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
 
     let (payout_id, reference): (String, String) = sqlx::query_as(
-        "SELECT outcome->>'payout_id', upstream_reference FROM action_requests WHERE id = $1::uuid",
+        "SELECT progress->>'payout_id', upstream_reference FROM action_requests WHERE id = $1::uuid",
     )
     .bind(&id)
     .fetch_one(&app.pool)
@@ -181,10 +205,13 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
         wait_for_payout_status(&app, &id, "COMPLETED", 50).await,
         "the request never saw the payout complete"
     );
+    wait_for_status(&app, &id, "executed").await;
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("COMPLETED"), "{page}");
-    let notices = operator.get_html("/notifications").await;
-    assert!(notices.contains("carried out"));
+    for member in [&operator, &approver] {
+        let notices = member.get_html("/notifications").await;
+        assert!(notices.contains("Carried out"), "{notices}");
+    }
 }
 
 #[tokio::test]
@@ -213,16 +240,20 @@ async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
 
     let path = format!("/approvals/{id}/approve");
-    let tokens: Vec<String> = futures_util::future::join_all(
+    let pages: Vec<String> = futures_util::future::join_all(
         approvers
             .iter()
-            .map(|a| async { csrf_in(&a.get_html(&format!("/approvals/{id}")).await) }),
+            .map(|a| async { a.get_html(&format!("/approvals/{id}")).await }),
     )
     .await;
-    let clicks = approvers.iter().zip(&tokens).map(|(a, token)| {
+    let clicks = approvers.iter().zip(&pages).map(|(a, page)| {
         a.http
             .post(a.url(&path))
-            .form(&[("csrf_token", token.as_str()), ("comment", "")])
+            .form(&[
+                ("csrf_token", csrf_in(page).as_str()),
+                ("digest", digest_in(page).as_str()),
+                ("comment", ""),
+            ])
             .send()
     });
     let answers = futures_util::future::join_all(clicks).await;
@@ -231,7 +262,7 @@ async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
         .filter(|r| r.as_ref().unwrap().status().as_u16() == 303)
         .count();
     assert!(accepted >= 2, "at least the two needed approvals were taken");
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
 
     let jobs: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE request_id = $1::uuid")
         .bind(&id)
@@ -239,14 +270,22 @@ async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
         .await
         .unwrap();
     assert_eq!(jobs, 1, "one job for one approval transition");
-    let calls: Vec<(String,)> = sqlx::query_as(
-        "SELECT details->>'path' FROM audit_log WHERE action = 'upstream.call' AND details->>'method' = 'POST' \
-         AND (details->>'path' LIKE '%/initialize' OR details->>'path' LIKE '%/finalize')",
-    )
-    .fetch_all(&app.pool)
-    .await
-    .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Upstream calls are recorded by the asynchronous audit writer: wait
+    // until the finalize is on record.
+    let mut calls: Vec<(String,)> = Vec::new();
+    for _ in 0..50 {
+        calls = sqlx::query_as(
+            "SELECT details->>'path' FROM audit_log WHERE action = 'upstream.call' AND details->>'method' = 'POST' \
+             AND (details->>'path' LIKE '%/initialize' OR details->>'path' LIKE '%/finalize')",
+        )
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+        if calls.iter().any(|(p,)| p.ends_with("/finalize")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let initialize = calls.iter().filter(|(p,)| p.ends_with("/initialize")).count();
     let finalize = calls.iter().filter(|(p,)| p.ends_with("/finalize")).count();
     assert_eq!(
@@ -311,13 +350,7 @@ async fn separation_of_duties_refusals() {
     let res = approve(&approver, &id).await;
     assert_eq!(res.status().as_u16(), 422);
     let again = request_id(&file_payout(&app, "0123456789", "10").await);
-    let res = approver
-        .post_form(
-            &format!("/approvals/{again}"),
-            &format!("/approvals/{again}/reject"),
-            &[("comment", "wrong account")],
-        )
-        .await;
+    let res = decide(&approver, &again, "reject", "wrong account").await;
     assert_eq!(res.status().as_u16(), 303);
     wait_for_status(&app, &again, "rejected").await;
     let audit: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action LIKE 'approvals.%'")
@@ -363,7 +396,7 @@ async fn requests_expire_and_lost_answers_are_reconciled_by_reference() {
         .await
         .unwrap();
     approve(&approver, &id).await;
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
     let reference: String =
         sqlx::query_scalar("SELECT upstream_reference FROM action_requests WHERE id = $1::uuid")
             .bind(&id)
@@ -394,7 +427,7 @@ async fn a_lost_webhook_is_made_up_for_by_reading_the_payout_back() {
         .remove(0);
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
     approve(&approver, &id).await;
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
 
     // The service's events stop reaching the portal; the payout completes.
     let sandbox = app.sandbox().await;
@@ -403,7 +436,7 @@ async fn a_lost_webhook_is_made_up_for_by_reading_the_payout_back() {
         .await
         .unwrap();
     let payout_id: String =
-        sqlx::query_scalar("SELECT outcome->>'payout_id' FROM action_requests WHERE id = $1::uuid")
+        sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
             .bind(&id)
             .fetch_one(&app.pool)
             .await
@@ -468,7 +501,7 @@ async fn a_finalize_whose_answer_is_lost_is_settled_by_reading_back() {
         .unwrap();
     let before = sandbox.balance("USDT").await.unwrap().available_balance.value();
     approve(&approver, &id).await;
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
     let timeline = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(timeline.contains("finalize unconfirmed"), "{timeline}");
     assert_eq!(
@@ -516,7 +549,7 @@ async fn a_run_that_died_after_initialize_is_finished_without_paying_twice() {
         .unwrap();
     sqlx::query(
         "UPDATE action_requests SET status = 'executing', \
-         outcome = jsonb_build_object('payout_id', $2::text, 'quote_id', $3::text, 'reference', $4::text) WHERE id = $1::uuid",
+         progress = jsonb_build_object('payout_id', $2::text, 'quote_id', $3::text, 'reference', $4::text) WHERE id = $1::uuid",
     )
     .bind(&id)
     .bind(quote.id.to_string())
@@ -530,7 +563,7 @@ async fn a_run_that_died_after_initialize_is_finished_without_paying_twice() {
         .execute(&app.pool)
         .await
         .unwrap();
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
     let mine: Vec<_> = sandbox
         .payouts(None, Some(100))
         .await
@@ -563,9 +596,9 @@ async fn a_quote_that_expired_before_execution_is_replaced() {
     );
 
     approve(&approver, &id).await;
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
     let payout_id: String =
-        sqlx::query_scalar("SELECT outcome->>'payout_id' FROM action_requests WHERE id = $1::uuid")
+        sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
             .bind(&id)
             .fetch_one(&app.pool)
             .await
@@ -618,7 +651,7 @@ async fn a_rate_that_moved_beyond_tolerance_sends_the_request_back() {
     // Approved again at the new rate, it runs.
     let res = approve(&approver, &id).await;
     assert_eq!(res.status().as_u16(), 303);
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
 }
 
 #[tokio::test]
@@ -751,7 +784,7 @@ async fn waiting_requests_remind_approvers_and_escalate_to_the_backup_role() {
     assert!(page.contains("Your decision"), "{page}");
     let res = approve(&backup, &id).await;
     assert_eq!(res.status().as_u16(), 303);
-    wait_for_status(&app, &id, "executed").await;
+    wait_for_finalize(&app, &id).await;
 }
 
 /// The security tester's reproduction: an admin files a payout, adds a new
@@ -777,7 +810,7 @@ async fn an_approver_the_maker_added_cannot_approve_and_admins_cannot_become_own
     assert_eq!(res.status().as_u16(), 422);
     let body = res.text().await.unwrap();
     assert!(body.contains("not be independent"), "{body}");
-    let status: String = sqlx::query_scalar("SELECT status FROM action_requests WHERE id = $1::uuid")
+    let status: String = sqlx::query_scalar("SELECT status::text FROM action_requests WHERE id = $1::uuid")
         .bind(&id)
         .fetch_one(&app.pool)
         .await
@@ -829,4 +862,112 @@ async fn an_approver_the_maker_added_cannot_approve_and_admins_cannot_become_own
         .post_form("/members", &format!("/members/{owner}/remove"), &[])
         .await;
     assert_eq!(res.status().as_u16(), 422, "nor remove them");
+}
+
+/// A payout the rail fails (account ending 9999) ends the request as
+/// failed, with the rail's reason, and tells the maker and the approver.
+#[tokio::test]
+async fn a_payout_that_fails_on_the_rail_ends_the_request_as_failed() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op9@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap9@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123459999", "10").await);
+    approve(&approver, &id).await;
+    wait_for_finalize(&app, &id).await;
+    let payout_id: String =
+        sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
+            .bind(&id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    // The rail takes its time on the sandbox clock.
+    let sandbox = app.sandbox().await;
+    sandbox.sandbox_advance_clock(3600).await.unwrap();
+    assert_eq!(sandbox.payout(&payout_id).await.unwrap().status, "FAILED");
+    wait_for_status(&app, &id, "failed").await;
+    let page = operator.get_html(&format!("/approvals/{id}")).await;
+    assert!(page.contains("failed on the rail"), "{page}");
+    assert!(!page.contains("status-executed"));
+    for member in [&operator, &approver] {
+        assert!(notices(member, "Failed: Pay 10 USDT").await);
+    }
+}
+
+/// An approval binds to the digest of what the approver saw: a decision
+/// posted for anything else is refused, and one decision per request
+/// wins a race with the maker's cancel.
+#[tokio::test]
+async fn approvals_bind_to_what_was_seen_and_race_a_cancel_atomically() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op10@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap10@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    let page = approver.get_html(&format!("/approvals/{id}")).await;
+    let res = approver
+        .http
+        .post(approver.url(&format!("/approvals/{id}/approve")))
+        .form(&[
+            ("csrf_token", csrf_in(&page).as_str()),
+            ("digest", "0000"),
+            ("comment", ""),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("changed since you opened it"));
+
+    for round in 0..5 {
+        let id = request_id(&file_payout(&operator, &format!("01234567{round}0"), "10").await);
+        let approver_page = approver.get_html(&format!("/approvals/{id}")).await;
+        let maker_page = operator.get_html(&format!("/approvals/{id}")).await;
+        let approve = approver
+            .http
+            .post(approver.url(&format!("/approvals/{id}/approve")))
+            .form(&[
+                ("csrf_token", csrf_in(&approver_page).as_str()),
+                ("digest", digest_in(&approver_page).as_str()),
+            ])
+            .send();
+        let cancel = operator
+            .http
+            .post(operator.url(&format!("/approvals/{id}/cancel")))
+            .form(&[("csrf_token", csrf_in(&maker_page).as_str())])
+            .send();
+        let (approved, cancelled) = tokio::join!(approve, cancel);
+        let won = [
+            approved.unwrap().status().as_u16(),
+            cancelled.unwrap().status().as_u16(),
+        ];
+        assert_eq!(
+            won.iter().filter(|s| **s == 303).count(),
+            1,
+            "exactly one wins: {won:?}"
+        );
+        let status: String =
+            sqlx::query_scalar("SELECT status::text FROM action_requests WHERE id = $1::uuid")
+                .bind(&id)
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
+        let jobs: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE request_id = $1::uuid")
+            .bind(&id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+        match won {
+            [303, _] => assert_ne!(status, "cancelled"),
+            _ => assert_eq!((status.as_str(), jobs), ("cancelled", 0)),
+        }
+    }
 }

@@ -253,16 +253,17 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_in_the_browser() {
     wait_for_text(&checker, "Your decision").await;
     fill(&checker, "textarea[name=comment]", "checked the invoice").await;
     click(&checker, Locator::XPath("//button[text()='Approve']")).await;
-    // The page follows the request live until the payout is finalized.
-    let done = wait_for_text(&checker, "finalized").await;
+    // The page follows the request live: the payout is finalized and on
+    // the rail until it settles.
+    let done = wait_for_text(&checker, "payout PENDING").await;
     assert!(
-        done.contains("executed") && done.contains("checked the invoice"),
+        done.contains("executing") && done.contains("checked the invoice"),
         "{done}"
     );
     snap(&checker, "5-payout-executed").await;
 
     maker.refresh().await.unwrap();
-    wait_for_text(&maker, "executed").await;
+    wait_for_text(&maker, "executing").await;
     maker.close().await.unwrap();
     checker.close().await.unwrap();
 }

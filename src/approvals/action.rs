@@ -1,0 +1,279 @@
+//! The one trait every kind of money-moving action implements, and the
+//! registry of kinds built at start-up. The gate (engine and executor)
+//! calls only this: it names no kind itself.
+//!
+//! A kind lives in its own domain (payouts in `payouts/`, card actions in
+//! `cards/`). It has a typed payload, fixed when the request is filed and
+//! shown to reviewers; a typed progress, saved between runs so an
+//! interrupted run knows what already happened; and `execute`, which
+//! re-checks the world, carries the action out exactly once under the
+//! request's upstream reference, and settles an unknown outcome by reading
+//! back by that reference, never by sending again.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use paydesk_api::{ApiError, Client};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::model::{Kind, Policy};
+use super::store::{self, ActionRequest};
+use crate::startup::AppState;
+
+/// One line of what reviewers see, and what the digest covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fact {
+    pub label: String,
+    pub value: String,
+    /// A page of the portal the value links to.
+    pub link: Option<String>,
+}
+
+impl Fact {
+    pub fn new(label: &str, value: impl Into<String>) -> Fact {
+        Fact {
+            label: label.to_owned(),
+            value: value.into(),
+            link: None,
+        }
+    }
+
+    pub fn linked(label: &str, value: impl Into<String>, link: String) -> Fact {
+        Fact {
+            link: Some(link),
+            ..Fact::new(label, value)
+        }
+    }
+}
+
+/// What one run of an action came to.
+#[derive(Debug)]
+pub enum Step<P> {
+    /// Carried out, with its final outcome (for the timeline and notices).
+    Done(String),
+    /// Nothing more will happen: the action was not carried out, or it
+    /// failed upstream. The reason, in the requester's words.
+    Failed(String),
+    /// Run again after this long: the outcome is not final yet (a payout
+    /// on the rail) or not known (a lost answer, read back next run).
+    Again(Duration),
+    /// The approved terms can't be kept (a rate moved beyond tolerance):
+    /// back to the approvers with the payload as it now stands.
+    SendBack { payload: P, why: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error(transparent)]
+    Api(#[from] ApiError),
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// What a kind's `execute` works with.
+pub struct Run<'a, P> {
+    pub state: &'a AppState,
+    pub client: &'a Client,
+    pub request: &'a ActionRequest,
+    /// The policy version the request was filed under.
+    pub policy: &'a Policy,
+    pub progress: P,
+}
+
+impl<P: Serialize> Run<'_, P> {
+    /// Fixed when the request was filed; every upstream call carries it.
+    pub fn reference(&self) -> &str {
+        &self.request.upstream_reference
+    }
+
+    /// Saves the progress (before anything that moves money, so a crash
+    /// afterwards is reconciled from it) with a timeline entry.
+    pub async fn save(&self, what: &str, detail: &str) -> Result<(), sqlx::Error> {
+        let progress = serde_json::to_value(&self.progress).unwrap_or_default();
+        let mut tx = self.state.pool.begin().await?;
+        store::set_progress(&mut *tx, self.request.id, &progress).await?;
+        store::add_timeline(&mut *tx, self.request.id, what, detail).await?;
+        tx.commit().await
+    }
+
+    /// A timeline entry only.
+    pub async fn note(&self, what: &str, detail: &str) -> Result<(), sqlx::Error> {
+        store::add_timeline(&self.state.pool, self.request.id, what, detail).await
+    }
+}
+
+/// One kind of action, as its domain implements it.
+pub trait Action: Send + Sync + 'static {
+    /// Everything the action needs, fixed at filing and shown to reviewers.
+    type Payload: Serialize + DeserializeOwned + Send + Sync;
+    /// What execution has done so far.
+    type Progress: Serialize + DeserializeOwned + Default + Send + Sync;
+
+    const KIND: Kind;
+
+    /// The policy until an admin saves one.
+    fn default_policy(&self) -> Policy {
+        Policy::standard()
+    }
+
+    /// What reviewers see; the digest they approve covers it.
+    fn describe(&self, payload: &Self::Payload) -> Vec<Fact>;
+
+    /// Re-checks, then carries the action out exactly once.
+    fn execute<'a>(
+        &'a self,
+        run: &'a mut Run<'_, Self::Progress>,
+        payload: &'a Self::Payload,
+    ) -> impl Future<Output = Result<Step<Self::Payload>, ExecError>> + Send + 'a;
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// `Step` once the payload is back to JSON, for the gate.
+pub type ErasedStep = Step<serde_json::Value>;
+
+/// An `Action` seen through JSON, so kinds of different payloads sit in
+/// one registry.
+pub trait ErasedAction: Send + Sync {
+    fn kind(&self) -> Kind;
+    fn default_policy(&self) -> Policy;
+    fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error>;
+    fn execute<'a>(
+        &'a self,
+        state: &'a AppState,
+        client: &'a Client,
+        request: &'a ActionRequest,
+        policy: &'a Policy,
+    ) -> BoxFuture<'a, Result<ErasedStep, ExecError>>;
+}
+
+impl<A: Action> ErasedAction for A {
+    fn kind(&self) -> Kind {
+        A::KIND
+    }
+
+    fn default_policy(&self) -> Policy {
+        Action::default_policy(self)
+    }
+
+    fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error> {
+        let payload: A::Payload = serde_json::from_value(payload.clone())?;
+        Ok(Action::describe(self, &payload))
+    }
+
+    fn execute<'a>(
+        &'a self,
+        state: &'a AppState,
+        client: &'a Client,
+        request: &'a ActionRequest,
+        policy: &'a Policy,
+    ) -> BoxFuture<'a, Result<ErasedStep, ExecError>> {
+        Box::pin(async move {
+            let corrupt = |e: serde_json::Error| {
+                ExecError::Internal(format!("request {} is unreadable: {e}", request.id))
+            };
+            let payload: A::Payload = serde_json::from_value(request.payload.0.clone()).map_err(corrupt)?;
+            let progress: A::Progress =
+                serde_json::from_value(request.progress.0.clone()).map_err(corrupt)?;
+            let mut run = Run {
+                state,
+                client,
+                request,
+                policy,
+                progress,
+            };
+            Ok(match Action::execute(self, &mut run, &payload).await? {
+                Step::Done(s) => Step::Done(s),
+                Step::Failed(s) => Step::Failed(s),
+                Step::Again(d) => Step::Again(d),
+                Step::SendBack { payload, why } => Step::SendBack {
+                    payload: serde_json::to_value(&payload).map_err(corrupt)?,
+                    why,
+                },
+            })
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the database holds a request of kind '{0}', which this version of Paydesk does not know")]
+pub struct UnknownKind(pub String);
+
+/// The kinds this portal runs, registered at start-up.
+#[derive(Clone, Default)]
+pub struct Registry {
+    kinds: BTreeMap<&'static str, Arc<dyn ErasedAction>>,
+}
+
+impl Registry {
+    pub fn with<A: Action>(mut self, action: A) -> Registry {
+        let previous = self.kinds.insert(A::KIND.key, Arc::new(action));
+        assert!(previous.is_none(), "kind '{}' registered twice", A::KIND.key);
+        self
+    }
+
+    pub fn get(&self, key: &str) -> Result<&dyn ErasedAction, UnknownKind> {
+        self.kinds
+            .get(key)
+            .map(|a| a.as_ref())
+            .ok_or_else(|| UnknownKind(key.to_owned()))
+    }
+
+    pub fn kinds(&self) -> impl Iterator<Item = Kind> + '_ {
+        self.kinds.values().map(|a| a.kind())
+    }
+}
+
+/// What approvers bind their approval to: the kind and everything shown
+/// and executed. Any change to the action changes it.
+pub fn digest(kind: Kind, facts: &[Fact], payload: &serde_json::Value) -> String {
+    let mut hash = Sha256::new();
+    hash.update(kind.key.as_bytes());
+    hash.update([0]);
+    hash.update(serde_json::to_vec(facts).unwrap_or_default());
+    hash.update([0]);
+    hash.update(serde_json::to_vec(payload).unwrap_or_default());
+    hex::encode(hash.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KIND: Kind = Kind {
+        key: "payout",
+        label: "Payouts",
+        request_permission: "payouts.request",
+        approve_permission: "payouts.approve",
+    };
+
+    #[test]
+    fn any_change_to_what_is_reviewed_changes_the_digest() {
+        let facts = vec![Fact::new("Send", "100 USDT")];
+        let payload = serde_json::json!({"amount": "100"});
+        let first = digest(KIND, &facts, &payload);
+        assert_eq!(first, digest(KIND, &facts, &payload));
+        assert_ne!(first, digest(KIND, &[Fact::new("Send", "101 USDT")], &payload));
+        assert_ne!(first, digest(KIND, &facts, &serde_json::json!({"amount": "101"})));
+        let other = Kind {
+            key: "card_funding",
+            ..KIND
+        };
+        assert_ne!(first, digest(other, &facts, &payload));
+    }
+
+    #[test]
+    fn an_unknown_kind_is_an_error_never_a_default() {
+        let registry = crate::startup::registry();
+        assert!(registry.get("payout").is_ok());
+        let err = registry.get("teleport").err().expect("unknown kinds are refused");
+        assert!(err.to_string().contains("'teleport'"));
+    }
+}

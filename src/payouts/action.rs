@@ -1,0 +1,324 @@
+//! A payout as a kind of the approval gate. It is carried out with the
+//! upstream reference fixed when it was filed: the quote and initialize are
+//! idempotent by it, the payout id is saved before finalize, and an unknown
+//! outcome is settled by reading the payout back, never by sending again.
+//! The request ends only when the rail settles the payout, so one that
+//! fails on the rail ends the request as failed, with the rail's reason.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use paydesk_api::models::beneficiaries::Destination;
+use paydesk_api::models::payouts::{InitializeRequest, Payout, PayoutBeneficiary, QuoteRequest};
+use paydesk_api::units::{decimal_to_units, Currency};
+use paydesk_api::ApiError;
+use rust_decimal::Decimal;
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::model::Kind;
+use crate::approvals::store as gate_store;
+
+pub struct PayoutAction;
+
+/// Everything a payout request needs to run, fixed when it was filed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PayoutPayload {
+    pub country: String,
+    pub from_asset: String,
+    pub to_currency: String,
+    pub amount: Decimal,
+    pub payment_reason: String,
+    pub beneficiary: PayoutBeneficiary,
+    /// A saved beneficiary the request was filed for, re-checked at execution.
+    #[serde(default)]
+    pub beneficiary_id: Option<String>,
+    /// The rate shown to the approvers; execution refuses a worse one
+    /// beyond the policy's tolerance.
+    pub indicative_rate: Decimal,
+    pub indicative_settlement: Decimal,
+    pub indicative_fees: Decimal,
+}
+
+/// What execution has done so far.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct PayoutProgress {
+    /// Quotes that ran out before finalize; the next takes the reference
+    /// `<reference>-<attempt>`, so nothing paid is ever paid again.
+    #[serde(default)]
+    pub attempt: u32,
+    pub payout_id: Option<String>,
+    pub quote_id: Option<String>,
+    pub reference: Option<String>,
+    /// The payout's last known status on the service.
+    pub payout_status: Option<String>,
+    /// When finalize went through; the rail is read back often at first.
+    pub finalized_at: Option<DateTime<Utc>>,
+}
+
+impl Action for PayoutAction {
+    type Payload = PayoutPayload;
+    type Progress = PayoutProgress;
+
+    const KIND: Kind = Kind {
+        key: "payout",
+        label: "Payouts",
+        request_permission: "payouts.request",
+        approve_permission: "payouts.approve",
+    };
+
+    fn describe(&self, p: &PayoutPayload) -> Vec<Fact> {
+        let b = &p.beneficiary;
+        let bank = b
+            .bank_code
+            .as_deref()
+            .map(|c| format!(" at {c}"))
+            .unwrap_or_default();
+        let mut facts = vec![
+            Fact::new(
+                "Send",
+                format!(
+                    "{} {} plus about {} {} in fees",
+                    p.amount, p.from_asset, p.indicative_fees, p.from_asset
+                ),
+            ),
+            Fact::new(
+                "Beneficiary receives",
+                format!("about {} {}", p.indicative_settlement, p.to_currency),
+            ),
+            Fact::new(
+                "Rate",
+                format!(
+                    "{} {} per {} (indicative; re-quoted at execution)",
+                    p.indicative_rate, p.to_currency, p.from_asset
+                ),
+            ),
+            Fact::new(
+                "Beneficiary",
+                format!(
+                    "{}, account {}{bank} ({}, {})",
+                    b.account_name, b.account_number, b.destination_type, p.country
+                ),
+            ),
+            Fact::new("Reason", p.payment_reason.clone()),
+        ];
+        if let Some(id) = &p.beneficiary_id {
+            facts.push(Fact::new("Saved beneficiary", id.clone()));
+        }
+        facts
+    }
+
+    async fn execute(
+        &self,
+        run: &mut Run<'_, PayoutProgress>,
+        p: &PayoutPayload,
+    ) -> Result<Step<PayoutPayload>, ExecError> {
+        // A payout from an earlier run: settle what happened to it first.
+        if let Some(payout_id) = run.progress.payout_id.clone() {
+            let payout = run.client.payout(&payout_id).await?;
+            return match payout.status.as_str() {
+                "INITIATED" => finalize(run, &payout).await,
+                "EXPIRED" => fresh_quote(run).await,
+                _ => settled(run, &payout).await,
+            };
+        }
+        if let Some(id) = &p.beneficiary_id {
+            if !saved_beneficiary_unchanged(run, id, &p.beneficiary).await {
+                return Ok(Step::Failed(
+                    "The saved beneficiary changed or was deleted after the request was filed; file a new request."
+                        .to_owned(),
+                ));
+            }
+        }
+        let reference = match run.progress.attempt {
+            0 => run.reference().to_owned(),
+            n => format!("{}-{n}", run.reference()),
+        };
+        let quote = run
+            .client
+            .create_payout_quote(&QuoteRequest {
+                amount: Some(p.amount),
+                country: p.country.clone(),
+                from_asset: p.from_asset.clone(),
+                to_currency: p.to_currency.clone(),
+                source: "offchain".to_owned(),
+                reference: reference.clone(),
+                ..Default::default()
+            })
+            .await?;
+        if quote.status == "EXPIRED" || Utc::now() >= quote.expires_at {
+            return fresh_quote(run).await;
+        }
+        if run
+            .policy
+            .rate_moved_too_far(p.indicative_rate, quote.exchange_rate.rate)
+        {
+            let why = format!(
+                "the rate moved from {} to {}",
+                p.indicative_rate, quote.exchange_rate.rate
+            );
+            let payload = PayoutPayload {
+                indicative_rate: quote.exchange_rate.rate,
+                indicative_settlement: quote.settlement_amount,
+                indicative_fees: quote.fees,
+                ..p.clone()
+            };
+            return Ok(Step::SendBack { payload, why });
+        }
+        let asset = Currency::parse(&quote.from_asset).map_err(|e| ExecError::Internal(e.to_string()))?;
+        let needed =
+            decimal_to_units(quote.amount + quote.fees, asset.decimals().unwrap_or(6)).unwrap_or(i64::MAX);
+        let available = run.client.balance(asset.code()).await?.available_balance.value();
+        if available < needed {
+            return Ok(Step::Failed(format!(
+                "The {asset} wallet holds less than the {} this payout needs.",
+                quote.amount + quote.fees
+            )));
+        }
+        // Saved before anything moves, so a crash from here on is
+        // reconciled by reading this payout back.
+        run.progress.payout_id = Some(quote.id.to_string());
+        run.progress.quote_id = Some(quote.quote_id.clone());
+        run.progress.reference = Some(reference.clone());
+        run.save(
+            "quoted",
+            &format!(
+                "{} {} for {} {} at {}",
+                quote.amount,
+                quote.from_asset,
+                quote.settlement_amount,
+                quote.to_currency,
+                quote.exchange_rate.rate
+            ),
+        )
+        .await?;
+        let initialized = run
+            .client
+            .initialize_payout(
+                &quote.quote_id,
+                &InitializeRequest {
+                    quote_id: quote.quote_id.clone(),
+                    reference,
+                    payment_reason: p.payment_reason.clone(),
+                    callback_url: None,
+                    beneficiary: p.beneficiary.clone(),
+                },
+            )
+            .await;
+        let payout = match initialized {
+            Ok(payout) => payout,
+            Err(e) if e.code() == Some("QUOTE_EXPIRED") => return fresh_quote(run).await,
+            Err(e) => return Err(e.into()),
+        };
+        run.note("initialized", &format!("payout {}", payout.id)).await?;
+        finalize(run, &payout).await
+    }
+}
+
+async fn saved_beneficiary_unchanged(
+    run: &Run<'_, PayoutProgress>,
+    id: &str,
+    approved: &PayoutBeneficiary,
+) -> bool {
+    match run.client.beneficiary(id).await {
+        Ok(b) => matches!(&b.destination, Destination::Account { account_number, bank_code, .. }
+            if *account_number == approved.account_number && Some(bank_code) == approved.bank_code.as_ref()),
+        Err(_) => false,
+    }
+}
+
+async fn finalize(
+    run: &mut Run<'_, PayoutProgress>,
+    payout: &Payout,
+) -> Result<Step<PayoutPayload>, ExecError> {
+    match run.client.finalize_payout(&payout.quote_id).await {
+        Ok(done) => settled(run, &done).await,
+        Err(ApiError::OutcomeUnknown { .. }) | Err(ApiError::Unavailable(_)) => {
+            // Never finalize blindly again: the next run reads it back.
+            run.note("finalize unconfirmed", "reading the payout back")
+                .await?;
+            Ok(Step::Again(Duration::from_secs(2)))
+        }
+        Err(e) if e.code() == Some("QUOTE_EXPIRED") => fresh_quote(run).await,
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Where a finalized payout stands: done when the rail settled it, failed
+/// with the rail's reason, else read back again.
+async fn settled(
+    run: &mut Run<'_, PayoutProgress>,
+    payout: &Payout,
+) -> Result<Step<PayoutPayload>, ExecError> {
+    if run.progress.payout_status.as_deref() != Some(payout.status.as_str()) {
+        run.progress.payout_status = Some(payout.status.clone());
+        run.progress.finalized_at.get_or_insert_with(Utc::now);
+        run.save(
+            &payout.status.to_ascii_lowercase(),
+            &format!("payout {}", payout.id),
+        )
+        .await?;
+    }
+    Ok(match payout.status.as_str() {
+        "COMPLETED" => Step::Done(format!(
+            "Payout {} completed: {} {} paid to {}.",
+            payout.id,
+            payout.settlement_amount,
+            payout.to_currency,
+            payout
+                .beneficiary
+                .as_ref()
+                .map(|b| b.account_name.as_str())
+                .unwrap_or("the beneficiary")
+        )),
+        "FAILED" => Step::Failed(format!(
+            "The payout failed on the rail: {}. The amount was returned to the wallet.",
+            payout.failure_reason.as_deref().unwrap_or("no reason given")
+        )),
+        _ => Step::Again(poll_interval(run.progress.finalized_at)),
+    })
+}
+
+/// Read back every 5 s for the first two minutes on the rail, then every
+/// minute (an event from the service wakes the run at once anyway).
+fn poll_interval(finalized_at: Option<DateTime<Utc>>) -> Duration {
+    let on_rail = finalized_at.map_or(chrono::Duration::zero(), |at| Utc::now() - at);
+    if on_rail < chrono::Duration::minutes(2) {
+        Duration::from_secs(5)
+    } else {
+        Duration::from_secs(60)
+    }
+}
+
+/// The quote ran out before finalize, so nothing was paid: the next run
+/// takes a fresh quote under the next reference of the series.
+async fn fresh_quote(run: &mut Run<'_, PayoutProgress>) -> Result<Step<PayoutPayload>, ExecError> {
+    run.progress = PayoutProgress {
+        attempt: run.progress.attempt + 1,
+        ..PayoutProgress::default()
+    };
+    run.save("quote expired", "a fresh quote will be taken").await?;
+    Ok(Step::Again(Duration::ZERO))
+}
+
+/// An event from the service about a payout: noted on the request that
+/// made it, whose run is woken to read the payout back.
+pub async fn on_event(pool: &PgPool, tenant: Uuid, payout_id: &str, event: &str) -> Result<(), sqlx::Error> {
+    let request: Option<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND progress->>'payout_id' = $3",
+    )
+    .bind(tenant)
+    .bind(PayoutAction::KIND.key)
+    .bind(payout_id)
+    .fetch_optional(pool)
+    .await?;
+    if let Some(id) = request {
+        let mut tx = pool.begin().await?;
+        gate_store::add_timeline(&mut *tx, id, "event", event).await?;
+        gate_store::wake(&mut *tx, id).await?;
+        tx.commit().await?;
+    }
+    Ok(())
+}
