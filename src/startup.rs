@@ -41,6 +41,9 @@ pub fn registry() -> Registry {
     Registry::default()
         .with(crate::payouts::action::PayoutAction)
         .with(crate::cards::termination::TerminationAction)
+        .with(crate::cards::money::IssueAction)
+        .with(crate::cards::money::FundingAction)
+        .with(crate::cards::money::StatusAction)
 }
 
 impl AppState {

@@ -15,6 +15,11 @@ pub const CATALOGUE: &[(&str, &str, &str)] = &[
     ("cards.read", "See cards", "Cards"),
     ("cards.manage", "Create, fund, freeze and limit cards", "Cards"),
     ("cards.secure.view", "Reveal card details", "Cards"),
+    (
+        "cards.money.approve",
+        "Approve issuing, funding and withdrawing from cards, and unfreezing",
+        "Cards",
+    ),
     ("cards.terminate.request", "Request card terminations", "Cards"),
     ("cards.terminate.approve", "Approve card terminations", "Cards"),
     ("payouts.read", "See payouts", "Payouts"),
@@ -73,7 +78,14 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<&'static str>)> {
                 "payouts.request",
             ]),
         ),
-        ("Approver", with(&["cards.terminate.approve", "payouts.approve"])),
+        (
+            "Approver",
+            with(&[
+                "cards.terminate.approve",
+                "cards.money.approve",
+                "payouts.approve",
+            ]),
+        ),
         ("Viewer", with(&[])),
         (
             "Auditor",

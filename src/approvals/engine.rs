@@ -155,6 +155,9 @@ pub struct Filing<'a, P> {
     pub payload: P,
     /// The amount the policy's threshold is compared with.
     pub amount: Decimal,
+    /// The upstream reference, when the form fixed one (so a double
+    /// submit files once); else the gate makes one from the request id.
+    pub reference: Option<String>,
 }
 
 /// How filing ended.
@@ -230,13 +233,23 @@ pub async fn file<A: Action>(
             requested_by: member.user.user_id,
             policy_version: policy.version,
             required_approvals: needed,
+            reference: f
+                .reference
+                .clone()
+                .unwrap_or_else(|| format!("pd-{}", id.simple())),
             digest: &digest,
             expires_at: filed.at + Duration::seconds(policy.expires_after_secs as i64),
         },
     )
     .await?;
-    if let Err(existing) = inserted {
-        return Err(ApprovalError::Duplicate(existing));
+    match inserted {
+        Ok(()) => {}
+        Err(Some(existing)) => return Err(ApprovalError::Duplicate(existing)),
+        Err(None) => {
+            return Err(ApprovalError::NotAllowed(
+                "This form was already submitted. Reload the page to start again.".to_owned(),
+            ))
+        }
     }
     store::add_timeline(&mut *tx, id, "requested", &format!("by {}", member.user.email)).await?;
     audit::store::append_in(
@@ -292,6 +305,31 @@ pub async fn file<A: Action>(
     };
     tx.commit().await?;
     Ok(result)
+}
+
+/// What filing would come to, for the confirmation page: what reviewers
+/// would see, and how many approvals it would wait for (0: runs at once).
+pub struct Preview {
+    pub facts: Vec<action::Fact>,
+    pub needed: i32,
+}
+
+pub async fn preview<A: Action>(
+    pool: &PgPool,
+    registry: &Registry,
+    member: &Member,
+    payload: &A::Payload,
+    amount: Decimal,
+) -> Result<Preview, ApprovalError> {
+    let action = registry.get(A::KIND.key)?;
+    let policy = policy_in_force(pool, member.tenant_id, action).await?;
+    let payload = serde_json::to_value(payload).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    Ok(Preview {
+        facts: action
+            .describe(&payload)
+            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        needed: policy.required_for(amount),
+    })
 }
 
 /// What a decision led to.

@@ -13,10 +13,11 @@ use paydesk_api::ApiError;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::action::{self, ErasedStep, ExecError};
-use super::engine::{self, gate_actor, ApprovalError, Change, Notify};
+use super::action::{self, Action, ErasedStep, ExecError};
+use super::engine::{self, gate_actor, ApprovalError, Change, FiledAs, Filing, Notify};
 use super::model::{self, RequestStatus};
 use super::store::{self, ActionRequest};
+use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 
@@ -214,6 +215,33 @@ pub async fn run_now(state: &AppState, request_id: Uuid) -> Result<(), sqlx::Err
         }
     }
     Ok(())
+}
+
+/// How submitting an action ended.
+pub enum Submitted {
+    /// Filed; waits for approvals.
+    Waiting(Uuid),
+    /// Below the policy's threshold: run at once through the same gate;
+    /// the request as it stands after the run.
+    Ran(Box<ActionRequest>),
+}
+
+/// Files an action and, when the policy lets it run at once, runs it.
+pub async fn submit<A: Action>(
+    state: &AppState,
+    member: &Member,
+    filing: Filing<'_, A::Payload>,
+) -> Result<Submitted, ApprovalError> {
+    match engine::file::<A>(&state.pool, &state.gate, member, filing).await? {
+        FiledAs::Waiting(id) => Ok(Submitted::Waiting(id)),
+        FiledAs::Approved(id) => {
+            run_now(state, id).await?;
+            let request = store::find(&state.pool, member.tenant_id, id)
+                .await?
+                .ok_or(ApprovalError::NotFound)?;
+            Ok(Submitted::Ran(Box::new(request)))
+        }
+    }
 }
 
 async fn give_up(state: &AppState, request_id: Uuid, reason: &str) -> Result<(), ApprovalError> {

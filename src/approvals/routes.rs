@@ -217,6 +217,62 @@ async fn cancel(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result
     }
 }
 
+// --- Confirmation before filing ------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "approvals/confirm.html")]
+struct ConfirmPage<'a> {
+    shell: Shell,
+    title: &'a str,
+    preview: engine::Preview,
+    action: &'a str,
+    back: &'a str,
+    fields: Vec<(String, String)>,
+}
+
+/// A form that moves money, as submitted.
+pub struct Submission(pub Vec<(String, String)>);
+
+impl Submission {
+    /// True once the member confirmed on the confirmation page.
+    pub fn confirmed(&self) -> bool {
+        self.0.iter().any(|(k, v)| k == "confirmed" && v == "yes")
+    }
+
+    /// The form's fields as a typed draft.
+    pub fn draft<T: serde::de::DeserializeOwned>(&self) -> Result<T, PortalError> {
+        let encoded =
+            serde_urlencoded::to_string(&self.0).map_err(|e| PortalError::BadRequest(e.to_string()))?;
+        serde_urlencoded::from_str(&encoded).map_err(|e| PortalError::BadRequest(e.to_string()))
+    }
+}
+
+/// The page that shows what an action will do (what reviewers would see,
+/// the fees, whether it waits for approval) and posts the same form again
+/// with `confirmed=yes`.
+pub fn confirm_page(
+    member: &Member,
+    title: &str,
+    preview: engine::Preview,
+    (action, back): (&str, &str),
+    submission: &Submission,
+) -> Result<HttpResponse, PortalError> {
+    let fields = submission
+        .0
+        .iter()
+        .filter(|(k, _)| k != "csrf_token" && k != "confirmed")
+        .cloned()
+        .collect();
+    html(&ConfirmPage {
+        shell: Shell::new(member, back),
+        title,
+        preview,
+        action,
+        back,
+        fields,
+    })
+}
+
 // --- Policies -----------------------------------------------------------------
 
 pub struct PolicyView {

@@ -179,21 +179,23 @@ pub struct NewRequest<'a> {
     pub requested_by: Uuid,
     pub policy_version: i32,
     pub required_approvals: i32,
+    pub reference: String,
     pub digest: &'a str,
     pub expires_at: DateTime<Utc>,
 }
 
-/// Files a request; `Err(Some(id))` when one is already pending for the
-/// same action and target.
+/// Files a request; `Err(Some(id))` when one of this tenant is already
+/// pending for the same action and target or has the same reference,
+/// `Err(None)` when the reference is another tenant's.
 pub async fn insert_request(
     tx: &mut Transaction<'_, Postgres>,
     r: &NewRequest<'_>,
-) -> Result<Result<(), Uuid>, sqlx::Error> {
+) -> Result<Result<(), Option<Uuid>>, sqlx::Error> {
     let inserted = sqlx::query(
         "INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status, requested_by, \
            policy_version, required_approvals, upstream_reference, expires_at, digest) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13) \
-         ON CONFLICT (tenant_id, kind, target) WHERE status = 'pending' DO NOTHING",
+         ON CONFLICT DO NOTHING",
     )
     .bind(r.id)
     .bind(r.tenant)
@@ -205,7 +207,7 @@ pub async fn insert_request(
     .bind(r.requested_by)
     .bind(r.policy_version)
     .bind(r.required_approvals)
-    .bind(format!("pd-{}", r.id.simple()))
+    .bind(&r.reference)
     .bind(r.expires_at)
     .bind(r.digest)
     .execute(&mut **tx)
@@ -214,13 +216,15 @@ pub async fn insert_request(
     if inserted == 1 {
         return Ok(Ok(()));
     }
-    let existing: Uuid = sqlx::query_scalar(
-        "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND target = $3 AND status = 'pending'",
+    let existing: Option<Uuid> = sqlx::query_scalar(
+        "SELECT id FROM action_requests WHERE tenant_id = $1 \
+           AND ((kind = $2 AND target = $3 AND status = 'pending') OR upstream_reference = $4) LIMIT 1",
     )
     .bind(r.tenant)
     .bind(r.kind.key)
     .bind(r.target)
-    .fetch_one(&mut **tx)
+    .bind(&r.reference)
+    .fetch_optional(&mut **tx)
     .await?;
     Ok(Err(existing))
 }

@@ -5,18 +5,23 @@
 use actix_web::web::{Data, Form, Path};
 use actix_web::HttpResponse;
 use askama::Template;
-use paydesk_api::models::cards::{BalanceChange, BalanceDirection, SecureDetails, SimulateSpend};
+use paydesk_api::models::cards::{BalanceDirection, SecureDetails, SimulateSpend};
 use paydesk_api::units::MicroUnits;
 use paydesk_api::ApiError;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use serde_json::json;
+use uuid::Uuid;
 
+use super::money::{self, FundingAction, FundingPayload, StatusAction, StatusPayload};
 use super::routes::{card_id, render_detail, service_now, Notes};
 use super::rules::{self, LimitsDraft};
 use super::termination::{TerminationAction, TerminationPayload};
 use crate::access::Member;
 use crate::approvals::engine::{self, ApprovalError, Filing};
+use crate::approvals::executor::{self, Submitted};
+use crate::approvals::model::RequestStatus;
+use crate::approvals::routes::{confirm_page, Submission};
 use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, user_fixable, PortalError};
@@ -46,68 +51,135 @@ pub struct BalanceForm {
     reference: String,
 }
 
-/// Funds or withdraws. The reference is fixed in the form, so a double
-/// submit returns the first transaction instead of moving money twice.
+/// What a gated card action came to, as the card page tells it.
+async fn after_submit(
+    state: &AppState,
+    member: &Member,
+    id: &str,
+    submitted: Result<Submitted, ApprovalError>,
+    done_note: &str,
+) -> Result<HttpResponse, PortalError> {
+    match submitted {
+        Ok(Submitted::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Submitted::Ran(request)) if request.status == RequestStatus::Failed => {
+            let reason = request.failure_reason.unwrap_or_default();
+            refused_page(state, member, id, with_error(reason)).await
+        }
+        Ok(Submitted::Ran(_)) => Ok(redirect(&format!("/cards/{id}?note={done_note}"))),
+        Err(ApprovalError::Duplicate(existing)) => Ok(redirect(&format!("/approvals/{existing}"))),
+        Err(ApprovalError::Db(e)) => Err(e.into()),
+        Err(e) => refused_page(state, member, id, with_error(e.to_string())).await,
+    }
+}
+
+/// Funds or withdraws, after a confirmation that shows the fee, through
+/// the approval gate (the policy decides whether it waits). The reference
+/// is fixed in the form, so a double submit moves money once.
 pub async fn change_balance(
     state: Data<AppState>,
     member: Member,
     id: Path<String>,
-    form: Form<BalanceForm>,
+    form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
     let client = state.client_for(&member, "cards.manage").await?;
+    let submission = Submission(form.into_inner());
+    let form: BalanceForm = submission.draft()?;
+    let payload = match balance_payload(&client, &id, &form).await? {
+        Ok(p) => p,
+        Err(message) => return refused_page(&state, &member, &id, with_error(message)).await,
+    };
+    let amount = money::usd(payload.amount);
+    if !submission.confirmed() {
+        let preview = engine::preview::<FundingAction>(&state.pool, &state.gate, &member, &payload, amount)
+            .await
+            .map_err(|e| PortalError::Internal(Box::new(e)))?;
+        let title = format!("{} card ····{}", capitalized(&form.direction), payload.last_four);
+        let back = format!("/cards/{id}");
+        return confirm_page(
+            &member,
+            &title,
+            preview,
+            (&format!("/cards/{id}/balance"), &back),
+            &submission,
+        );
+    }
+    let filing = Filing {
+        target: &id,
+        summary: &balance_summary(&payload),
+        payload: payload.clone(),
+        amount,
+        reference: Some(form.reference.clone()),
+    };
+    let submitted = executor::submit::<FundingAction>(&state, &member, filing).await;
+    after_submit(&state, &member, &id, submitted, &form.direction).await
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+fn balance_summary(p: &FundingPayload) -> String {
+    match p.direction {
+        BalanceDirection::Fund => format!("Fund card ····{} with {} USD", p.last_four, p.amount.display()),
+        BalanceDirection::Withdraw => format!(
+            "Withdraw {} USD from card ····{}",
+            p.amount.display(),
+            p.last_four
+        ),
+    }
+}
+
+/// The form as a funding, or what to fix.
+async fn balance_payload(
+    client: &paydesk_api::Client,
+    id: &str,
+    form: &BalanceForm,
+) -> Result<Result<FundingPayload, String>, PortalError> {
     let direction = match form.direction.as_str() {
         "fund" => BalanceDirection::Fund,
         "withdraw" => BalanceDirection::Withdraw,
-        _ => {
-            return refused_page(
-                &state,
-                &member,
-                &id,
-                with_error("Choose fund or withdraw.".to_owned()),
-            )
-            .await
-        }
+        _ => return Ok(Err("Choose fund or withdraw.".to_owned())),
     };
     let amount = match rules::usd("The amount", &form.amount) {
         Ok(Some(a)) => a,
-        Ok(None) => {
-            return refused_page(
-                &state,
-                &member,
-                &id,
-                with_error("Enter an amount in USD.".to_owned()),
-            )
-            .await
-        }
-        Err(message) => return refused_page(&state, &member, &id, with_error(message)).await,
+        Ok(None) => return Ok(Err("Enter an amount in USD.".to_owned())),
+        Err(message) => return Ok(Err(message)),
     };
-    let body = BalanceChange {
-        amount,
-        direction,
-        reference: form.reference.clone(),
-    };
-    match client.change_card_balance(&id, &body).await {
-        Ok(answer) => {
-            let verb = match direction {
-                BalanceDirection::Fund => "funded",
-                BalanceDirection::Withdraw => "withdrawn",
-            };
-            audit::member_did(
-                &state.pool,
-                &member,
-                &format!("cards.{verb}"),
-                format!("card:{id}"),
-                json!({"amount": format!("{} USD", amount.display()), "reference": body.reference, "transaction_id": answer.transaction.id}),
-            )
-            .await?;
-            Ok(redirect(&format!("/cards/{id}?note={}", form.direction)))
-        }
-        Err(e) => {
-            let message = user_fixable(e)?;
-            refused_page(&state, &member, &id, with_error(message)).await
-        }
+    if Uuid::parse_str(form.reference.trim_start_matches("paydesk-card-balance-")).is_err() {
+        return Ok(Err(
+            "This form is incomplete; reload the card's page and try again.".to_owned(),
+        ));
     }
+    let card = client.card(id).await?;
+    let covered = match direction {
+        BalanceDirection::Fund => {
+            money::wallet_covers(
+                client,
+                MicroUnits(amount.value() + money::funding_fee(amount).value()),
+            )
+            .await?
+        }
+        BalanceDirection::Withdraw if card.balance_amount < amount => Err(format!(
+            "The card holds {} USD; withdraw at most that.",
+            card.balance_amount.display()
+        )),
+        BalanceDirection::Withdraw => Ok(()),
+    };
+    if let Err(message) = covered {
+        return Ok(Err(message));
+    }
+    Ok(Ok(FundingPayload {
+        card_id: id.to_owned(),
+        card_name: card.name,
+        last_four: card.last_four_digit,
+        direction,
+        amount,
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -115,6 +187,8 @@ pub struct StatusForm {
     status: String,
 }
 
+/// Freezes at once; unfreezing goes through the gate like any action that
+/// makes money spendable again (the policy decides whether it waits).
 pub async fn set_status(
     state: Data<AppState>,
     member: Member,
@@ -132,21 +206,28 @@ pub async fn set_status(
         )
         .await;
     }
-    match client.set_card_status(&id, &form.status).await {
-        Ok(card) => {
-            let action = if card.status == "frozen" {
-                "cards.frozen"
-            } else {
-                "cards.unfrozen"
-            };
-            audit::member_did(&state.pool, &member, action, format!("card:{id}"), json!({})).await?;
-            Ok(redirect(&format!("/cards/{id}?note={}", card.status)))
-        }
-        Err(e) => {
-            let message = user_fixable(e)?;
-            refused_page(&state, &member, &id, with_error(message)).await
-        }
-    }
+    let card = client.card(&id).await?;
+    let payload = StatusPayload {
+        card_id: id.clone(),
+        card_name: card.name,
+        last_four: card.last_four_digit,
+        status: form.status.clone(),
+        balance: card.balance_amount,
+    };
+    let verb = if payload.status == "frozen" {
+        "Freeze"
+    } else {
+        "Unfreeze"
+    };
+    let filing = Filing {
+        target: &id,
+        summary: &format!("{verb} card ····{}", payload.last_four),
+        amount: payload.at_stake(),
+        payload,
+        reference: None,
+    };
+    let submitted = executor::submit::<StatusAction>(&state, &member, filing).await;
+    after_submit(&state, &member, &id, submitted, &form.status).await
 }
 
 pub async fn set_limits(
@@ -395,6 +476,7 @@ pub async fn request_termination(
             summary: &summary,
             payload,
             amount: balance_decimal(card.balance_amount),
+            reference: None,
         },
     )
     .await;

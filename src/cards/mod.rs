@@ -4,6 +4,7 @@
 //! once, and termination as an approval request.
 
 mod actions;
+pub mod money;
 pub mod routes;
 pub mod rules;
 pub mod termination;

@@ -4,17 +4,20 @@ use askama::Template;
 use chrono::{DateTime, Utc};
 use paydesk_api::models::cards::{Card, CardQuery, CardTransaction};
 use paydesk_api::models::customers::{Customer, CustomerQuery};
+use paydesk_api::units::MicroUnits;
 use paydesk_api::{ApiError, Client};
 use serde::Deserialize;
-use serde_json::json;
 use uuid::Uuid;
 
 use super::actions;
+use super::money::{self, IssueAction, IssuePayload};
 use super::rules::{self, CardDraft};
 use crate::access::Member;
-use crate::audit;
+use crate::approvals::engine::{self, ApprovalError, Filing};
+use crate::approvals::executor::{self, Submitted};
+use crate::approvals::routes::{confirm_page, Submission};
 use crate::startup::AppState;
-use crate::web::error::{describe_upstream, user_fixable, PortalError};
+use crate::web::error::{describe_upstream, PortalError};
 use crate::web::page::{html, is_htmx, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -242,41 +245,97 @@ async fn kyc_problem(client: &Client, customer_id: &str) -> Result<Option<String
     Ok(Some(message.to_owned()))
 }
 
+/// Issues a card after a confirmation that shows the load, the fee and
+/// the total debit, through the approval gate.
 async fn create(
     state: Data<AppState>,
     member: Member,
-    form: Form<CardDraft>,
+    form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, "cards.manage").await?;
-    let draft = form.into_inner();
+    let submission = Submission(form.into_inner());
+    let draft: CardDraft = submission.draft()?;
     let today = service_now(&client, &member).await.date_naive();
-    let error = match rules::check(&draft, today) {
-        Err(message) => message,
-        Ok(body) => match kyc_problem(&client, &draft.customer_id).await? {
-            Some(message) => message,
-            None => match client.create_card(&body).await {
-                Ok(card) => {
-                    audit::member_did(
-                        &state.pool,
-                        &member,
-                        "cards.created",
-                        format!("card:{}", card.id),
-                        json!({"card_type": card.card_type, "amount": card_amount(&body.amount), "customer_id": card.customer_id}),
-                    )
-                    .await?;
-                    return Ok(redirect(&format!("/cards/{}", card.id)));
-                }
-                Err(e) => user_fixable(e)?,
-            },
+    let payload = match rules::check(&draft, today) {
+        Err(message) => Err(message),
+        Ok(_) if draft.reference.is_empty() => {
+            Err("This form is incomplete; reload the page and try again.".to_owned())
+        }
+        Ok(card) => match kyc_problem(&client, &draft.customer_id).await? {
+            Some(message) => Err(message),
+            None => {
+                let total = MicroUnits(card.amount.value() + money::funding_fee(card.amount).value());
+                money::wallet_covers(&client, total).await?.map(|()| card)
+            }
         },
     };
-    Ok(unprocessable(
-        render_new(&client, &member, draft, Some(error)).await?,
-    ))
+    let payload = match payload {
+        Ok(card) => Ok(IssuePayload {
+            customer_label: customer_label(&client, &draft.customer_id).await,
+            card,
+        }),
+        Err(e) => Err(e),
+    };
+    let payload = match payload {
+        Ok(p) => p,
+        Err(error) => {
+            return Ok(unprocessable(
+                render_new(&client, &member, draft, Some(error)).await?,
+            ))
+        }
+    };
+    let amount = money::usd(payload.card.amount);
+    if !submission.confirmed() {
+        let preview = engine::preview::<IssueAction>(&state.pool, &state.gate, &member, &payload, amount)
+            .await
+            .map_err(|e| PortalError::Internal(Box::new(e)))?;
+        return confirm_page(
+            &member,
+            "Issue a card",
+            preview,
+            ("/cards", "/cards/new"),
+            &submission,
+        );
+    }
+    let filing = Filing {
+        target: &draft.reference,
+        summary: &format!(
+            "Issue a card for {} with {} USD",
+            payload.customer_label,
+            payload.card.amount.display()
+        ),
+        reference: Some(draft.reference.clone()),
+        payload,
+        amount,
+    };
+    match executor::submit::<IssueAction>(&state, &member, filing).await {
+        Ok(Submitted::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Submitted::Ran(request)) => match request.progress.0["card_id"].as_str() {
+            Some(card) => Ok(redirect(&format!("/cards/{card}"))),
+            None => {
+                let error = request
+                    .failure_reason
+                    .unwrap_or_else(|| "The card was not issued.".to_owned());
+                Ok(unprocessable(
+                    render_new(&client, &member, draft, Some(error)).await?,
+                ))
+            }
+        },
+        Err(ApprovalError::Duplicate(existing)) => Ok(redirect(&format!("/approvals/{existing}"))),
+        Err(ApprovalError::Db(e)) => Err(e.into()),
+        Err(e) => Ok(unprocessable(
+            render_new(&client, &member, draft, Some(e.to_string())).await?,
+        )),
+    }
 }
 
-fn card_amount(amount: &paydesk_api::units::MicroUnits) -> String {
-    format!("{} USD", amount.display())
+/// How reviewers know the customer: name and email.
+async fn customer_label(client: &Client, id: &str) -> String {
+    match client.customer(id).await {
+        Ok(c) if !c.full_name().is_empty() => format!("{} ({})", c.full_name(), c.email),
+        Ok(c) => c.email,
+        Err(_) => id.to_owned(),
+    }
 }
 
 // --- Card page -------------------------------------------------------------

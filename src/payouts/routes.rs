@@ -288,6 +288,7 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
             summary: &summary,
             payload,
             amount,
+            reference: None,
         },
     )
     .await;

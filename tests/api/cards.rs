@@ -46,20 +46,58 @@ pub async fn approved_customer(sandbox: &Client, email: &str) -> String {
     id
 }
 
+/// The reference a form fixes when it is shown (`name="reference"`).
+pub async fn form_reference(app: &TestApp, page: &str) -> String {
+    let body = app.get_html(page).await;
+    body.split("name=\"reference\" value=\"")
+        .nth(1)
+        .expect("the form has a reference")
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+/// Posts a money-moving form as a member would: first the form, which
+/// answers with the confirmation page (checked for `shown`), then the
+/// confirmation.
+pub async fn confirm(
+    app: &TestApp,
+    page: &str,
+    action: &str,
+    fields: &[(&str, &str)],
+    shown: &str,
+) -> reqwest::Response {
+    let res = app.post_form(page, action, fields).await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body = res.text().await.unwrap();
+    assert!(
+        body.contains(shown) && body.contains("name=\"confirmed\""),
+        "{body}"
+    );
+    let mut confirmed = fields.to_vec();
+    confirmed.push(("confirmed", "yes"));
+    app.post_form(page, action, &confirmed).await
+}
+
 /// Issues a virtual card through the portal's form; returns its id.
 pub async fn issue_card(app: &TestApp, customer: &str, amount: &str) -> String {
-    let res = app
-        .post_form(
-            "/cards/new",
-            "/cards",
-            &[
-                ("card_type", "virtual"),
-                ("customer_id", customer),
-                ("card_brand", "visa"),
-                ("amount", amount),
-            ],
-        )
-        .await;
+    let reference = form_reference(app, "/cards/new").await;
+    let fields = [
+        ("card_type", "virtual"),
+        ("customer_id", customer),
+        ("card_brand", "visa"),
+        ("amount", amount),
+        ("reference", reference.as_str()),
+    ];
+    let res = confirm(
+        app,
+        "/cards/new",
+        "/cards",
+        &fields,
+        "Debited from the USDT wallet",
+    )
+    .await;
     assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
     location(&res).trim_start_matches("/cards/").to_owned()
 }
@@ -274,7 +312,9 @@ async fn card_rules_are_checked_before_the_call_and_refusals_create_nothing() {
             "the USDT wallet holds",
         ),
     ];
-    for (fields, message) in cases {
+    let reference = form_reference(&app, "/cards/new").await;
+    for (mut fields, message) in cases {
+        fields.push(("reference", &reference));
         let res = app.post_form("/cards/new", "/cards", &fields).await;
         assert_eq!(res.status().as_u16(), 422, "{message}");
         let body = res.text().await.unwrap();
@@ -295,20 +335,22 @@ async fn card_rules_are_checked_before_the_call_and_refusals_create_nothing() {
     assert_eq!(usdt(&sandbox).await, before, "refusals move nothing");
 
     // A valid lite card is issued, counts its uses, and lists under its filter.
-    let res = app
-        .post_form(
-            "/cards/new",
-            "/cards",
-            &[
-                ("card_type", "lite"),
-                ("customer_id", &ada),
-                ("card_brand", "mastercard"),
-                ("amount", "250"),
-                ("swipe_count", "2"),
-                ("terminate_date", &tomorrow),
-            ],
-        )
-        .await;
+    let res = confirm(
+        &app,
+        "/cards/new",
+        "/cards",
+        &[
+            ("card_type", "lite"),
+            ("customer_id", &ada),
+            ("card_brand", "mastercard"),
+            ("amount", "250"),
+            ("swipe_count", "2"),
+            ("terminate_date", &tomorrow),
+            ("reference", &reference),
+        ],
+        "252.50 USDT",
+    )
+    .await;
     assert_eq!(res.status().as_u16(), 303);
     let lite = app.get_html("/cards?card_type=lite").await;
     assert!(lite.contains("1 card") && lite.contains("lite"), "{lite}");
@@ -368,8 +410,14 @@ async fn a_card_is_provisioned_funded_frozen_limited_and_terminated_after_approv
         ("amount", "10"),
         ("reference", reference.as_str()),
     ];
-    let res = app.post_form(&page, &format!("{page}/balance"), &fund).await;
+    let res = confirm(&app, &page, &format!("{page}/balance"), &fund, "10.10 USDT").await;
     assert_eq!(location(&res), format!("{page}?note=fund"));
+    let fund = [
+        ("direction", "fund"),
+        ("amount", "10"),
+        ("reference", reference.as_str()),
+        ("confirmed", "yes"),
+    ];
     let again = app.post_form(&page, &format!("{page}/balance"), &fund).await;
     assert_eq!(again.status().as_u16(), 303, "the same form twice is one funding");
     let live = app.get_html(&format!("{page}/live")).await;
@@ -391,7 +439,15 @@ async fn a_card_is_provisioned_funded_frozen_limited_and_terminated_after_approv
         .post_form(
             &page,
             &format!("{page}/balance"),
-            &[("direction", "fund"), ("amount", "1"), ("reference", "other")],
+            &[
+                ("direction", "fund"),
+                ("amount", "1"),
+                (
+                    "reference",
+                    &format!("paydesk-card-balance-{}", uuid::Uuid::new_v4().simple()),
+                ),
+                ("confirmed", "yes"),
+            ],
         )
         .await;
     assert_eq!(too_soon.status().as_u16(), 422);
@@ -432,10 +488,11 @@ async fn a_card_is_provisioned_funded_frozen_limited_and_terminated_after_approv
         body.contains("24 hours") && body.contains("Freeze instead"),
         "{body}"
     );
-    let filed: i64 = sqlx::query_scalar("SELECT count(*) FROM action_requests")
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
+    let filed: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM action_requests WHERE kind = 'card_termination'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
     assert_eq!(filed, 0);
 
     // A day later: filed, approved by another member, carried out once.
@@ -673,4 +730,62 @@ async fn sandbox_tools_move_the_clock_and_simulate_purchases() {
         .remove(0);
     assert!(!operator.get_html("/").await.contains("/sandbox-tools"));
     assert_eq!(operator.get("/sandbox-tools").await.status().as_u16(), 403);
+}
+
+/// Funding above the policy's threshold (1,000 USD by default) waits for
+/// an approver with the card-money permission, then runs once; below it,
+/// the same gate runs it at once.
+#[tokio::test]
+async fn large_card_funding_waits_for_approval_and_small_runs_at_once() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let sandbox = app.sandbox().await;
+    let approver = members(&app, "Approver", &["card-checker@example.com".into()])
+        .await
+        .remove(0);
+    let ada = approved_customer(&sandbox, "ada@example.com").await;
+    let id = issue_card(&app, &ada, "20").await;
+    sandbox.sandbox_advance_clock(30).await.unwrap();
+    let page = format!("/cards/{id}");
+
+    let reference = form_reference(&app, &page).await;
+    let fields = [
+        ("direction", "fund"),
+        ("amount", "1500"),
+        ("reference", reference.as_str()),
+    ];
+    let res = confirm(
+        &app,
+        &page,
+        &format!("{page}/balance"),
+        &fields,
+        "This needs 1 approval(s)",
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 303);
+    let request = request_id(&res);
+    assert!(location(&res).starts_with("/approvals/"), "it waits");
+    let wallet = usdt(&sandbox).await;
+    assert_eq!(
+        sandbox
+            .card_transactions(&id, None, None)
+            .await
+            .unwrap()
+            .transactions
+            .len(),
+        1,
+        "nothing moved before approval"
+    );
+    let detail = approver.get_html(&format!("/approvals/{request}")).await;
+    assert!(
+        detail.contains("1515.00 USDT") || detail.contains("1515 USDT"),
+        "{detail}"
+    );
+    assert_eq!(approve(&approver, &request).await.status().as_u16(), 303);
+    wait_for_status(&app, &request, "executed").await;
+    assert_eq!(
+        usdt(&sandbox).await,
+        wallet - 1_515_000_000,
+        "amount and fee, once"
+    );
 }

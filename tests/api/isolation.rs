@@ -7,7 +7,7 @@ use paydesk_sandbox::{Fixture, RunningSandbox};
 use crate::helpers::{csrf_in, location, spawn_app, TestApp};
 
 /// Ids of tenant A's resources.
-struct TenantA {
+pub struct TenantA {
     transaction_id: String,
     address_id: String,
     audit_id: String,
@@ -18,18 +18,18 @@ struct TenantA {
     event_id: String,
     request_id: String,
     customer_id: String,
-    card_id: String,
+    pub card_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
 /// `{tx}` and friends are filled with tenant A's ids.
-type Route = (
+pub type Route = (
     &'static str,
     &'static str,
     &'static [(&'static str, &'static str)],
 );
 
-const ROUTES: &[Route] = &[
+pub const ROUTES: &[Route] = &[
     ("GET", "/balances", &[]),
     ("GET", "/balances/USDT", &[]),
     ("GET", "/transactions", &[]),
@@ -150,7 +150,14 @@ const ROUTES: &[Route] = &[
     (
         "POST",
         "/cards/{card}/balance",
-        &[("direction", "fund"), ("amount", "1"), ("reference", "iso-fund")],
+        &[
+            ("direction", "fund"),
+            ("amount", "1"),
+            (
+                "reference",
+                "paydesk-card-balance-00000000000000000000000000000001",
+            ),
+        ],
     ),
     ("POST", "/cards/{card}/status", &[("status", "frozen")]),
     ("POST", "/cards/{card}/limits", &[("daily_limit", "5")]),
@@ -176,7 +183,7 @@ const ROUTES: &[Route] = &[
     ),
 ];
 
-fn fill(template: &str, a: &TenantA) -> String {
+pub fn fill(template: &str, a: &TenantA) -> String {
     template
         .replace("{tx}", &a.transaction_id)
         .replace("{address}", &a.address_id)
@@ -191,7 +198,7 @@ fn fill(template: &str, a: &TenantA) -> String {
         .replace("{card}", &a.card_id)
 }
 
-async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
+pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
     let token = csrf_in(&app.get_html("/account/password").await);
     let res = if method == "GET" {
         app.get(path).await
@@ -233,7 +240,7 @@ async fn member_password(app: &TestApp, email: &str, role: &str) -> String {
 }
 
 /// Tenant A (the demo tenant) with one of everything.
-async fn populate_a(app: &TestApp) -> TenantA {
+pub async fn populate_a(app: &TestApp) -> TenantA {
     let res = app
         .post_form(
             "/addresses",

@@ -8,6 +8,7 @@ mod auth;
 mod browser;
 mod cards;
 mod dashboard;
+mod gate;
 mod health;
 mod helpers;
 mod isolation;

@@ -1,0 +1,230 @@
+//! Every route of the portal that can move money or change a card's or a
+//! payout's state goes through the approval gate. The test finds the
+//! portal's routes in its source (a route added later is found too),
+//! requires each to be in the route table the isolation walk uses, posts
+//! every one as an Owner holding every permission (confirmed, where a
+//! route asks for confirmation), and then reads the audit log of upstream
+//! calls: every call that moves money or changes a card's or a payout's
+//! state was made by the gate, never by a handler for a member.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use paydesk_api::paths::Operation;
+
+use crate::helpers::{spawn_app, TestApp};
+use crate::isolation::{call, fill, populate_a, ROUTES};
+
+/// The service's operations that move money or change the state of a
+/// card, a payout, an order or a batch.
+const MONEY: &[Operation] = &[
+    Operation::CreateWithdrawal,
+    Operation::SendPayment,
+    Operation::CreateBulkTransfer,
+    Operation::ConfirmBulkTransfer,
+    Operation::RetryBulkTransfer,
+    Operation::CreateBulkSchedule,
+    Operation::UpdateBulkSchedule,
+    Operation::CancelBulkSchedule,
+    Operation::InitializePayout,
+    Operation::FinalizePayout,
+    Operation::CreateOrder,
+    Operation::CancelOrder,
+    Operation::CreateScheduledOrder,
+    Operation::UpdateScheduledOrder,
+    Operation::CancelScheduledOrder,
+    Operation::CreateTargetOrder,
+    Operation::CancelTargetOrder,
+    Operation::CreateCard,
+    Operation::TerminateCard,
+    Operation::ChangeCardBalance,
+    Operation::SetCardStatus,
+];
+
+/// Routes the walk leaves out, because they end the walk itself.
+const CUTS_THE_WALK: &[&str] = &[
+    "/connections/{}/delete",
+    "/tenants/switch",
+    "/members/{}/remove",
+    "/members/{}/disable",
+    "/logout",
+    "/logout/everywhere",
+];
+
+/// `{anything}` becomes `{}` and a query string goes, so the source's and
+/// the table's templates compare.
+fn normalize(template: &str) -> String {
+    let path = template.split('?').next().unwrap_or_default();
+    let mut out = String::new();
+    let mut in_param = false;
+    for c in path.chars() {
+        match c {
+            '{' => {
+                in_param = true;
+                out.push_str("{}");
+            }
+            '}' => in_param = false,
+            _ if in_param => {}
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// (method, normalized path) of every route the portal's source registers.
+fn registered_routes() -> BTreeSet<(String, String)> {
+    let mut found = BTreeSet::new();
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let source: String = std::fs::read_to_string(&path)
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join("");
+            for chunk in source.split(".route(\"").skip(1) {
+                let Some((route, rest)) = chunk.split_once("\",web::") else {
+                    continue;
+                };
+                let method = rest.split("()").next().unwrap_or_default().to_uppercase();
+                found.insert((method, normalize(route)));
+            }
+        }
+    }
+    found
+}
+
+fn is_money(method: &str, path: &str) -> bool {
+    MONEY.iter().any(|op| {
+        op.method().as_str() == method && {
+            let template: Vec<&str> = op.template().split('/').collect();
+            let concrete: Vec<&str> = path.split('?').next().unwrap_or_default().split('/').collect();
+            template.len() == concrete.len()
+                && template
+                    .iter()
+                    .zip(&concrete)
+                    .all(|(t, c)| t.starts_with('{') || t == c)
+        }
+    })
+}
+
+/// Upstream calls on record, once the asynchronous audit writer has
+/// caught up with a marker call made last.
+async fn upstream_calls(app: &TestApp) -> Vec<(String, String, String)> {
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE target = 'GET /api/whoami'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    app.post_form(
+        "/connections",
+        &format!("/connections/{}/test", connection(app).await),
+        &[],
+    )
+    .await;
+    for _ in 0..100 {
+        let now: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE target = 'GET /api/whoami'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+        if now > before {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    sqlx::query_as(
+        "SELECT actor_email, details->>'method', details->>'path' FROM audit_log \
+         WHERE action = 'upstream.call' ORDER BY id",
+    )
+    .fetch_all(&app.pool)
+    .await
+    .unwrap()
+}
+
+async fn connection(app: &TestApp) -> String {
+    sqlx::query_scalar("SELECT id::text FROM connections WHERE is_builtin")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn every_route_that_moves_money_goes_through_the_gate() {
+    let registered = registered_routes();
+    assert!(
+        registered.len() > 60,
+        "the route scan found {} routes",
+        registered.len()
+    );
+    // A table entry covers a route when each segment is equal or the
+    // route's is a parameter (the table has concrete ids).
+    let covers = |(method, route): &(String, String)| {
+        ROUTES.iter().any(|(m, p, _)| {
+            let table: Vec<&str> = p.split('?').next().unwrap_or_default().split('/').collect();
+            let source: Vec<&str> = route.split('/').collect();
+            *m == method
+                && table.len() == source.len()
+                && table
+                    .iter()
+                    .zip(&source)
+                    .all(|(t, s)| *s == "{}" || normalize(t) == *s)
+        })
+    };
+    let public = [
+        "/login",
+        "/logout",
+        "/logout/everywhere",
+        "/account/password",
+        "/healthz",
+        "/readyz",
+        "/",
+        "/static/{}",
+    ];
+    let missing: Vec<_> = registered
+        .iter()
+        .filter(|(_, p)| !public.contains(&p.as_str()) && !p.starts_with("/notifications"))
+        .filter(|r| !covers(r))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "routes missing from the route table in tests/api/isolation.rs (add each, with its form fields): {missing:?}"
+    );
+
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let a = populate_a(&app).await;
+    let sandbox = app.sandbox().await;
+    sandbox.sandbox_advance_clock(24 * 3600).await.unwrap();
+    let mut walked = 0;
+    for (method, template, fields) in ROUTES.iter().filter(|(m, _, _)| *m == "POST") {
+        if CUTS_THE_WALK.contains(&normalize(template).as_str()) {
+            continue;
+        }
+        let mut fields: Vec<(String, String)> =
+            fields.iter().map(|(k, v)| (k.to_string(), fill(v, &a))).collect();
+        fields.push(("confirmed".to_owned(), "yes".to_owned()));
+        call(&app, method, &fill(template, &a), &fields).await;
+        walked += 1;
+    }
+    assert!(walked > 30);
+
+    let calls = upstream_calls(&app).await;
+    let money: Vec<_> = calls.iter().filter(|(_, m, p)| is_money(m, p)).collect();
+    assert!(
+        money.len() >= 2,
+        "the walk moved money (card funding, freezing): {calls:?}"
+    );
+    let around: Vec<_> = money
+        .iter()
+        .filter(|(actor, _, _)| actor != "approval gate")
+        .collect();
+    assert!(around.is_empty(), "money moved around the gate: {around:?}");
+    assert_eq!(sandbox.card(&a.card_id).await.unwrap().status, "frozen");
+}
