@@ -1,7 +1,6 @@
 -- The approval gate, typed: a request's status is an enum; its progress is
 -- the kind's typed record of what execution has done; approvals bind to a
--- digest of what the approver saw; a policy may let small actions run at
--- once (still through the gate).
+-- digest of what the approver saw.
 CREATE TYPE request_status AS ENUM
     ('pending', 'approved', 'executing', 'executed', 'failed', 'rejected', 'cancelled', 'expired');
 
@@ -13,6 +12,3 @@ CREATE UNIQUE INDEX action_requests_one_pending ON action_requests (tenant_id, k
 ALTER TABLE action_requests RENAME COLUMN outcome TO progress;
 ALTER TABLE action_requests ADD COLUMN digest text NOT NULL DEFAULT '';
 ALTER TABLE approval_decisions ADD COLUMN digest text NOT NULL DEFAULT '';
-
-ALTER TABLE approval_policies ADD COLUMN below_threshold_approvals integer NOT NULL DEFAULT 1
-    CHECK (below_threshold_approvals BETWEEN 0 AND 10);

@@ -51,6 +51,15 @@ impl Fact {
     }
 }
 
+/// Someone or somewhere an action pays: the first payment to it is a
+/// policy rule of its own. `key` identifies it across requests
+/// ("account:NG:058:0123456789"); `label` names it for reviewers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counterparty {
+    pub key: String,
+    pub label: String,
+}
+
 /// What one run of an action came to.
 #[derive(Debug)]
 pub enum Step<P> {
@@ -126,6 +135,11 @@ pub trait Action: Send + Sync + 'static {
     /// What reviewers see; the digest they approve covers it.
     fn describe(&self, payload: &Self::Payload) -> Vec<Fact>;
 
+    /// Whom or where the action pays, for the first-time rule.
+    fn counterparties(&self, _payload: &Self::Payload) -> Vec<Counterparty> {
+        Vec::new()
+    }
+
     /// Re-checks, then carries the action out exactly once.
     fn execute<'a>(
         &'a self,
@@ -145,6 +159,7 @@ pub trait ErasedAction: Send + Sync {
     fn kind(&self) -> Kind;
     fn default_policy(&self) -> Policy;
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error>;
+    fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error>;
     fn execute<'a>(
         &'a self,
         state: &'a AppState,
@@ -166,6 +181,11 @@ impl<A: Action> ErasedAction for A {
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error> {
         let payload: A::Payload = serde_json::from_value(payload.clone())?;
         Ok(Action::describe(self, &payload))
+    }
+
+    fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error> {
+        let payload: A::Payload = serde_json::from_value(payload.clone())?;
+        Ok(Action::counterparties(self, &payload))
     }
 
     fn execute<'a>(

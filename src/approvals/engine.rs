@@ -4,17 +4,18 @@
 //! approval races a cancel or the expiry), exactly one change wins and at
 //! most one job is queued to run the action.
 
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
-use super::action::{self, Action, ErasedAction, Registry};
-use super::model::{self, Filed, Kind, Policy, RequestStatus};
+use super::action::{self, Action, Counterparty, ErasedAction, Registry};
+use super::model::{self, Filed, Kind, Policy, RequestStatus, Requirement, Weighed};
 use super::store::{self, ActionRequest, NewRequest};
 use crate::access::Member;
 use crate::audit::{self, outcome, Actor, NewRecord};
+use crate::startup::AppState;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApprovalError {
@@ -153,11 +154,15 @@ pub struct Filing<'a, P> {
     pub target: &'a str,
     pub summary: &'a str,
     pub payload: P,
-    /// The amount the policy's threshold is compared with.
+    /// What the action moves, in `currency`; the policy weighs it in the
+    /// tenant's reporting currency.
     pub amount: Decimal,
+    pub currency: &'a str,
     /// The upstream reference, when the form fixed one (so a double
     /// submit files once); else the gate makes one from the request id.
     pub reference: Option<String>,
+    /// When the payee was saved, for a saved beneficiary.
+    pub payee_saved_at: Option<DateTime<Utc>>,
 }
 
 /// How filing ended.
@@ -165,7 +170,7 @@ pub struct Filing<'a, P> {
 pub enum FiledAs {
     /// Waits for approvals.
     Waiting(Uuid),
-    /// Under the policy's threshold: approved at filing and queued to run.
+    /// The policy asks for no approval: approved at filing and queued.
     Approved(Uuid),
 }
 
@@ -177,17 +182,113 @@ impl FiledAs {
     }
 }
 
+/// A request weighed against the policy in force, before it is filed.
+pub struct Assessment {
+    pub policy: Policy,
+    pub weighed: Weighed,
+    /// Reporting-currency units per unit of the action's currency.
+    pub rate: Decimal,
+    pub counterparties: Vec<Counterparty>,
+    pub need: Requirement,
+    pub payload: Value,
+    pub facts: Vec<action::Fact>,
+}
+
+/// The service's code for a currency: a US dollar is priced as USDT.
+fn service_code(currency: &str) -> &str {
+    if currency.eq_ignore_ascii_case("USD") {
+        "USDT"
+    } else {
+        currency
+    }
+}
+
+/// Reporting-currency units per unit of `from`, at the service's mid rate.
+async fn rate_to(client: &paydesk_api::Client, from: &str, to: &str) -> Result<Decimal, ApprovalError> {
+    let (from, to) = (service_code(from), service_code(to));
+    if from.eq_ignore_ascii_case(to) {
+        return Ok(Decimal::ONE);
+    }
+    client
+        .exchange_rate(from, to)
+        .await
+        .map(|r| r.mid_rate)
+        .map_err(|e| {
+            ApprovalError::NotAllowed(format!(
+                "The service's {from}/{to} rate is needed to weigh this against the approval policy, and it \
+                 could not be read ({}). Try again in a moment; nothing was filed.",
+                crate::web::error::describe_upstream(&e).0
+            ))
+        })
+}
+
+/// Weighs a filing: its value in the reporting currency at the service's
+/// rate, the running totals, first-time counterparties, a new payee.
+pub async fn assess<A: Action>(
+    state: &AppState,
+    member: &Member,
+    f: &Filing<'_, A::Payload>,
+) -> Result<Assessment, ApprovalError> {
+    let action = state.gate.get(A::KIND.key)?;
+    let kind = A::KIND;
+    let pool = &state.pool;
+    let policy = policy_in_force(pool, member.tenant_id, action).await?;
+    let payload = serde_json::to_value(&f.payload).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let facts = action
+        .describe(&payload)
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    let counterparties = action
+        .counterparties(&payload)
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+    let reporting = store::reporting_currency(pool, member.tenant_id).await?;
+    let client = state
+        .upstreams
+        .for_member(pool, &state.key, &state.audit, member)
+        .await
+        .map_err(|e| ApprovalError::NotAllowed(e.to_string()))?;
+    let rate = rate_to(&client, f.currency, &reporting).await?;
+    let since = Utc::now() - Duration::hours(policy.period_hours as i64);
+    let (member_total, tenant_total) =
+        store::running_totals(pool, member.tenant_id, kind, member.user.user_id, since).await?;
+    let keys: Vec<String> = counterparties.iter().map(|c| c.key.clone()).collect();
+    let known = store::known_counterparties(pool, member.tenant_id, &keys).await?;
+    let mut value = f.amount * rate;
+    value.rescale(2);
+    let weighed = Weighed {
+        value,
+        currency: reporting,
+        member_total,
+        tenant_total,
+        first_time: counterparties
+            .iter()
+            .filter(|c| !known.contains(&c.key))
+            .map(|c| c.label.clone())
+            .collect(),
+        new_payee: f
+            .payee_saved_at
+            .is_some_and(|at| Utc::now() - at < Duration::hours(24)),
+    };
+    let need = policy.require(&weighed);
+    Ok(Assessment {
+        policy,
+        weighed,
+        rate,
+        counterparties,
+        need,
+        payload,
+        facts,
+    })
+}
+
 /// Files a request under the policy in force, after checking that the
 /// maker may request it and that enough other members could approve it.
 /// The upstream reference is fixed here; the digest covers what reviewers
-/// will see.
+/// will see; the value, the rate and the rules that fired are kept.
 pub async fn file<A: Action>(
-    pool: &PgPool,
-    registry: &Registry,
+    state: &AppState,
     member: &Member,
     f: Filing<'_, A::Payload>,
 ) -> Result<FiledAs, ApprovalError> {
-    let action = registry.get(A::KIND.key)?;
     let kind = A::KIND;
     if !member.can(kind.request_permission) {
         let hint = if member.can(kind.approve_permission) {
@@ -200,24 +301,26 @@ pub async fn file<A: Action>(
             kind.request_permission
         )));
     }
-    let policy = policy_in_force(pool, member.tenant_id, action).await?;
-    let needed = policy.required_for(f.amount);
+    let pool = &state.pool;
+    let a = assess::<A>(state, member, &f).await?;
+    let needed = a.need.approvals;
     let filed = Filed {
         by: member.user.user_id,
         at: Utc::now(),
     };
     let members = store::candidates(pool, member.tenant_id).await?;
-    let eligible = model::eligible(&policy, kind, &filed, &members);
-    if (eligible.len() as i32) < needed {
+    let eligible = model::eligible(&a.policy, kind, &filed, &members);
+    let from_role = a
+        .need
+        .role
+        .as_ref()
+        .is_none_or(|role| eligible.iter().any(|m| &m.role_name == role));
+    if (eligible.len() as i32) < needed || !from_role {
         return Err(ApprovalError::NoEligibleApprovers(
-            model::missing_approvers_message(&policy, kind, needed, eligible.len()),
+            model::missing_approvers_message(&a.policy, kind, needed, eligible.len()),
         ));
     }
-    let payload = serde_json::to_value(&f.payload).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    let facts = action
-        .describe(&payload)
-        .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    let digest = action::digest(kind, &facts, &payload);
+    let digest = action::digest(kind, &a.facts, &a.payload);
     let id = Uuid::new_v4();
     let mut tx = pool.begin().await?;
     let inserted = store::insert_request(
@@ -228,17 +331,24 @@ pub async fn file<A: Action>(
             kind,
             target: f.target,
             summary: f.summary,
-            payload,
+            payload: a.payload.clone(),
             amount: f.amount,
+            currency: f.currency,
+            value: a.weighed.value,
+            value_currency: &a.weighed.currency,
+            value_rate: a.rate,
+            counterparties: a.counterparties.iter().map(|c| c.key.clone()).collect(),
+            rules_fired: a.need.fired.clone(),
+            required_role: a.need.role.clone(),
             requested_by: member.user.user_id,
-            policy_version: policy.version,
+            policy_version: a.policy.version,
             required_approvals: needed,
             reference: f
                 .reference
                 .clone()
                 .unwrap_or_else(|| format!("pd-{}", id.simple())),
             digest: &digest,
-            expires_at: filed.at + Duration::seconds(policy.expires_after_secs as i64),
+            expires_at: filed.at + Duration::seconds(a.policy.expires_after_secs as i64),
         },
     )
     .await?;
@@ -251,6 +361,7 @@ pub async fn file<A: Action>(
             ))
         }
     }
+    let policy = a.policy;
     store::add_timeline(&mut *tx, id, "requested", &format!("by {}", member.user.email)).await?;
     audit::store::append_in(
         &mut tx,
@@ -277,7 +388,7 @@ pub async fn file<A: Action>(
             Change {
                 to: RequestStatus::Approved,
                 what: "approved",
-                detail: format!("by policy version {}: below its threshold", policy.version),
+                detail: format!("by policy version {}: no approval needed", policy.version),
                 failure: None,
                 notify: Notify::Nobody,
                 audit: (
@@ -308,27 +419,26 @@ pub async fn file<A: Action>(
 }
 
 /// What filing would come to, for the confirmation page: what reviewers
-/// would see, and how many approvals it would wait for (0: runs at once).
+/// would see, how many approvals it would wait for (0: runs at once), and
+/// why.
 pub struct Preview {
     pub facts: Vec<action::Fact>,
     pub needed: i32,
+    pub fired: Vec<String>,
+    pub value: String,
 }
 
 pub async fn preview<A: Action>(
-    pool: &PgPool,
-    registry: &Registry,
+    state: &AppState,
     member: &Member,
-    payload: &A::Payload,
-    amount: Decimal,
+    f: &Filing<'_, A::Payload>,
 ) -> Result<Preview, ApprovalError> {
-    let action = registry.get(A::KIND.key)?;
-    let policy = policy_in_force(pool, member.tenant_id, action).await?;
-    let payload = serde_json::to_value(payload).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+    let a = assess::<A>(state, member, f).await?;
     Ok(Preview {
-        facts: action
-            .describe(&payload)
-            .map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-        needed: policy.required_for(amount),
+        value: format!("{} {}", a.weighed.value, a.weighed.currency),
+        facts: a.facts,
+        needed: a.need.approvals,
+        fired: a.need.fired,
     })
 }
 
@@ -397,6 +507,12 @@ pub async fn decide(
         return Err(ApprovalError::AlreadyDecided);
     }
     let approvals = request.approvals + i64::from(approve);
+    let role_met = match &request.required_role {
+        None => true,
+        Some(role) => store::approver_role_names(&mut *tx, request.id)
+            .await?
+            .contains(role),
+    };
     let detail = if comment.is_empty() {
         format!("by {}", me.email)
     } else {
@@ -419,7 +535,7 @@ pub async fn decide(
         )
         .await?;
         Decided::Rejected
-    } else if approvals >= i64::from(request.required_approvals) {
+    } else if approvals >= i64::from(request.required_approvals) && role_met {
         transition(
             &mut tx,
             &request,

@@ -232,7 +232,7 @@ pub async fn submit<A: Action>(
     member: &Member,
     filing: Filing<'_, A::Payload>,
 ) -> Result<Submitted, ApprovalError> {
-    match engine::file::<A>(&state.pool, &state.gate, member, filing).await? {
+    match engine::file::<A>(state, member, filing).await? {
         FiledAs::Waiting(id) => Ok(Submitted::Waiting(id)),
         FiledAs::Approved(id) => {
             run_now(state, id).await?;

@@ -80,16 +80,37 @@ impl std::fmt::Display for RequestStatus {
     }
 }
 
-/// One version of a tenant's policy for a kind of action.
+/// Above `above` (in the reporting currency) a request needs `approvals`,
+/// one of them from `role` when named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Tier {
+    pub above: Decimal,
+    pub approvals: i32,
+    #[serde(default)]
+    pub role: Option<String>,
+}
+
+/// One version of a tenant's policy for a kind of action. Amounts are in
+/// the tenant's reporting currency.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Policy {
     pub version: i32,
+    /// Approvals every request needs; 0 lets it run at once (still
+    /// through the gate) unless a rule below asks for more.
     pub required_approvals: i32,
     pub approver_roles: Vec<String>,
-    pub threshold: Option<Decimal>,
-    /// Approvals needed at or below the threshold; 0 lets the action run
-    /// at once (still through the gate).
-    pub below_threshold_approvals: i32,
+    /// Sorted by `above`.
+    pub tiers: sqlx::types::Json<Vec<Tier>>,
+    /// The period running totals are kept over.
+    pub period_hours: i32,
+    /// Above this running total of one member's requests, a request is
+    /// weighed as the largest (the strictest tier).
+    pub member_limit: Option<Decimal>,
+    /// The same for all of the tenant's requests.
+    pub tenant_limit: Option<Decimal>,
+    /// The first payment to a counterparty (account, address, card,
+    /// country) needs at least one approval, whatever its amount.
+    pub first_time_rule: bool,
     pub expires_after_secs: i32,
     pub reminder_after_secs: Option<i32>,
     pub escalation_after_secs: Option<i32>,
@@ -99,17 +120,46 @@ pub struct Policy {
     pub created_at: DateTime<Utc>,
 }
 
+/// What a request weighs, for the policy.
+#[derive(Debug, Clone, Default)]
+pub struct Weighed {
+    /// In the reporting currency.
+    pub value: Decimal,
+    pub currency: String,
+    /// The member's and the tenant's totals over the policy's period,
+    /// before this request.
+    pub member_total: Decimal,
+    pub tenant_total: Decimal,
+    /// Counterparties never paid before, as labels ("account ····6789").
+    pub first_time: Vec<String>,
+    /// The payee was saved less than 24 hours ago.
+    pub new_payee: bool,
+}
+
+/// What the policy asks of a request, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Requirement {
+    pub approvals: i32,
+    /// One of the approvals must come from this role.
+    pub role: Option<String>,
+    /// The rules that fired, in words for reviewers.
+    pub fired: Vec<String>,
+}
+
 impl Policy {
     /// Until an admin sets one: one approval by someone other than the
     /// requester, a day to decide, a reminder after an hour, 1% rate
-    /// tolerance.
+    /// tolerance, first payments to a counterparty always approved.
     pub fn standard() -> Policy {
         Policy {
             version: 0,
             required_approvals: 1,
             approver_roles: Vec::new(),
-            threshold: None,
-            below_threshold_approvals: 1,
+            tiers: sqlx::types::Json(Vec::new()),
+            period_hours: 24,
+            member_limit: None,
+            tenant_limit: None,
+            first_time_rule: true,
             expires_after_secs: 86_400,
             reminder_after_secs: Some(3_600),
             escalation_after_secs: None,
@@ -120,13 +170,90 @@ impl Policy {
         }
     }
 
-    /// Approvals a request of `amount` needs: the policy's number above
-    /// the threshold, `below_threshold_approvals` at or below it.
-    pub fn required_for(&self, amount: Decimal) -> i32 {
-        match self.threshold {
-            Some(t) if amount <= t => self.below_threshold_approvals,
-            _ => self.required_approvals,
+    /// The tier a value falls in: the highest one it is above.
+    fn tier_for(&self, value: Decimal) -> Option<&Tier> {
+        self.tiers
+            .iter()
+            .filter(|t| value > t.above)
+            .max_by_key(|t| t.above)
+    }
+
+    /// The strictest the policy gets: its highest tier, or the base.
+    fn strictest(&self) -> (i32, Option<String>) {
+        match self.tiers.iter().max_by_key(|t| t.above) {
+            Some(t) => (t.approvals.max(self.required_approvals).max(1), t.role.clone()),
+            None => (self.required_approvals.max(1), None),
         }
+    }
+
+    /// How many approvals a request needs, from whom, and which rules said so.
+    pub fn require(&self, w: &Weighed) -> Requirement {
+        let cur = &w.currency;
+        let mut need = Requirement {
+            approvals: self.required_approvals,
+            role: None,
+            fired: Vec::new(),
+        };
+        let raise = |need: &mut Requirement, approvals: i32, role: Option<String>, why: String| {
+            if approvals > need.approvals {
+                need.approvals = approvals;
+            }
+            if role.is_some() {
+                need.role = role;
+            }
+            need.fired.push(why);
+        };
+        if self.required_approvals > 0 {
+            need.fired
+                .push(format!("Every request: {} approval(s)", self.required_approvals));
+        }
+        if let Some(t) = self.tier_for(w.value) {
+            let whose = t
+                .role
+                .as_ref()
+                .map(|r| format!(", one from {r}"))
+                .unwrap_or_default();
+            raise(
+                &mut need,
+                t.approvals,
+                t.role.clone(),
+                format!("Above {} {cur}: {} approval(s){whose}", t.above, t.approvals),
+            );
+        }
+        for (limit, total, whose) in [
+            (self.member_limit, w.member_total, "Your"),
+            (self.tenant_limit, w.tenant_total, "The tenant's"),
+        ] {
+            if let Some(limit) = limit {
+                if total + w.value > limit {
+                    let (approvals, role) = self.strictest();
+                    raise(
+                        &mut need,
+                        approvals,
+                        role,
+                        format!(
+                            "{whose} {}-hour total would be {} {cur}, above its limit of {limit} {cur}",
+                            self.period_hours,
+                            total + w.value
+                        ),
+                    );
+                }
+            }
+        }
+        if self.first_time_rule {
+            for label in &w.first_time {
+                raise(&mut need, 1, None, format!("First payment to {label}"));
+            }
+        }
+        if w.new_payee {
+            raise(
+                &mut need,
+                1,
+                None,
+                "The payee was saved less than 24 hours ago".to_owned(),
+            );
+        }
+        need
     }
 
     /// True when the relative move from `filed` to `now` is beyond the
@@ -342,15 +469,92 @@ mod tests {
         assert!(may_approve(&policy, PAYOUT, &viewer, &requester, true).is_ok());
     }
 
+    fn weighed(value: i64) -> Weighed {
+        Weighed {
+            value: Decimal::from(value),
+            currency: "USD".into(),
+            ..Weighed::default()
+        }
+    }
+
     #[test]
-    fn thresholds_and_rate_tolerance() {
+    fn tiers_decide_by_value_in_the_reporting_currency() {
         let mut policy = Policy::standard();
-        policy.required_approvals = 2;
-        policy.threshold = Some(Decimal::from(1000));
-        assert_eq!(policy.required_for(Decimal::from(1000)), 1);
-        assert_eq!(policy.required_for(Decimal::from(1001)), 2);
-        policy.below_threshold_approvals = 0;
-        assert_eq!(policy.required_for(Decimal::from(5)), 0, "runs at once");
+        policy.required_approvals = 0;
+        policy.tiers = sqlx::types::Json(vec![
+            Tier {
+                above: Decimal::from(500),
+                approvals: 2,
+                role: None,
+            },
+            Tier {
+                above: Decimal::from(5000),
+                approvals: 3,
+                role: Some("Owner".into()),
+            },
+        ]);
+        assert_eq!(
+            policy.require(&weighed(500)).approvals,
+            0,
+            "at the bound: below the tier"
+        );
+        let mid = policy.require(&weighed(501));
+        assert_eq!((mid.approvals, mid.role.clone()), (2, None));
+        assert!(mid.fired[0].contains("Above 500 USD"), "{:?}", mid.fired);
+        let top = policy.require(&weighed(9000));
+        assert_eq!((top.approvals, top.role.as_deref()), (3, Some("Owner")));
+    }
+
+    #[test]
+    fn running_totals_stop_splitting_under_a_tier() {
+        let mut policy = Policy::standard();
+        policy.required_approvals = 0;
+        policy.tiers = sqlx::types::Json(vec![Tier {
+            above: Decimal::from(1000),
+            approvals: 2,
+            role: None,
+        }]);
+        policy.member_limit = Some(Decimal::from(1000));
+        let mut second = weighed(600);
+        second.member_total = Decimal::from(600);
+        let need = policy.require(&second);
+        assert_eq!(need.approvals, 2, "600 + 600 is weighed as the largest");
+        assert!(
+            need.fired
+                .iter()
+                .any(|f| f.contains("24-hour total would be 1200")),
+            "{:?}",
+            need.fired
+        );
+        policy.tenant_limit = Some(Decimal::from(10_000));
+        let mut busy = weighed(10);
+        busy.tenant_total = Decimal::from(9_995);
+        assert_eq!(policy.require(&busy).approvals, 2);
+    }
+
+    #[test]
+    fn first_payments_and_new_payees_always_wait() {
+        let mut policy = Policy::standard();
+        policy.required_approvals = 0;
+        let mut first = weighed(5);
+        first.first_time = vec!["account ····6789".into()];
+        let need = policy.require(&first);
+        assert_eq!(need.approvals, 1);
+        assert_eq!(need.fired, vec!["First payment to account ····6789".to_owned()]);
+        policy.first_time_rule = false;
+        assert_eq!(policy.require(&first).approvals, 0);
+        let mut new_payee = weighed(5);
+        new_payee.new_payee = true;
+        assert_eq!(
+            policy.require(&new_payee).approvals,
+            1,
+            "whatever the policy says"
+        );
+    }
+
+    #[test]
+    fn rate_tolerance() {
+        let policy = Policy::standard();
         let filed = Decimal::from(1500);
         assert!(!policy.rate_moved_too_far(filed, Decimal::from_str("1514.9").unwrap()));
         assert!(policy.rate_moved_too_far(filed, Decimal::from_str("1515.1").unwrap()));

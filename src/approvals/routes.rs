@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::action::Fact;
 use super::engine::{self, ApprovalError};
-use super::model::{self, Kind, Policy, RequestStatus};
+use super::model::{self, Kind, Policy, RequestStatus, Tier};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
@@ -27,6 +27,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/approvals/{id}/reject", web::post().to(reject))
         .route("/approvals/{id}/cancel", web::post().to(cancel))
         .route("/policies", web::get().to(policies))
+        .route(
+            "/policies/settings/currency",
+            web::post().to(set_reporting_currency),
+        )
         .route("/policies/{kind}", web::post().to(save_policy))
         .route("/notifications", web::get().to(notifications));
 }
@@ -74,6 +78,8 @@ struct DetailPage {
     /// The last known status of the payout (payouts only), for the header.
     payout_status: Option<String>,
     decisions: Vec<Decision>,
+    /// Who could still approve, while it waits.
+    waiting_for: Vec<String>,
     timeline: Vec<(DateTime<Utc>, String, String)>,
     can_decide: bool,
     can_cancel: bool,
@@ -97,10 +103,11 @@ async fn render_detail(
     let escalated = policy
         .escalation_after_secs
         .is_some_and(|secs| now >= request.created_at + chrono::Duration::seconds(secs as i64));
-    let me = store::candidates(&state.pool, member.tenant_id)
-        .await?
-        .into_iter()
-        .find(|c| c.user_id == member.user.user_id);
+    let candidates = store::candidates(&state.pool, member.tenant_id).await?;
+    let me = candidates
+        .iter()
+        .find(|c| c.user_id == member.user.user_id)
+        .cloned();
     let may_approve =
         me.is_some_and(|me| model::may_approve(&policy, kind, &me, &request.filed(), escalated).is_ok());
     if !(member.can(kind.request_permission) || member.can(kind.approve_permission) || may_approve) {
@@ -109,7 +116,17 @@ async fn render_detail(
     let decisions = store::decisions(&state.pool, id).await?;
     let pending = request.status == RequestStatus::Pending && now < request.expires_at;
     let decided = decisions.iter().any(|d| d.approver_email == member.user.email);
+    let waiting_for = if pending {
+        model::eligible(&policy, kind, &request.filed(), &candidates)
+            .into_iter()
+            .filter(|c| !decisions.iter().any(|d| d.approver_email == c.email))
+            .map(|c| format!("{} ({})", c.email, c.role_name))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(DetailPage {
+        waiting_for,
         shell: Shell::new(member, "/approvals"),
         facts: action
             .describe(&request.payload.0)
@@ -287,6 +304,8 @@ struct PoliciesPage {
     shell: Shell,
     policies: Vec<PolicyView>,
     roles: Vec<String>,
+    reporting_currency: String,
+    currencies: &'static [&'static str],
     can_edit: bool,
     error: Option<String>,
     notice: Option<String>,
@@ -318,6 +337,8 @@ async fn render_policies(
             .into_iter()
             .map(|r| r.name)
             .collect(),
+        reporting_currency: store::reporting_currency(&state.pool, member.tenant_id).await?,
+        currencies: store::REPORTING_CURRENCIES,
         can_edit: member.can("policies.manage"),
         error,
         notice,
@@ -339,9 +360,32 @@ pub struct PolicyForm {
     #[serde(default)]
     approver_roles: String,
     #[serde(default)]
-    threshold: String,
-    #[serde(default = "one")]
-    below_threshold_approvals: i32,
+    tier1_above: String,
+    #[serde(default)]
+    tier1_approvals: String,
+    #[serde(default)]
+    tier1_role: String,
+    #[serde(default)]
+    tier2_above: String,
+    #[serde(default)]
+    tier2_approvals: String,
+    #[serde(default)]
+    tier2_role: String,
+    #[serde(default)]
+    tier3_above: String,
+    #[serde(default)]
+    tier3_approvals: String,
+    #[serde(default)]
+    tier3_role: String,
+    #[serde(default = "day")]
+    period_hours: i32,
+    #[serde(default)]
+    member_limit: String,
+    #[serde(default)]
+    tenant_limit: String,
+    /// A checkbox: present when ticked.
+    #[serde(default)]
+    first_time_rule: Option<String>,
     expires_after_hours: i32,
     #[serde(default)]
     reminder_after_minutes: String,
@@ -353,8 +397,8 @@ pub struct PolicyForm {
     reason: String,
 }
 
-fn one() -> i32 {
-    1
+fn day() -> i32 {
+    24
 }
 
 fn optional_int(raw: &str, scale: i32, what: &str) -> Result<Option<i32>, String> {
@@ -369,9 +413,73 @@ fn optional_int(raw: &str, scale: i32, what: &str) -> Result<Option<i32>, String
         .ok_or_else(|| format!("{what} must be a whole number above zero, or empty."))
 }
 
+/// An amount in the reporting currency: digits and at most two decimals.
+fn optional_amount(raw: &str, what: &str) -> Result<Option<Decimal>, String> {
+    let raw = raw.trim().replace(',', "");
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    let plain = raw.chars().all(|c| c.is_ascii_digit() || c == '.') && raw.matches('.').count() <= 1;
+    match raw.parse::<Decimal>() {
+        Ok(d) if plain && d.scale() <= 2 => Ok(Some(d)),
+        _ => Err(format!("{what} must be an amount such as 1000 or 2500.50.")),
+    }
+}
+
+fn known_role(role: &str, roles: &[String]) -> Result<Option<String>, String> {
+    let role = role.trim();
+    if role.is_empty() {
+        return Ok(None);
+    }
+    if roles.iter().any(|r| r == role) {
+        Ok(Some(role.to_owned()))
+    } else {
+        Err(format!("'{role}' is not a role of this tenant."))
+    }
+}
+
+fn parse_tiers(form: &PolicyForm, roles: &[String]) -> Result<Vec<Tier>, String> {
+    let rows = [
+        (&form.tier1_above, &form.tier1_approvals, &form.tier1_role),
+        (&form.tier2_above, &form.tier2_approvals, &form.tier2_role),
+        (&form.tier3_above, &form.tier3_approvals, &form.tier3_role),
+    ];
+    let mut tiers = Vec::new();
+    for (n, (above, approvals, role)) in rows.into_iter().enumerate() {
+        let what = format!("Tier {}'s amount", n + 1);
+        let Some(above) = optional_amount(above, &what)? else {
+            continue;
+        };
+        let approvals = approvals
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .filter(|a| (1..=10).contains(a))
+            .ok_or_else(|| format!("Tier {} needs 1 to 10 approvals.", n + 1))?;
+        tiers.push(Tier {
+            above,
+            approvals,
+            role: known_role(role, roles)?,
+        });
+    }
+    tiers.sort_by_key(|t| t.above);
+    if tiers
+        .windows(2)
+        .any(|w| w[0].above == w[1].above || w[0].approvals > w[1].approvals)
+    {
+        return Err(
+            "Each tier must start at a higher amount than the last and need at least as many approvals."
+                .to_owned(),
+        );
+    }
+    Ok(tiers)
+}
+
 fn parse_policy(form: &PolicyForm, roles: &[String]) -> Result<Policy, String> {
-    if !(1..=10).contains(&form.required_approvals) {
-        return Err("Approvals needed must be 1 to 10.".to_owned());
+    if !(0..=10).contains(&form.required_approvals) {
+        return Err(
+            "Approvals for every request must be 0 (runs at once unless a rule applies) to 10.".to_owned(),
+        );
     }
     let approver_roles: Vec<String> = form
         .approver_roles
@@ -382,27 +490,14 @@ fn parse_policy(form: &PolicyForm, roles: &[String]) -> Result<Policy, String> {
     if let Some(unknown) = approver_roles.iter().find(|r| !roles.contains(r)) {
         return Err(format!("'{unknown}' is not a role of this tenant."));
     }
-    let threshold = match form.threshold.trim() {
-        "" => None,
-        t => Some(
-            t.parse::<Decimal>()
-                .ok()
-                .filter(|d| *d >= Decimal::ZERO)
-                .ok_or("The threshold must be a number.")?,
-        ),
-    };
-    if !(0..=form.required_approvals).contains(&form.below_threshold_approvals) {
-        return Err("Approvals at or below the threshold must be 0 (runs at once) up to the approvals needed above it.".to_owned());
+    let tiers = parse_tiers(form, roles)?;
+    if !(1..=744).contains(&form.period_hours) {
+        return Err("Running totals are kept over 1 to 744 hours.".to_owned());
     }
     if !(1..=720).contains(&form.expires_after_hours) {
         return Err("Requests must expire after 1 to 720 hours.".to_owned());
     }
-    let escalation_role = Some(form.escalation_role.trim().to_owned()).filter(|r| !r.is_empty());
-    if let Some(r) = &escalation_role {
-        if !roles.contains(r) {
-            return Err(format!("'{r}' is not a role of this tenant."));
-        }
-    }
+    let escalation_role = known_role(&form.escalation_role, roles)?;
     if form.rate_tolerance_percent < Decimal::ZERO || form.rate_tolerance_percent > Decimal::from(50) {
         return Err("The rate tolerance must be 0 to 50%.".to_owned());
     }
@@ -414,8 +509,11 @@ fn parse_policy(form: &PolicyForm, roles: &[String]) -> Result<Policy, String> {
         version: 0,
         required_approvals: form.required_approvals,
         approver_roles,
-        threshold,
-        below_threshold_approvals: form.below_threshold_approvals,
+        tiers: sqlx::types::Json(tiers),
+        period_hours: form.period_hours,
+        member_limit: optional_amount(&form.member_limit, "The per-member limit")?,
+        tenant_limit: optional_amount(&form.tenant_limit, "The tenant limit")?,
+        first_time_rule: form.first_time_rule.is_some(),
         expires_after_secs: form.expires_after_hours * 3600,
         reminder_after_secs: optional_int(&form.reminder_after_minutes, 60, "The reminder time")?,
         escalation_after_secs: optional_int(&form.escalation_after_hours, 3600, "The escalation time")?,
@@ -466,7 +564,8 @@ async fn save_policy(
         .with_details(serde_json::json!({
             "kind": kind.key, "version": version, "reason": policy.reason,
             "required_approvals": policy.required_approvals, "approver_roles": policy.approver_roles,
-            "threshold": policy.threshold, "below_threshold_approvals": policy.below_threshold_approvals, "expires_after_secs": policy.expires_after_secs,
+            "tiers": policy.tiers.0, "period_hours": policy.period_hours, "member_limit": policy.member_limit,
+            "tenant_limit": policy.tenant_limit, "first_time_rule": policy.first_time_rule, "expires_after_secs": policy.expires_after_secs,
             "escalation_role": policy.escalation_role, "rate_tolerance_bps": policy.rate_tolerance_bps,
         }))],
     )
@@ -477,6 +576,51 @@ async fn save_policy(
         kind.label
     );
     let body = render_policies(&state, &member, None, Some(notice)).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/html; charset=utf-8")
+        .body(body))
+}
+
+#[derive(Deserialize)]
+pub struct CurrencyForm {
+    reporting_currency: String,
+}
+
+/// The currency policies weigh requests in. Requests already filed keep
+/// the value they were weighed at.
+async fn set_reporting_currency(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<CurrencyForm>,
+) -> Result<HttpResponse, PortalError> {
+    member.require("policies.manage")?;
+    let currency = form.reporting_currency.trim().to_uppercase();
+    if !store::REPORTING_CURRENCIES.contains(&currency.as_str()) {
+        let message = format!("Choose one of {}.", store::REPORTING_CURRENCIES.join(", "));
+        return Ok(crate::web::page::unprocessable(
+            render_policies(&state, &member, Some(message), None).await?,
+        ));
+    }
+    let mut tx = state.pool.begin().await?;
+    let previous = store::set_reporting_currency(&mut tx, member.tenant_id, &currency).await?;
+    audit::store::append_in(
+        &mut tx,
+        &[NewRecord::new(
+            &member.actor(),
+            Some(member.tenant_id),
+            "policies.reporting_currency_changed",
+            format!("tenant:{}", member.tenant_id),
+            outcome::SUCCESS,
+        )
+        .with_details(serde_json::json!({"from": previous, "to": currency}))],
+    )
+    .await?;
+    tx.commit().await?;
+    let notice = format!("Policies now weigh new requests in {currency}. Amounts in the tiers and limits are read in {currency}; review them.");
+    html_page(render_policies(&state, &member, None, Some(notice)).await?)
+}
+
+fn html_page(body: String) -> Result<HttpResponse, PortalError> {
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
         .body(body))

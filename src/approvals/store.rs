@@ -9,9 +9,9 @@ use uuid::Uuid;
 
 use super::model::{Candidate, Kind, Policy, RequestStatus};
 
-const POLICY_COLUMNS: &str = "version, required_approvals, approver_roles, threshold, below_threshold_approvals, \
-     expires_after_secs, reminder_after_secs, escalation_after_secs, escalation_role, rate_tolerance_bps, reason, \
-     created_at";
+const POLICY_COLUMNS: &str = "version, required_approvals, approver_roles, tiers, period_hours, member_limit, \
+     tenant_limit, first_time_rule, expires_after_secs, reminder_after_secs, escalation_after_secs, escalation_role, \
+     rate_tolerance_bps, reason, created_at";
 
 /// The latest saved version, if an admin saved one.
 pub async fn latest_policy(pool: &PgPool, tenant: Uuid, kind: Kind) -> Result<Option<Policy>, sqlx::Error> {
@@ -76,17 +76,17 @@ pub async fn save_policy(
     by: Uuid,
 ) -> Result<i32, sqlx::Error> {
     sqlx::query_scalar(
-        "INSERT INTO approval_policies (tenant_id, action_kind, version, required_approvals, approver_roles, threshold, \
+        "INSERT INTO approval_policies (tenant_id, action_kind, version, required_approvals, approver_roles, tiers, \
            expires_after_secs, reminder_after_secs, escalation_after_secs, escalation_role, rate_tolerance_bps, reason, \
-           created_by, below_threshold_approvals) \
-         SELECT $1, $2, COALESCE(max(version), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 \
+           created_by, period_hours, member_limit, tenant_limit, first_time_rule) \
+         SELECT $1, $2, COALESCE(max(version), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 \
          FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 RETURNING version",
     )
     .bind(tenant)
     .bind(kind.key)
     .bind(p.required_approvals)
     .bind(&p.approver_roles)
-    .bind(p.threshold)
+    .bind(&p.tiers)
     .bind(p.expires_after_secs)
     .bind(p.reminder_after_secs)
     .bind(p.escalation_after_secs)
@@ -94,7 +94,10 @@ pub async fn save_policy(
     .bind(p.rate_tolerance_bps)
     .bind(&p.reason)
     .bind(by)
-    .bind(p.below_threshold_approvals)
+    .bind(p.period_hours)
+    .bind(p.member_limit)
+    .bind(p.tenant_limit)
+    .bind(p.first_time_rule)
     .fetch_one(&mut **tx)
     .await
 }
@@ -134,6 +137,14 @@ pub struct ActionRequest {
     pub summary: String,
     pub payload: Json<serde_json::Value>,
     pub amount: Decimal,
+    pub currency: String,
+    /// In the tenant's reporting currency at filing, with the rate used.
+    pub value: Option<Decimal>,
+    pub value_currency: Option<String>,
+    pub value_rate: Option<Decimal>,
+    pub rules_fired: Vec<String>,
+    /// One approval must come from this role.
+    pub required_role: Option<String>,
     pub status: RequestStatus,
     pub requested_by: Uuid,
     pub requester_email: String,
@@ -161,7 +172,8 @@ impl ActionRequest {
     }
 }
 
-const REQUEST_COLUMNS: &str = "r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload, r.amount, r.status, \
+const REQUEST_COLUMNS: &str = "r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload, r.amount, r.currency, \
+     r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role, r.status, \
      r.requested_by, (SELECT email FROM users WHERE id = r.requested_by) AS requester_email, r.policy_version, \
      r.required_approvals, r.upstream_reference, r.progress, r.digest, r.failure_reason, r.expires_at, r.reminded_at, \
      r.created_at, r.updated_at, \
@@ -176,6 +188,13 @@ pub struct NewRequest<'a> {
     pub summary: &'a str,
     pub payload: serde_json::Value,
     pub amount: Decimal,
+    pub currency: &'a str,
+    pub value: Decimal,
+    pub value_currency: &'a str,
+    pub value_rate: Decimal,
+    pub counterparties: Vec<String>,
+    pub rules_fired: Vec<String>,
+    pub required_role: Option<String>,
     pub requested_by: Uuid,
     pub policy_version: i32,
     pub required_approvals: i32,
@@ -193,8 +212,9 @@ pub async fn insert_request(
 ) -> Result<Result<(), Option<Uuid>>, sqlx::Error> {
     let inserted = sqlx::query(
         "INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status, requested_by, \
-           policy_version, required_approvals, upstream_reference, expires_at, digest) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13) \
+           policy_version, required_approvals, upstream_reference, expires_at, digest, currency, value, value_currency, \
+           value_rate, counterparties, rules_fired, required_role) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
          ON CONFLICT DO NOTHING",
     )
     .bind(r.id)
@@ -210,6 +230,13 @@ pub async fn insert_request(
     .bind(&r.reference)
     .bind(r.expires_at)
     .bind(r.digest)
+    .bind(r.currency)
+    .bind(r.value)
+    .bind(r.value_currency)
+    .bind(r.value_rate)
+    .bind(&r.counterparties)
+    .bind(&r.rules_fired)
+    .bind(&r.required_role)
     .execute(&mut **tx)
     .await?
     .rows_affected();
@@ -308,6 +335,90 @@ pub async fn decisions(pool: &PgPool, request: Uuid) -> Result<Vec<Decision>, sq
     )
     .bind(request)
     .fetch_all(pool)
+    .await
+}
+
+/// What a tenant may weigh its policies in (the service prices a US
+/// dollar as USDT).
+pub const REPORTING_CURRENCIES: &[&str] = &["USD", "NGN"];
+
+/// Sets the reporting currency; returns the one it replaces.
+pub async fn set_reporting_currency(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant: Uuid,
+    currency: &str,
+) -> Result<String, sqlx::Error> {
+    sqlx::query_scalar(
+        "UPDATE tenants t SET reporting_currency = $2 FROM tenants old WHERE t.id = $1 AND old.id = t.id \
+         RETURNING old.reporting_currency",
+    )
+    .bind(tenant)
+    .bind(currency)
+    .fetch_one(&mut **tx)
+    .await
+}
+
+/// The tenant's reporting currency (a tenant setting).
+pub async fn reporting_currency(pool: &PgPool, tenant: Uuid) -> Result<String, sqlx::Error> {
+    sqlx::query_scalar("SELECT reporting_currency FROM tenants WHERE id = $1")
+        .bind(tenant)
+        .fetch_one(pool)
+        .await
+}
+
+/// The value of one member's and of the whole tenant's requests of a
+/// kind filed since `since`, leaving out those that ended without moving
+/// anything.
+pub async fn running_totals(
+    pool: &PgPool,
+    tenant: Uuid,
+    kind: Kind,
+    member: Uuid,
+    since: DateTime<Utc>,
+) -> Result<(Decimal, Decimal), sqlx::Error> {
+    sqlx::query_as(
+        "SELECT COALESCE(sum(value) FILTER (WHERE requested_by = $3), 0), COALESCE(sum(value), 0) \
+         FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND created_at >= $4 \
+           AND status NOT IN ('rejected', 'cancelled', 'expired', 'failed')",
+    )
+    .bind(tenant)
+    .bind(kind.key)
+    .bind(member)
+    .bind(since)
+    .fetch_one(pool)
+    .await
+}
+
+/// Which of `keys` the tenant has already paid (a request carried out or
+/// running).
+pub async fn known_counterparties(
+    pool: &PgPool,
+    tenant: Uuid,
+    keys: &[String],
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT DISTINCT k FROM action_requests, unnest(counterparties) AS k \
+         WHERE tenant_id = $1 AND status IN ('executing', 'executed') AND k = ANY($2)",
+    )
+    .bind(tenant)
+    .bind(keys)
+    .fetch_all(pool)
+    .await
+}
+
+/// The current roles of the members whose approvals count.
+pub async fn approver_role_names<'e>(
+    db: impl PgExecutor<'e>,
+    request: Uuid,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT ro.name FROM approval_decisions d JOIN action_requests r ON r.id = d.request_id \
+         JOIN memberships m ON m.user_id = d.approver_id AND m.tenant_id = r.tenant_id \
+         JOIN roles ro ON ro.id = m.role_id \
+         WHERE d.request_id = $1 AND d.decision = 'approve' AND d.digest = r.digest",
+    )
+    .bind(request)
+    .fetch_all(db)
     .await
 }
 

@@ -89,12 +89,22 @@ pub async fn change_balance(
         Ok(p) => p,
         Err(message) => return refused_page(&state, &member, &id, with_error(message)).await,
     };
-    let amount = money::usd(payload.amount);
+    let title = format!("{} card ····{}", capitalized(&form.direction), payload.last_four);
+    let filing = Filing {
+        target: &id,
+        summary: &balance_summary(&payload),
+        amount: money::usd(payload.amount),
+        currency: "USD",
+        payload,
+        reference: Some(form.reference.clone()),
+        payee_saved_at: None,
+    };
     if !submission.confirmed() {
-        let preview = engine::preview::<FundingAction>(&state.pool, &state.gate, &member, &payload, amount)
-            .await
-            .map_err(|e| PortalError::Internal(Box::new(e)))?;
-        let title = format!("{} card ····{}", capitalized(&form.direction), payload.last_four);
+        let preview = match engine::preview::<FundingAction>(&state, &member, &filing).await {
+            Ok(p) => p,
+            Err(ApprovalError::Db(e)) => return Err(e.into()),
+            Err(e) => return refused_page(&state, &member, &id, with_error(e.to_string())).await,
+        };
         let back = format!("/cards/{id}");
         return confirm_page(
             &member,
@@ -104,13 +114,6 @@ pub async fn change_balance(
             &submission,
         );
     }
-    let filing = Filing {
-        target: &id,
-        summary: &balance_summary(&payload),
-        payload: payload.clone(),
-        amount,
-        reference: Some(form.reference.clone()),
-    };
     let submitted = executor::submit::<FundingAction>(&state, &member, filing).await;
     after_submit(&state, &member, &id, submitted, &form.direction).await
 }
@@ -223,8 +226,10 @@ pub async fn set_status(
         target: &id,
         summary: &format!("{verb} card ····{}", payload.last_four),
         amount: payload.at_stake(),
+        currency: "USD",
         payload,
         reference: None,
+        payee_saved_at: None,
     };
     let submitted = executor::submit::<StatusAction>(&state, &member, filing).await;
     after_submit(&state, &member, &id, submitted, &form.status).await
@@ -468,15 +473,16 @@ pub async fn request_termination(
         reason
     );
     let filed = engine::file::<TerminationAction>(
-        &state.pool,
-        &state.gate,
+        &state,
         &member,
         Filing {
             target: &id,
             summary: &summary,
             payload,
             amount: balance_decimal(card.balance_amount),
+            currency: "USD",
             reference: None,
+            payee_saved_at: None,
         },
     )
     .await;

@@ -18,7 +18,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::model::{Kind, Policy, Tier};
 
 /// 1% of `amount`, rounded up to the micro-unit (the sandbox rules'
 /// funding fee, charged on funding and withdrawing alike).
@@ -48,13 +48,18 @@ pub fn usd(amount: MicroUnits) -> Decimal {
     Decimal::new(amount.value(), 6)
 }
 
-/// Until an admin saves one: at or below 1,000 USD the action runs at
-/// once; above it, one approval.
-fn runs_at_once_up_to_1000_usd() -> Policy {
+/// Until an admin saves one: up to 1,000 in the reporting currency (USD
+/// unless the tenant chose another) the action runs at once; above it,
+/// one approval.
+fn runs_at_once_up_to_1000() -> Policy {
     Policy {
-        threshold: Some(Decimal::from(1000)),
-        below_threshold_approvals: 0,
-        reason: "default policy: at once up to 1,000 USD".to_owned(),
+        required_approvals: 0,
+        tiers: sqlx::types::Json(vec![Tier {
+            above: Decimal::from(1000),
+            approvals: 1,
+            role: None,
+        }]),
+        reason: "default policy: at once up to 1,000".to_owned(),
         ..Policy::standard()
     }
 }
@@ -97,7 +102,7 @@ impl Action for IssueAction {
     };
 
     fn default_policy(&self) -> Policy {
-        runs_at_once_up_to_1000_usd()
+        runs_at_once_up_to_1000()
     }
 
     fn describe(&self, p: &IssuePayload) -> Vec<Fact> {
@@ -190,7 +195,7 @@ impl Action for FundingAction {
     };
 
     fn default_policy(&self) -> Policy {
-        runs_at_once_up_to_1000_usd()
+        runs_at_once_up_to_1000()
     }
 
     fn describe(&self, p: &FundingPayload) -> Vec<Fact> {
@@ -301,7 +306,7 @@ impl Action for StatusAction {
     /// A freeze (nothing at stake) always runs at once; unfreezing a card
     /// holding more than 1,000 USD waits for an approval.
     fn default_policy(&self) -> Policy {
-        runs_at_once_up_to_1000_usd()
+        runs_at_once_up_to_1000()
     }
 
     fn describe(&self, p: &StatusPayload) -> Vec<Fact> {
@@ -368,6 +373,15 @@ mod tests {
     #[test]
     fn a_freeze_never_waits_and_a_large_unfreeze_does() {
         let policy = StatusAction.default_policy();
+        let weigh = |p: &StatusPayload| {
+            policy
+                .require(&crate::approvals::model::Weighed {
+                    value: p.at_stake(),
+                    currency: "USD".into(),
+                    ..Default::default()
+                })
+                .approvals
+        };
         let mut p = StatusPayload {
             card_id: "c".into(),
             card_name: "Ops".into(),
@@ -375,10 +389,10 @@ mod tests {
             status: "frozen".into(),
             balance: MicroUnits(5_000_000_000),
         };
-        assert_eq!(policy.required_for(p.at_stake()), 0);
+        assert_eq!(weigh(&p), 0);
         p.status = "active".into();
-        assert_eq!(policy.required_for(p.at_stake()), 1);
+        assert_eq!(weigh(&p), 1);
         p.balance = MicroUnits(10_000_000);
-        assert_eq!(policy.required_for(p.at_stake()), 0);
+        assert_eq!(weigh(&p), 0);
     }
 }

@@ -284,30 +284,35 @@ async fn create(
             ))
         }
     };
-    let amount = money::usd(payload.card.amount);
-    if !submission.confirmed() {
-        let preview = engine::preview::<IssueAction>(&state.pool, &state.gate, &member, &payload, amount)
-            .await
-            .map_err(|e| PortalError::Internal(Box::new(e)))?;
-        return confirm_page(
-            &member,
-            "Issue a card",
-            preview,
-            ("/cards", "/cards/new"),
-            &submission,
-        );
-    }
+    let summary = format!(
+        "Issue a card for {} with {} USD",
+        payload.customer_label,
+        payload.card.amount.display()
+    );
     let filing = Filing {
         target: &draft.reference,
-        summary: &format!(
-            "Issue a card for {} with {} USD",
-            payload.customer_label,
-            payload.card.amount.display()
-        ),
+        summary: &summary,
         reference: Some(draft.reference.clone()),
+        amount: money::usd(payload.card.amount),
+        currency: "USD",
         payload,
-        amount,
+        payee_saved_at: None,
     };
+    if !submission.confirmed() {
+        return match engine::preview::<IssueAction>(&state, &member, &filing).await {
+            Ok(preview) => confirm_page(
+                &member,
+                "Issue a card",
+                preview,
+                ("/cards", "/cards/new"),
+                &submission,
+            ),
+            Err(ApprovalError::Db(e)) => Err(e.into()),
+            Err(e) => Ok(unprocessable(
+                render_new(&client, &member, draft, Some(e.to_string())).await?,
+            )),
+        };
+    }
     match executor::submit::<IssueAction>(&state, &member, filing).await {
         Ok(Submitted::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
         Ok(Submitted::Ran(request)) => match request.progress.0["card_id"].as_str() {

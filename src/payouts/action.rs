@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::action::{Action, Counterparty, ExecError, Fact, Run, Step};
 use crate::approvals::model::Kind;
 use crate::approvals::store as gate_store;
 
@@ -108,6 +108,34 @@ impl Action for PayoutAction {
             facts.push(Fact::new("Saved beneficiary", id.clone()));
         }
         facts
+    }
+
+    fn counterparties(&self, p: &PayoutPayload) -> Vec<Counterparty> {
+        let b = &p.beneficiary;
+        let last_four: String = b
+            .account_number
+            .chars()
+            .rev()
+            .take(4)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        vec![
+            Counterparty {
+                key: format!(
+                    "account:{}:{}:{}",
+                    p.country,
+                    b.bank_code.as_deref().unwrap_or_default(),
+                    b.account_number
+                ),
+                label: format!("account ····{last_four} ({})", b.account_name),
+            },
+            Counterparty {
+                key: format!("country:{}", p.country),
+                label: format!("the country {}", p.country),
+            },
+        ]
     }
 
     async fn execute(

@@ -181,6 +181,7 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         .await?;
     let mut draft = draft;
     let saved_id = Some(draft.beneficiary_id.trim().to_owned()).filter(|id| !id.is_empty());
+    let mut payee_saved_at = None;
     if let Some(id) = &saved_id {
         match client.beneficiary(id).await {
             Ok(b) => match b.destination {
@@ -190,6 +191,7 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
                     bank_code,
                     ..
                 } => {
+                    payee_saved_at = Some(b.created_at);
                     draft.account_name = account_name;
                     draft.account_number = account_number;
                     draft.bank_code = bank_code;
@@ -280,15 +282,16 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         corridor.country, draft.bank_code, beneficiary.account_number
     );
     let filed = engine::file::<PayoutAction>(
-        &state.pool,
-        &state.gate,
+        &state,
         &member,
         Filing {
             target: &target,
             summary: &summary,
+            currency: &payload.from_asset.clone(),
             payload,
             amount,
             reference: None,
+            payee_saved_at,
         },
     )
     .await;

@@ -971,3 +971,160 @@ async fn approvals_bind_to_what_was_seen_and_race_a_cancel_atomically() {
         }
     }
 }
+
+async fn request_row(app: &TestApp, id: &str) -> (i32, String, Vec<String>) {
+    sqlx::query_as("SELECT required_approvals, value::text || ' ' || value_currency, rules_fired FROM action_requests WHERE id = $1::uuid")
+        .bind(id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
+/// Policies weigh the value in the reporting currency at the service's
+/// rate (0.01 BTC and 600 USDT alike), keep running totals so a payment
+/// can't be split under a tier, and the first payment to an account
+/// always waits.
+#[tokio::test]
+async fn policies_weigh_value_totals_and_first_payments() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op11@example.com".into()])
+        .await
+        .remove(0);
+    let checkers = members(
+        &app,
+        "Approver",
+        &["ap11@example.com".into(), "ap12@example.com".into()],
+    )
+    .await;
+    let res = app
+        .post_form(
+            "/policies",
+            "/policies/payout",
+            &[
+                ("required_approvals", "0"),
+                ("tier1_above", "500"),
+                ("tier1_approvals", "2"),
+                ("period_hours", "24"),
+                ("member_limit", "1000"),
+                ("first_time_rule", "yes"),
+                ("expires_after_hours", "24"),
+                ("rate_tolerance_percent", "1"),
+                ("reason", "value-aware tiers"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+
+    // 0.01 BTC at 60,000 USDT is 600 USD, like 600 USDT: both above the tier.
+    let btc = request_id(
+        &operator
+            .post_form(
+                "/payouts/new?country=NG",
+                "/payouts",
+                &[
+                    ("country", "NG"),
+                    ("from_asset", "BTC"),
+                    ("amount", "0.01"),
+                    ("bank_code", "058"),
+                    ("account_number", "0123456781"),
+                    ("account_name", "Ada Okafor"),
+                    ("payment_reason", "salary"),
+                ],
+            )
+            .await,
+    );
+    let (needed, value, fired) = request_row(&app, &btc).await;
+    assert_eq!((needed, value.as_str()), (2, "600.00 USD"), "{fired:?}");
+    let usdt = request_id(&file_payout(&operator, "0123456782", "600").await);
+    assert_eq!(request_row(&app, &usdt).await.0, 2);
+    let page = operator.get_html(&format!("/approvals/{usdt}")).await;
+    assert!(
+        page.contains("Above 500 USD: 2 approval(s)") && page.contains("600.00 USD"),
+        "{page}"
+    );
+
+    // 1,200 USD filed today: 100 more is beyond the member's 1,000 limit.
+    let split = request_id(&file_payout(&operator, "0123456783", "100").await);
+    let (needed, _, fired) = request_row(&app, &split).await;
+    assert_eq!(needed, 2, "{fired:?}");
+    assert!(
+        fired
+            .iter()
+            .any(|f| f.contains("24-hour total would be 1300.00 USD")),
+        "{fired:?}"
+    );
+
+    // Below every rule but the first-time one: the first payment to an
+    // account waits for one approval; once paid, the next runs at once.
+    sqlx::query("UPDATE action_requests SET status = 'cancelled' WHERE status = 'pending'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE action_requests SET value = 0")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let first = request_id(&file_payout(&operator, "0123456784", "10").await);
+    let (needed, _, fired) = request_row(&app, &first).await;
+    assert_eq!(needed, 1);
+    assert!(
+        fired
+            .iter()
+            .any(|f| f.starts_with("First payment to account ····6784")),
+        "{fired:?}"
+    );
+    approve(&checkers[0], &first).await;
+    wait_for_finalize(&app, &first).await;
+    let again = request_id(&file_payout(&operator, "0123456784", "10").await);
+    let (needed, _, fired) = request_row(&app, &again).await;
+    assert_eq!(needed, 0, "{fired:?}");
+    wait_for_finalize(&app, &again).await;
+}
+
+/// A tier can ask for one approval from a named role: other approvals
+/// don't complete the request until that role approves.
+#[tokio::test]
+async fn a_tier_can_require_an_approval_from_a_named_role() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op13@example.com".into()])
+        .await
+        .remove(0);
+    let approvers = members(
+        &app,
+        "Approver",
+        &["ap13@example.com".into(), "ap14@example.com".into()],
+    )
+    .await;
+    let admin = members(&app, "Admin", &["admin13@example.com".into()])
+        .await
+        .remove(0);
+    let res = app
+        .post_form(
+            "/policies",
+            "/policies/payout",
+            &[
+                ("required_approvals", "1"),
+                ("tier1_above", "50"),
+                ("tier1_approvals", "2"),
+                ("tier1_role", "Admin"),
+                ("expires_after_hours", "24"),
+                ("rate_tolerance_percent", "1"),
+                ("reason", "an admin signs large payouts"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let id = request_id(&file_payout(&operator, "0123456785", "100").await);
+    approve(&approvers[0], &id).await;
+    approve(&approvers[1], &id).await;
+    let page = operator.get_html(&format!("/approvals/{id}")).await;
+    assert!(
+        page.contains("one of them from Admin") && page.contains("admin13@example.com"),
+        "{page}"
+    );
+    wait_for_status(&app, &id, "pending").await;
+    assert_eq!(approve(&admin, &id).await.status().as_u16(), 303);
+    wait_for_finalize(&app, &id).await;
+}

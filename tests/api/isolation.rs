@@ -173,6 +173,11 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/policies", &[]),
     (
         "POST",
+        "/policies/settings/currency",
+        &[("reporting_currency", "NGN")],
+    ),
+    (
+        "POST",
         "/policies/payout",
         &[
             ("required_approvals", "1"),
