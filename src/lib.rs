@@ -2,7 +2,10 @@
 //! Service API v2. Folders name domains: `auth` (sign-in, sessions),
 //! `tenants` (companies and their API connections), `access` (roles and
 //! permissions), `audit` (the log), `wallet` (balances, transactions,
-//! addresses); `web` holds what every page shares.
+//! addresses), `approvals` (the gate every money-moving action and every
+//! control change goes through), `controls` (four-eyes changes to roles,
+//! permissions, policies and connections); `web` holds what every page
+//! shares.
 
 pub mod access;
 pub mod approvals;
@@ -11,6 +14,7 @@ pub mod auth;
 pub mod bootstrap;
 pub mod cards;
 pub mod configuration;
+pub mod controls;
 pub mod crypto;
 pub mod customers;
 pub mod db;

@@ -44,6 +44,10 @@ pub fn registry() -> Registry {
         .with(crate::cards::money::IssueAction)
         .with(crate::cards::money::FundingAction)
         .with(crate::cards::money::StatusAction)
+        .with(crate::controls::members::RoleChangeAction)
+        .with(crate::controls::roles::PermissionsChangeAction)
+        .with(crate::controls::policies::PolicyChangeAction)
+        .with(crate::controls::connections::ConnectionChangeAction)
 }
 
 impl AppState {

@@ -14,8 +14,15 @@ use uuid::Uuid;
 use super::permissions::{self, CATALOGUE};
 use super::store::{self, MemberRow, RoleRow};
 use super::Member;
+use crate::approvals::action::Action;
+use crate::approvals::engine::Filing;
+use crate::approvals::executor;
+use crate::approvals::routes::control_outcome;
+use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::audit::{self, outcome, NewRecord};
 use crate::auth::{password, store as users};
+use crate::controls::members::{RoleChange, RoleChangeAction};
+use crate::controls::roles::{PermissionsChange, PermissionsChangeAction, RoleDiff};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{redirect, Shell};
@@ -62,6 +69,7 @@ struct RolesPage {
     rows: Vec<PermissionRow>,
     notice: Option<String>,
     error: Option<String>,
+    pending: Vec<ActionRequest>,
 }
 
 /// Owner keeps every permission, so a tenant can never lock itself out.
@@ -75,6 +83,8 @@ async fn render_roles(
     notice: Option<String>,
     error: Option<String>,
 ) -> Result<String, PortalError> {
+    let pending =
+        approvals::pending_of(&state.pool, member.tenant_id, &[PermissionsChangeAction::KIND]).await?;
     let roles = store::roles(&state.pool, member.tenant_id).await?;
     let rows = CATALOGUE
         .iter()
@@ -101,6 +111,7 @@ async fn render_roles(
         rows,
         notice,
         error,
+        pending,
     }
     .render()?)
 }
@@ -180,8 +191,7 @@ async fn save_matrix(
         .filter(|(_, p)| permissions::is_known(p))
         .collect();
     let roles = store::roles(&state.pool, member.tenant_id).await?;
-    let mut tx = state.pool.begin().await?;
-    let mut records = Vec::new();
+    let mut changes = Vec::new();
     for role in roles.iter().filter(|r| editable(r)) {
         let mut wanted: Vec<String> = CATALOGUE
             .iter()
@@ -191,35 +201,61 @@ async fn save_matrix(
         // Stored permissions come back sorted; compare like with like.
         wanted.sort();
         if wanted != role.permissions {
-            let added: Vec<&String> = wanted.iter().filter(|p| !role.permissions.contains(p)).collect();
-            let removed: Vec<&String> = role.permissions.iter().filter(|p| !wanted.contains(p)).collect();
-            let added_owned: Vec<String> = added.iter().map(|p| (*p).clone()).collect();
-            store::set_permissions(
-                &mut tx,
-                member.tenant_id,
-                role.id,
-                &wanted,
-                &added_owned,
-                member.user.user_id,
-            )
-            .await?;
-            records.push(
-                record(&member, "roles.permissions_changed", format!("role:{}", role.id))
-                    .with_details(serde_json::json!({"role": role.name, "added": added, "removed": removed})),
-            );
+            changes.push(RoleDiff {
+                role_id: role.id,
+                role_name: role.name.clone(),
+                added: wanted
+                    .iter()
+                    .filter(|p| !role.permissions.contains(p))
+                    .cloned()
+                    .collect(),
+                removed: role
+                    .permissions
+                    .iter()
+                    .filter(|p| !wanted.contains(p))
+                    .cloned()
+                    .collect(),
+                permissions: wanted,
+            });
         }
     }
-    audit::store::append_in(&mut tx, &records).await?;
-    tx.commit().await?;
-    let notice = if records.is_empty() {
-        "Nothing changed.".to_owned()
+    let (notice, error) = if changes.is_empty() {
+        (Some("Nothing changed.".to_owned()), None)
     } else {
-        format!("Saved changes to {} role(s).", records.len())
+        let summary = format!(
+            "Change the permissions of {}",
+            changes
+                .iter()
+                .map(|c| c.role_name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let filing = control_filing("roles", &summary, PermissionsChange { roles: changes });
+        control_outcome(
+            &state,
+            executor::submit::<PermissionsChangeAction>(&state, &member, filing).await,
+        )
+        .await?
     };
-    Ok(page(
-        actix_web::http::StatusCode::OK,
-        render_roles(&state, &member, Some(notice), None).await?,
-    ))
+    let status = if error.is_some() {
+        actix_web::http::StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        actix_web::http::StatusCode::OK
+    };
+    Ok(page(status, render_roles(&state, &member, notice, error).await?))
+}
+
+/// A control change, filed with nothing to weigh.
+fn control_filing<'a, P>(target: &'a str, summary: &'a str, payload: P) -> Filing<'a, P> {
+    Filing {
+        target,
+        summary,
+        payload,
+        amount: rust_decimal::Decimal::ZERO,
+        currency: "",
+        reference: None,
+        payee_saved_at: None,
+    }
 }
 
 async fn delete_role(
@@ -268,6 +304,7 @@ struct MembersPage {
     notice: Option<String>,
     error: Option<String>,
     one_time: Option<(String, String)>,
+    pending: Vec<ActionRequest>,
 }
 
 async fn render_members(
@@ -286,6 +323,7 @@ async fn render_members(
         notice,
         error,
         one_time,
+        pending: approvals::pending_of(&state.pool, member.tenant_id, &[RoleChangeAction::KIND]).await?,
     }
     .render()?)
 }
@@ -433,39 +471,31 @@ async fn change_role(
         )
         .await;
     }
-    let mut tx = state.pool.begin().await?;
-    let demoting_owner = target.role_name == permissions::OWNER && role.name != permissions::OWNER;
-    if demoting_owner && store::other_owners(&mut tx, member.tenant_id, target.user_id).await? == 0 {
-        return refuse_members(
-            &state,
-            &member,
-            format!(
-                "{} is the last owner. Make someone else an owner first.",
-                target.email
-            ),
-        )
-        .await;
+    let change = RoleChange {
+        user_id: target.user_id,
+        email: target.email.clone(),
+        from_role: target.role_name.clone(),
+        to_role_id: role.id,
+        to_role: role.name.clone(),
+    };
+    let target_key = format!("member:{}", target.user_id);
+    let summary = format!(
+        "Change {}'s role from {} to {}",
+        target.email, target.role_name, role.name
+    );
+    let filing = control_filing(&target_key, &summary, change);
+    let (notice, error) = control_outcome(
+        &state,
+        executor::submit::<RoleChangeAction>(&state, &member, filing).await,
+    )
+    .await?;
+    if let Some(message) = error {
+        return refuse_members(&state, &member, message).await;
     }
-    store::set_member_role(
-        &mut tx,
-        member.tenant_id,
-        target.user_id,
-        role.id,
-        member.user.user_id,
-    )
-    .await?;
-    audit::store::append_in(
-        &mut tx,
-        &[record(
-            &member,
-            "members.role_changed",
-            format!("user:{}", target.user_id),
-        )
-        .with_details(serde_json::json!({"email": target.email, "from": target.role_name, "to": role.name}))],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(redirect("/members"))
+    Ok(page(
+        actix_web::http::StatusCode::OK,
+        render_members(&state, &member, notice, None, None).await?,
+    ))
 }
 
 async fn remove_member(

@@ -89,7 +89,9 @@ pub enum ExecError {
 /// What a kind's `execute` works with.
 pub struct Run<'a, P> {
     pub state: &'a AppState,
-    pub client: &'a Client,
+    /// The tenant's signed client; None for controls, which change only
+    /// the portal's own records.
+    pub upstream: Option<&'a Client>,
     pub request: &'a ActionRequest,
     /// The policy version the request was filed under.
     pub policy: &'a Policy,
@@ -97,6 +99,11 @@ pub struct Run<'a, P> {
 }
 
 impl<P: Serialize> Run<'_, P> {
+    pub fn client(&self) -> Result<&Client, ExecError> {
+        self.upstream
+            .ok_or_else(|| ExecError::Internal("this kind of action has no upstream client".to_owned()))
+    }
+
     /// Fixed when the request was filed; every upstream call carries it.
     pub fn reference(&self) -> &str {
         &self.request.upstream_reference
@@ -126,6 +133,11 @@ pub trait Action: Send + Sync + 'static {
     type Progress: Serialize + DeserializeOwned + Default + Send + Sync;
 
     const KIND: Kind;
+
+    /// A change to the portal's own controls (roles, permissions,
+    /// policies, connections): it needs no upstream client, and it waits
+    /// for a second admin only where the tenant has one.
+    const CONTROL: bool = false;
 
     /// The policy until an admin saves one.
     fn default_policy(&self) -> Policy {
@@ -157,13 +169,14 @@ pub type ErasedStep = Step<serde_json::Value>;
 /// one registry.
 pub trait ErasedAction: Send + Sync {
     fn kind(&self) -> Kind;
+    fn is_control(&self) -> bool;
     fn default_policy(&self) -> Policy;
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error>;
     fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error>;
     fn execute<'a>(
         &'a self,
         state: &'a AppState,
-        client: &'a Client,
+        upstream: Option<&'a Client>,
         request: &'a ActionRequest,
         policy: &'a Policy,
     ) -> BoxFuture<'a, Result<ErasedStep, ExecError>>;
@@ -172,6 +185,10 @@ pub trait ErasedAction: Send + Sync {
 impl<A: Action> ErasedAction for A {
     fn kind(&self) -> Kind {
         A::KIND
+    }
+
+    fn is_control(&self) -> bool {
+        A::CONTROL
     }
 
     fn default_policy(&self) -> Policy {
@@ -191,7 +208,7 @@ impl<A: Action> ErasedAction for A {
     fn execute<'a>(
         &'a self,
         state: &'a AppState,
-        client: &'a Client,
+        upstream: Option<&'a Client>,
         request: &'a ActionRequest,
         policy: &'a Policy,
     ) -> BoxFuture<'a, Result<ErasedStep, ExecError>> {
@@ -204,7 +221,7 @@ impl<A: Action> ErasedAction for A {
                 serde_json::from_value(request.progress.0.clone()).map_err(corrupt)?;
             let mut run = Run {
                 state,
-                client,
+                upstream,
                 request,
                 policy,
                 progress,

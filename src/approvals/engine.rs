@@ -241,12 +241,17 @@ pub async fn assess<A: Action>(
         .counterparties(&payload)
         .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     let reporting = store::reporting_currency(pool, member.tenant_id).await?;
-    let client = state
-        .upstreams
-        .for_member(pool, &state.key, &state.audit, member)
-        .await
-        .map_err(|e| ApprovalError::NotAllowed(e.to_string()))?;
-    let rate = rate_to(&client, f.currency, &reporting).await?;
+    // Controls move nothing; they need no rate (nor a connection).
+    let rate = if f.amount.is_zero() {
+        Decimal::ONE
+    } else {
+        let client = state
+            .upstreams
+            .for_member(pool, &state.key, &state.audit, member)
+            .await
+            .map_err(|e| ApprovalError::NotAllowed(e.to_string()))?;
+        rate_to(&client, f.currency, &reporting).await?
+    };
     let since = Utc::now() - Duration::hours(policy.period_hours as i64);
     let (member_total, tenant_total) =
         store::running_totals(pool, member.tenant_id, kind, member.user.user_id, since).await?;
@@ -302,13 +307,23 @@ pub async fn file<A: Action>(
         )));
     }
     let pool = &state.pool;
-    let a = assess::<A>(state, member, &f).await?;
-    let needed = a.need.approvals;
+    let mut a = assess::<A>(state, member, &f).await?;
     let filed = Filed {
         by: member.user.user_id,
         at: Utc::now(),
     };
     let members = store::candidates(pool, member.tenant_id).await?;
+    let another_admin = members.iter().any(|m| {
+        m.user_id != member.user.user_id && m.permissions.iter().any(|p| p == kind.approve_permission)
+    });
+    if A::CONTROL && !another_admin {
+        a.need = Requirement {
+            approvals: 0,
+            role: None,
+            fired: vec!["You are the only admin who could approve this: applied at once (four eyes start with a second admin)".to_owned()],
+        };
+    }
+    let needed = a.need.approvals;
     let eligible = model::eligible(&a.policy, kind, &filed, &members);
     let from_role = a
         .need

@@ -327,26 +327,25 @@ async fn run(state: &AppState, tenant: Uuid, request_id: Uuid) -> Result<Ran, Ru
         tx.commit().await?;
         request.status = RequestStatus::Executing;
     }
-    let client = match state
-        .upstreams
-        .for_tenant(&state.pool, &state.key, &state.audit, tenant, gate_actor())
-        .await
-    {
-        Ok(c) => c,
-        Err(PortalError::NoConnection) => {
-            finish(
-                state,
-                tenant,
-                request.id,
-                Ended::Failed("the tenant no longer has an API connection".to_owned()),
-            )
-            .await?;
-            return Ok(Ran::Done);
+    let client = if action.is_control() {
+        None
+    } else {
+        match state
+            .upstreams
+            .for_tenant(&state.pool, &state.key, &state.audit, tenant, gate_actor())
+            .await
+        {
+            Ok(c) => Some(c),
+            Err(PortalError::NoConnection) => {
+                let reason = "the tenant no longer has an API connection".to_owned();
+                finish(state, tenant, request.id, Ended::Failed(reason)).await?;
+                return Ok(Ran::Done);
+            }
+            Err(e) => return Err(e.into()),
         }
-        Err(e) => return Err(e.into()),
     };
     let policy = engine::policy_of(&state.pool, tenant, action, request.policy_version).await?;
-    let step = match action.execute(state, &client, &request, &policy).await {
+    let step = match action.execute(state, client.as_ref(), &request, &policy).await {
         Ok(step) => step,
         // The service refused: nothing moved, and asking again won't help.
         Err(ExecError::Api(

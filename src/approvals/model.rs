@@ -92,7 +92,7 @@ pub struct Tier {
 
 /// One version of a tenant's policy for a kind of action. Amounts are in
 /// the tenant's reporting currency.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow, Serialize, serde::Deserialize)]
 pub struct Policy {
     pub version: i32,
     /// Approvals every request needs; 0 lets it run at once (still

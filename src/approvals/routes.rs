@@ -10,12 +10,13 @@ use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::action::Fact;
-use super::engine::{self, ApprovalError};
+use super::action::{Action, Fact};
+use super::engine::{self, ApprovalError, Filing};
 use super::model::{self, Kind, Policy, RequestStatus, Tier};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
+use crate::controls::policies::{PolicyChange, PolicyChangeAction};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, redirect, Shell};
@@ -290,6 +291,47 @@ pub fn confirm_page(
     })
 }
 
+// --- Controls (four eyes) -------------------------------------------------------
+
+/// How a control change ended, as the entity's page tells it:
+/// (notice, error).
+pub async fn control_outcome(
+    state: &AppState,
+    submitted: Result<super::executor::Submitted, ApprovalError>,
+) -> Result<(Option<String>, Option<String>), PortalError> {
+    use super::executor::Submitted;
+    Ok(match submitted {
+        Ok(Submitted::Waiting(_)) => (
+            Some(
+                "This change waits for a second admin's approval; it is listed under Pending changes."
+                    .to_owned(),
+            ),
+            None,
+        ),
+        Ok(Submitted::Ran(request)) if request.status == RequestStatus::Executed => {
+            let timeline = store::timeline(&state.pool, request.id).await?;
+            (timeline.last().map(|(_, _, detail)| detail.clone()), None)
+        }
+        Ok(Submitted::Ran(request)) => (
+            None,
+            Some(
+                request
+                    .failure_reason
+                    .unwrap_or_else(|| "The change was not applied.".to_owned()),
+            ),
+        ),
+        Err(ApprovalError::Duplicate(_)) => (
+            None,
+            Some(
+                "A change to this is already waiting for approval; decide on it first (see Pending changes)."
+                    .to_owned(),
+            ),
+        ),
+        Err(ApprovalError::Db(e)) => return Err(e.into()),
+        Err(e) => (None, Some(capitalize(&e.to_string()))),
+    })
+}
+
 // --- Policies -----------------------------------------------------------------
 
 pub struct PolicyView {
@@ -306,6 +348,7 @@ struct PoliciesPage {
     roles: Vec<String>,
     reporting_currency: String,
     currencies: &'static [&'static str],
+    pending: Vec<ActionRequest>,
     can_edit: bool,
     error: Option<String>,
     notice: Option<String>,
@@ -339,6 +382,7 @@ async fn render_policies(
             .collect(),
         reporting_currency: store::reporting_currency(&state.pool, member.tenant_id).await?,
         currencies: store::REPORTING_CURRENCIES,
+        pending: store::pending_of(&state.pool, member.tenant_id, &[PolicyChangeAction::KIND]).await?,
         can_edit: member.can("policies.manage"),
         error,
         notice,
@@ -550,33 +594,35 @@ async fn save_policy(
                 .body(body));
         }
     };
-    let mut tx = state.pool.begin().await?;
-    let version = store::save_policy(&mut tx, member.tenant_id, kind, &policy, member.user.user_id).await?;
-    audit::store::append_in(
-        &mut tx,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            "policies.changed",
-            format!("policy:{}:{version}", kind.key),
-            outcome::SUCCESS,
-        )
-        .with_details(serde_json::json!({
-            "kind": kind.key, "version": version, "reason": policy.reason,
-            "required_approvals": policy.required_approvals, "approver_roles": policy.approver_roles,
-            "tiers": policy.tiers.0, "period_hours": policy.period_hours, "member_limit": policy.member_limit,
-            "tenant_limit": policy.tenant_limit, "first_time_rule": policy.first_time_rule, "expires_after_secs": policy.expires_after_secs,
-            "escalation_role": policy.escalation_role, "rate_tolerance_bps": policy.rate_tolerance_bps,
-        }))],
+    let change = PolicyChange {
+        kind: kind.key.to_owned(),
+        label: kind.label.to_owned(),
+        currency: store::reporting_currency(&state.pool, member.tenant_id).await?,
+        policy,
+    };
+    let target = format!("policy:{}", kind.key);
+    let summary = format!("New {} policy: {}", kind.label.to_lowercase(), change.summary());
+    let filing = Filing {
+        target: &target,
+        summary: &summary,
+        payload: change,
+        amount: Decimal::ZERO,
+        currency: "",
+        reference: None,
+        payee_saved_at: None,
+    };
+    let (notice, error) = control_outcome(
+        &state,
+        super::executor::submit::<PolicyChangeAction>(&state, &member, filing).await,
     )
     .await?;
-    tx.commit().await?;
-    let notice = format!(
-        "{} policy saved as version {version}. Requests already filed keep their version.",
-        kind.label
-    );
-    let body = render_policies(&state, &member, None, Some(notice)).await?;
-    Ok(HttpResponse::Ok()
+    let status = if error.is_some() {
+        StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        StatusCode::OK
+    };
+    let body = render_policies(&state, &member, error, notice).await?;
+    Ok(HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
         .body(body))
 }

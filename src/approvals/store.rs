@@ -306,6 +306,24 @@ pub async fn list(
     .await
 }
 
+/// Requests of these kinds still waiting for approval, oldest first: what
+/// an entity's page shows as pending changes.
+pub async fn pending_of(
+    pool: &PgPool,
+    tenant: Uuid,
+    kinds: &[Kind],
+) -> Result<Vec<ActionRequest>, sqlx::Error> {
+    let keys: Vec<&str> = kinds.iter().map(|k| k.key).collect();
+    sqlx::query_as(&format!(
+        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 AND r.status = 'pending' \
+           AND r.kind = ANY($2) AND r.expires_at > now() ORDER BY r.created_at"
+    ))
+    .bind(tenant)
+    .bind(&keys)
+    .fetch_all(pool)
+    .await
+}
+
 /// Pending requests `user` did not file and has not decided.
 pub async fn inbox(pool: &PgPool, tenant: Uuid, user: Uuid) -> Result<Vec<ActionRequest>, sqlx::Error> {
     sqlx::query_as(&format!(

@@ -134,7 +134,7 @@ impl Action for IssueAction {
         run: &mut Run<'_, IssueProgress>,
         p: &IssuePayload,
     ) -> Result<Step<IssuePayload>, ExecError> {
-        match run.client.create_card(&p.card).await {
+        match run.client()?.create_card(&p.card).await {
             Ok(card) => {
                 run.progress.card_id = Some(card.id.to_string());
                 run.save("issued", &format!("card {}", card.id)).await?;
@@ -237,7 +237,7 @@ impl Action for FundingAction {
             direction: p.direction,
             reference: run.reference().to_owned(),
         };
-        match run.client.change_card_balance(&p.card_id, &body).await {
+        match run.client()?.change_card_balance(&p.card_id, &body).await {
             Ok(answer) => {
                 run.progress.transaction_id = Some(answer.transaction.id.to_string());
                 run.save("accepted", &format!("card transaction {}", answer.transaction.id))
@@ -332,7 +332,7 @@ impl Action for StatusAction {
     ) -> Result<Step<StatusPayload>, ExecError> {
         // Setting the status a card already has changes nothing, so a
         // repeated run is harmless.
-        let card = run.client.set_card_status(&p.card_id, &p.status).await?;
+        let card = run.client()?.set_card_status(&p.card_id, &p.status).await?;
         Ok(Step::Done(format!(
             "Card ····{} is {}.",
             p.last_four, card.status

@@ -57,11 +57,11 @@ impl Action for TerminationAction {
         run: &mut Run<'_, TerminationProgress>,
         t: &TerminationPayload,
     ) -> Result<Step<TerminationPayload>, ExecError> {
-        let card = run.client.card(&t.card_id).await?;
+        let card = run.client()?.card(&t.card_id).await?;
         if card.status == "terminated" {
             return Ok(Step::Done(format!("Card ····{} is terminated.", t.last_four)));
         }
-        match run.client.terminate_card(&t.card_id, &t.reason).await {
+        match run.client()?.terminate_card(&t.card_id, &t.reason).await {
             Ok(done) => Ok(Step::Done(format!(
                 "Card ····{} terminated; {} USD returned to the wallet.",
                 t.last_four,

@@ -145,7 +145,7 @@ impl Action for PayoutAction {
     ) -> Result<Step<PayoutPayload>, ExecError> {
         // A payout from an earlier run: settle what happened to it first.
         if let Some(payout_id) = run.progress.payout_id.clone() {
-            let payout = run.client.payout(&payout_id).await?;
+            let payout = run.client()?.payout(&payout_id).await?;
             return match payout.status.as_str() {
                 "INITIATED" => finalize(run, &payout).await,
                 "EXPIRED" => fresh_quote(run).await,
@@ -165,7 +165,7 @@ impl Action for PayoutAction {
             n => format!("{}-{n}", run.reference()),
         };
         let quote = run
-            .client
+            .client()?
             .create_payout_quote(&QuoteRequest {
                 amount: Some(p.amount),
                 country: p.country.clone(),
@@ -198,7 +198,12 @@ impl Action for PayoutAction {
         let asset = Currency::parse(&quote.from_asset).map_err(|e| ExecError::Internal(e.to_string()))?;
         let needed =
             decimal_to_units(quote.amount + quote.fees, asset.decimals().unwrap_or(6)).unwrap_or(i64::MAX);
-        let available = run.client.balance(asset.code()).await?.available_balance.value();
+        let available = run
+            .client()?
+            .balance(asset.code())
+            .await?
+            .available_balance
+            .value();
         if available < needed {
             return Ok(Step::Failed(format!(
                 "The {asset} wallet holds less than the {} this payout needs.",
@@ -223,7 +228,7 @@ impl Action for PayoutAction {
         )
         .await?;
         let initialized = run
-            .client
+            .client()?
             .initialize_payout(
                 &quote.quote_id,
                 &InitializeRequest {
@@ -250,7 +255,10 @@ async fn saved_beneficiary_unchanged(
     id: &str,
     approved: &PayoutBeneficiary,
 ) -> bool {
-    match run.client.beneficiary(id).await {
+    let Ok(client) = run.client() else {
+        return false;
+    };
+    match client.beneficiary(id).await {
         Ok(b) => matches!(&b.destination, Destination::Account { account_number, bank_code, .. }
             if *account_number == approved.account_number && Some(bank_code) == approved.bank_code.as_ref()),
         Err(_) => false,
@@ -261,7 +269,7 @@ async fn finalize(
     run: &mut Run<'_, PayoutProgress>,
     payout: &Payout,
 ) -> Result<Step<PayoutPayload>, ExecError> {
-    match run.client.finalize_payout(&payout.quote_id).await {
+    match run.client()?.finalize_payout(&payout.quote_id).await {
         Ok(done) => settled(run, &done).await,
         Err(ApiError::OutcomeUnknown { .. }) | Err(ApiError::Unavailable(_)) => {
             // Never finalize blindly again: the next run reads it back.

@@ -14,11 +14,17 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::model::{is_allowed, normalize_base_url};
-use super::store::{self, Connection, NewConnection, TenantRow};
+use super::store::{self, Connection, TenantRow};
 use crate::access::store as access;
 use crate::access::{Member, PlatformAdmin};
+use crate::approvals::action::Action;
+use crate::approvals::engine::Filing;
+use crate::approvals::executor;
+use crate::approvals::routes::control_outcome;
+use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::audit::{self, outcome, NewRecord};
 use crate::auth::session::{self, SignedIn};
+use crate::controls::connections::{sealed_text, ConnectionChange, ConnectionChangeAction};
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::page::{html, is_htmx, redirect, Shell};
@@ -82,6 +88,7 @@ struct ConnectionsPage {
     draft: ConnectionDraft,
     error: Option<String>,
     notice: Option<String>,
+    pending: Vec<ActionRequest>,
 }
 
 async fn render_connections(
@@ -98,6 +105,8 @@ async fn render_connections(
         draft,
         error,
         notice,
+        pending: approvals::pending_of(&state.pool, member.tenant_id, &[ConnectionChangeAction::KIND])
+            .await?,
     }
     .render()?)
 }
@@ -177,42 +186,58 @@ async fn add_connection(
     let webhook_secret = Some(form.webhook_secret.trim().to_owned())
         .filter(|s| !s.is_empty())
         .map(|s| state.key.seal(&SecretString::from(s)));
-    let mut tx = state.pool.begin().await?;
-    let id = store::add_connection(
-        &mut *tx,
-        NewConnection {
-            tenant_id: member.tenant_id,
-            name: &draft.name,
-            environment: &draft.environment,
-            base_url: &base_url,
-            client_id: &draft.client_id,
-            client_secret_enc: state.key.seal(&client_secret),
-            webhook_secret_enc: webhook_secret,
-            is_builtin: false,
-        },
+    let change = ConnectionChange::Add {
+        name: draft.name.clone(),
+        environment: draft.environment.clone(),
+        base_url: base_url.clone(),
+        client_id: draft.client_id.clone(),
+        client_secret_sealed: sealed_text(&state.key.seal(&client_secret)),
+        webhook_secret_sealed: webhook_secret.as_deref().map(sealed_text),
+    };
+    let target = format!("connection:{}", draft.name);
+    let summary = format!(
+        "Add the {} connection '{}' ({base_url})",
+        draft.environment, draft.name
+    );
+    let (notice, error) = submit_change(&state, &member, &target, &summary, change).await?;
+    let status = if error.is_some() {
+        StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        StatusCode::OK
+    };
+    let draft = if error.is_some() {
+        draft
+    } else {
+        ConnectionDraft::default()
+    };
+    Ok(page(
+        status,
+        render_connections(&state, &member, draft, error, notice).await?,
+    ))
+}
+
+/// Files a connection change through the gate (four eyes with a second admin).
+async fn submit_change(
+    state: &AppState,
+    member: &Member,
+    target: &str,
+    summary: &str,
+    change: ConnectionChange,
+) -> Result<(Option<String>, Option<String>), PortalError> {
+    let filing = Filing {
+        target,
+        summary,
+        payload: change,
+        amount: rust_decimal::Decimal::ZERO,
+        currency: "",
+        reference: None,
+        payee_saved_at: None,
+    };
+    control_outcome(
+        state,
+        executor::submit::<ConnectionChangeAction>(state, member, filing).await,
     )
-    .await?;
-    audit::store::append_in(
-        &mut tx,
-        &[NewRecord::new(&member.actor(), Some(member.tenant_id), "connections.created", format!("connection:{id}"), outcome::SUCCESS)
-            .with_details(serde_json::json!({
-                "name": draft.name, "environment": draft.environment, "base_url": base_url, "client_id": draft.client_id
-            }))],
-    )
-    .await?;
-    tx.commit().await?;
-    let body = render_connections(
-        &state,
-        &member,
-        ConnectionDraft::default(),
-        None,
-        Some(format!(
-            "Saved '{}'. Its secrets are stored encrypted and won't be shown again.",
-            draft.name
-        )),
-    )
-    .await?;
-    Ok(page(StatusCode::OK, body))
+    .await
 }
 
 async fn owned_connection(state: &AppState, member: &Member, id: Uuid) -> Result<Connection, PortalError> {
@@ -272,22 +297,14 @@ async fn make_primary(
 ) -> Result<HttpResponse, PortalError> {
     member.require("connections.manage")?;
     let connection = owned_connection(&state, &member, *id).await?;
-    let mut tx = state.pool.begin().await?;
-    store::make_primary(&mut tx, member.tenant_id, connection.id).await?;
-    audit::store::append_in(
-        &mut tx,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            "connections.made_primary",
-            format!("connection:{}", connection.id),
-            outcome::SUCCESS,
-        )
-        .with_details(serde_json::json!({"name": connection.name}))],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(redirect("/connections"))
+    let change = ConnectionChange::MakePrimary {
+        id: connection.id,
+        name: connection.name.clone(),
+    };
+    let target = format!("connection:{}", connection.id);
+    let summary = format!("Make '{}' the primary connection", connection.name);
+    let (notice, error) = submit_change(&state, &member, &target, &summary, change).await?;
+    connections_after(&state, &member, notice, error).await
 }
 
 async fn delete_connection(
@@ -297,30 +314,33 @@ async fn delete_connection(
 ) -> Result<HttpResponse, PortalError> {
     member.require("connections.manage")?;
     let connection = owned_connection(&state, &member, *id).await?;
-    if !store::delete_connection(&state.pool, member.tenant_id, connection.id).await? {
-        let body = render_connections(
-            &state,
-            &member,
-            ConnectionDraft::default(),
-            Some("The built-in sandbox connection can't be deleted.".to_owned()),
-            None,
-        )
-        .await?;
-        return Ok(page(StatusCode::UNPROCESSABLE_ENTITY, body));
+    if connection.is_builtin {
+        let error = Some("The built-in sandbox connection can't be deleted.".to_owned());
+        return connections_after(&state, &member, None, error).await;
     }
-    audit::store::append(
-        &state.pool,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            "connections.deleted",
-            format!("connection:{}", connection.id),
-            outcome::SUCCESS,
-        )
-        .with_details(serde_json::json!({"name": connection.name}))],
-    )
-    .await?;
-    Ok(redirect("/connections"))
+    let change = ConnectionChange::Delete {
+        id: connection.id,
+        name: connection.name.clone(),
+    };
+    let target = format!("connection:{}", connection.id);
+    let summary = format!("Delete the connection '{}'", connection.name);
+    let (notice, error) = submit_change(&state, &member, &target, &summary, change).await?;
+    connections_after(&state, &member, notice, error).await
+}
+
+async fn connections_after(
+    state: &AppState,
+    member: &Member,
+    notice: Option<String>,
+    error: Option<String>,
+) -> Result<HttpResponse, PortalError> {
+    let status = if error.is_some() {
+        StatusCode::UNPROCESSABLE_ENTITY
+    } else {
+        StatusCode::OK
+    };
+    let body = render_connections(state, member, ConnectionDraft::default(), error, notice).await?;
+    Ok(page(status, body))
 }
 
 // --- Platform administration -------------------------------------------------

@@ -136,12 +136,18 @@ pub async fn make_primary(
 }
 
 /// Deletes a connection the tenant added (never the built-in one).
-pub async fn delete_connection(pool: &PgPool, tenant_id: Uuid, id: Uuid) -> Result<bool, sqlx::Error> {
+/// Deletes a connection (never the built-in sandbox's); false when there
+/// was none to delete.
+pub async fn delete_connection_in(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    id: Uuid,
+) -> Result<bool, sqlx::Error> {
     Ok(
         sqlx::query("DELETE FROM connections WHERE tenant_id = $1 AND id = $2 AND NOT is_builtin")
             .bind(tenant_id)
             .bind(id)
-            .execute(pool)
+            .execute(&mut **tx)
             .await?
             .rows_affected()
             == 1,

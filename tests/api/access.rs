@@ -115,7 +115,7 @@ async fn a_viewer_sees_only_what_viewers_may_and_is_refused_the_rest() {
         .split('<')
         .next()
         .unwrap();
-    assert_eq!(notice, "Saved changes to 1 role(s).");
+    assert_eq!(notice, "Permissions of 1 role(s) changed.");
     assert_eq!(viewer.get("/audit").await.status().as_u16(), 200);
     let log = app.get_html("/audit?action=roles.").await;
     assert!(log.contains("roles.permissions_changed"));
@@ -154,8 +154,11 @@ async fn the_last_owner_cannot_be_removed_or_demoted() {
         .await;
     assert_eq!(res.status().as_u16(), 422);
 
-    // With a second owner, the first may step down.
-    add_member(&app, "second-owner@example.com", "Owner").await;
+    // With a second owner, the first may step down; with two admins the
+    // change waits for the other one (four eyes), shown as pending.
+    let second = crate::approvals::members(&app, "Owner", &["second-owner@example.com".into()])
+        .await
+        .remove(0);
     let res = app
         .post_form(
             "/members",
@@ -163,7 +166,34 @@ async fn the_last_owner_cannot_be_removed_or_demoted() {
             &[("role_id", &viewer_role)],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 303);
+    assert_eq!(res.status().as_u16(), 200);
+    let body = res.text().await.unwrap();
+    assert!(
+        body.contains("Pending changes") && body.contains("waits for a second admin"),
+        "{body}"
+    );
+    let request: String = sqlx::query_scalar(
+        "SELECT id::text FROM action_requests WHERE kind = 'member_role' AND status = 'pending'",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let role: String = sqlx::query_scalar(
+        "SELECT r.name FROM memberships m JOIN roles r ON r.id = m.role_id JOIN users u ON u.id = m.user_id WHERE u.email = $1",
+    )
+    .bind(&app.admin_email)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(role, "Owner", "nothing changes before the approval");
+    assert_eq!(
+        crate::approvals::approve(&second, &request)
+            .await
+            .status()
+            .as_u16(),
+        303
+    );
+    crate::approvals::wait_for_status(&app, &request, "executed").await;
 }
 
 #[tokio::test]

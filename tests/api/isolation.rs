@@ -419,6 +419,23 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         )
         .await;
     assert_eq!(res.status().as_u16(), 200);
+    // Tenant B has a second admin (the platform admin who created it), so
+    // the new connection waits for their approval.
+    let request: String = sqlx::query_scalar(
+        "SELECT id::text FROM action_requests WHERE kind = 'connection_change' AND status = 'pending'",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    app.post_form("/", "/tenants/switch", &[("tenant_id", &other)])
+        .await;
+    assert_eq!(
+        crate::approvals::approve(&app, &request).await.status().as_u16(),
+        303
+    );
+    crate::approvals::wait_for_status(&app, &request, "executed").await;
+    app.post_form("/", "/tenants/switch", &[("tenant_id", &a.tenant_id)])
+        .await;
 
     let by_id = [
         ("GET", "/transactions/{tx}"),

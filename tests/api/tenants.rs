@@ -178,3 +178,82 @@ async fn a_fresh_production_install_leads_the_admin_to_create_a_tenant() {
     let home = app.get_html("/").await;
     assert!(home.contains("Acme") && home.contains("has no API connection yet"));
 }
+
+/// With a second admin, control changes (here a policy and a connection)
+/// wait for them: shown as pending, never approved by the admin who made
+/// them, applied once approved; a connection's secret travels sealed.
+#[tokio::test]
+async fn controls_wait_for_a_second_admin() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let second = crate::approvals::members(&app, "Admin", &["second-admin@example.com".into()])
+        .await
+        .remove(0);
+    let res = app
+        .post_form(
+            "/policies",
+            "/policies/payout",
+            &[
+                ("required_approvals", "0"),
+                ("expires_after_hours", "24"),
+                ("rate_tolerance_percent", "1"),
+                ("reason", "let payouts run at once"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let page = res.text().await.unwrap();
+    assert!(
+        page.contains("Pending changes") && page.contains("New payouts policy"),
+        "{page}"
+    );
+    let versions: i64 = sqlx::query_scalar("SELECT count(*) FROM approval_policies")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(versions, 0, "nothing changes before a second admin approves");
+    let request: String =
+        sqlx::query_scalar("SELECT id::text FROM action_requests WHERE kind = 'approval_policy'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let own = crate::approvals::approve(&app, &request).await;
+    assert_eq!(own.status().as_u16(), 422, "the maker never approves their own");
+    assert_eq!(
+        crate::approvals::approve(&second, &request)
+            .await
+            .status()
+            .as_u16(),
+        303
+    );
+    crate::approvals::wait_for_status(&app, &request, "executed").await;
+    let policies = app.get_html("/policies").await;
+    assert!(policies.contains("version 1"), "{policies}");
+
+    let creds = app.sandbox_credentials().await;
+    app.post_form(
+        "/platform",
+        "/platform/allowlist",
+        &[("base_url", &app.sandbox_url)],
+    )
+    .await;
+    let secret = "a-secret-nobody-may-see";
+    let res = add_connection(&app, "Second", &app.sandbox_url, &creds.client_id, secret).await;
+    let status = res.status().as_u16();
+    let page = res.text().await.unwrap();
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("Add the sandbox connection") && !page.contains(secret));
+    let payload: String =
+        sqlx::query_scalar("SELECT payload::text FROM action_requests WHERE kind = 'connection_change'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert!(!payload.contains(secret), "the secret is sealed in the request");
+    let request: String =
+        sqlx::query_scalar("SELECT id::text FROM action_requests WHERE kind = 'connection_change'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let review = second.get_html(&format!("/approvals/{request}")).await;
+    assert!(review.contains("stored encrypted, never shown") && !review.contains(secret));
+}
