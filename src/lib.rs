@@ -11,6 +11,7 @@ pub mod access;
 pub mod approvals;
 pub mod audit;
 pub mod auth;
+pub mod beneficiaries;
 pub mod bootstrap;
 pub mod cards;
 pub mod configuration;

@@ -48,6 +48,7 @@ pub fn registry() -> Registry {
         .with(crate::controls::roles::PermissionsChangeAction)
         .with(crate::controls::policies::PolicyChangeAction)
         .with(crate::controls::connections::ConnectionChangeAction)
+        .with(crate::beneficiaries::action::PayeeChangeAction)
 }
 
 impl AppState {
@@ -185,6 +186,7 @@ impl Application {
                 .configure(crate::access::routes::configure)
                 .configure(crate::webhooks::routes::configure)
                 .configure(crate::approvals::routes::configure)
+                .configure(crate::beneficiaries::routes::configure)
                 .configure(crate::payouts::routes::configure)
                 .configure(crate::customers::routes::configure)
                 .configure(crate::cards::routes::configure)

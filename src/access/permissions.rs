@@ -23,6 +23,12 @@ pub const CATALOGUE: &[(&str, &str, &str)] = &[
     ("cards.terminate.request", "Request card terminations", "Cards"),
     ("cards.terminate.approve", "Approve card terminations", "Cards"),
     ("payouts.read", "See payouts", "Payouts"),
+    ("beneficiaries.read", "See saved payees", "Payouts"),
+    (
+        "beneficiaries.manage",
+        "Save, change and delete payees",
+        "Payouts",
+    ),
     ("payouts.request", "Request payouts", "Payouts"),
     ("payouts.approve", "Approve payouts", "Payouts"),
     ("audit.read", "Read the audit log", "Administration"),
@@ -57,6 +63,7 @@ const READS: &[&str] = &[
     "customers.read",
     "cards.read",
     "payouts.read",
+    "beneficiaries.read",
 ];
 
 /// The built-in roles and their permissions. Makers and checkers are kept

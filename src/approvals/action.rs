@@ -89,8 +89,8 @@ pub enum ExecError {
 /// What a kind's `execute` works with.
 pub struct Run<'a, P> {
     pub state: &'a AppState,
-    /// The tenant's signed client; None for controls, which change only
-    /// the portal's own records.
+    /// The tenant's signed client; None for kinds that change only the
+    /// portal's own records.
     pub upstream: Option<&'a Client>,
     pub request: &'a ActionRequest,
     /// The policy version the request was filed under.
@@ -139,6 +139,9 @@ pub trait Action: Send + Sync + 'static {
     /// for a second admin only where the tenant has one.
     const CONTROL: bool = false;
 
+    /// Calls the service. Controls of the portal's own records don't.
+    const NEEDS_UPSTREAM: bool = !Self::CONTROL;
+
     /// The policy until an admin saves one.
     fn default_policy(&self) -> Policy {
         Policy::standard()
@@ -169,7 +172,7 @@ pub type ErasedStep = Step<serde_json::Value>;
 /// one registry.
 pub trait ErasedAction: Send + Sync {
     fn kind(&self) -> Kind;
-    fn is_control(&self) -> bool;
+    fn needs_upstream(&self) -> bool;
     fn default_policy(&self) -> Policy;
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error>;
     fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error>;
@@ -187,8 +190,8 @@ impl<A: Action> ErasedAction for A {
         A::KIND
     }
 
-    fn is_control(&self) -> bool {
-        A::CONTROL
+    fn needs_upstream(&self) -> bool {
+        A::NEEDS_UPSTREAM
     }
 
     fn default_policy(&self) -> Policy {

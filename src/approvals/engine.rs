@@ -222,6 +222,13 @@ async fn rate_to(client: &paydesk_api::Client, from: &str, to: &str) -> Result<D
         })
 }
 
+/// Whether someone other than `member` holds the kind's approve permission.
+async fn another_admin(pool: &PgPool, member: &Member, kind: Kind) -> Result<bool, sqlx::Error> {
+    Ok(store::candidates(pool, member.tenant_id).await?.iter().any(|m| {
+        m.user_id != member.user.user_id && m.permissions.iter().any(|p| p == kind.approve_permission)
+    }))
+}
+
 /// Weighs a filing: its value in the reporting currency at the service's
 /// rate, the running totals, first-time counterparties, a new payee.
 pub async fn assess<A: Action>(
@@ -273,7 +280,17 @@ pub async fn assess<A: Action>(
             .payee_saved_at
             .is_some_and(|at| Utc::now() - at < Duration::hours(24)),
     };
-    let need = policy.require(&weighed);
+    let mut need = policy.require(&weighed);
+    if A::CONTROL && !another_admin(pool, member, kind).await? {
+        need = Requirement {
+            approvals: 0,
+            role: None,
+            fired: vec![
+                "You are the only admin who could approve this: it applies at once (four eyes start with a second admin)"
+                    .to_owned(),
+            ],
+        };
+    }
     Ok(Assessment {
         policy,
         weighed,
@@ -307,22 +324,12 @@ pub async fn file<A: Action>(
         )));
     }
     let pool = &state.pool;
-    let mut a = assess::<A>(state, member, &f).await?;
+    let a = assess::<A>(state, member, &f).await?;
     let filed = Filed {
         by: member.user.user_id,
         at: Utc::now(),
     };
     let members = store::candidates(pool, member.tenant_id).await?;
-    let another_admin = members.iter().any(|m| {
-        m.user_id != member.user.user_id && m.permissions.iter().any(|p| p == kind.approve_permission)
-    });
-    if A::CONTROL && !another_admin {
-        a.need = Requirement {
-            approvals: 0,
-            role: None,
-            fired: vec!["You are the only admin who could approve this: applied at once (four eyes start with a second admin)".to_owned()],
-        };
-    }
     let needed = a.need.approvals;
     let eligible = model::eligible(&a.policy, kind, &filed, &members);
     let from_role = a

@@ -130,11 +130,18 @@ pub async fn run_next(state: &AppState) -> Result<bool, sqlx::Error> {
 /// none is due or it is taken by another runner.
 async fn run_due(state: &AppState, only: Option<i64>) -> Result<bool, sqlx::Error> {
     let mut tx = state.pool.begin().await?;
-    let job: Option<(i64, Option<Uuid>, i32)> = sqlx::query_as(
+    // The runner skips jobs another runner holds; a caller waiting for one
+    // job (`run_now`) waits for its lock instead, and then finds it done.
+    let lock = if only.is_some() {
+        "FOR UPDATE"
+    } else {
+        "FOR UPDATE SKIP LOCKED"
+    };
+    let job: Option<(i64, Option<Uuid>, i32)> = sqlx::query_as(&format!(
         "SELECT id, request_id, attempts FROM jobs WHERE done_at IS NULL AND run_at <= now() \
            AND ($1::bigint IS NULL OR id = $1) \
-         ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
-    )
+         ORDER BY run_at, id LIMIT 1 {lock}"
+    ))
     .bind(only)
     .fetch_optional(&mut *tx)
     .await?;
@@ -327,7 +334,7 @@ async fn run(state: &AppState, tenant: Uuid, request_id: Uuid) -> Result<Ran, Ru
         tx.commit().await?;
         request.status = RequestStatus::Executing;
     }
-    let client = if action.is_control() {
+    let client = if !action.needs_upstream() {
         None
     } else {
         match state

@@ -312,13 +312,17 @@ pub async fn control_outcome(
             let timeline = store::timeline(&state.pool, request.id).await?;
             (timeline.last().map(|(_, _, detail)| detail.clone()), None)
         }
-        Ok(Submitted::Ran(request)) => (
+        Ok(Submitted::Ran(request)) if request.status == RequestStatus::Failed => (
             None,
             Some(
                 request
                     .failure_reason
                     .unwrap_or_else(|| "The change was not applied.".to_owned()),
             ),
+        ),
+        Ok(Submitted::Ran(_)) => (
+            Some("The change is being applied; it is listed under Approvals until it is done.".to_owned()),
+            None,
         ),
         Err(ApprovalError::Duplicate(_)) => (
             None,

@@ -47,10 +47,11 @@ const MENU: &[(&str, &str, &str)] = &[
     ("/customers", "Customers", "customers.read"),
     ("/cards", "Cards", "cards.read"),
     ("/payouts", "Payouts", "payouts.read"),
+    ("/beneficiaries", "Payees", "beneficiaries.read"),
     (
         "/approvals",
         "Approvals",
-        "payouts.approve|cards.terminate.approve",
+        "payouts.request|payouts.approve|cards.terminate.request|cards.terminate.approve|cards.money.approve|cards.manage",
     ),
     ("/notifications", "Notifications", ""),
     ("/audit", "Audit log", "audit.read"),

@@ -631,10 +631,12 @@ async fn a_rate_that_moved_beyond_tolerance_sends_the_request_back() {
     approve(&approver, &id).await;
     for _ in 0..100 {
         let page = operator.get_html(&format!("/approvals/{id}")).await;
-        if page.contains("back for approval") {
+        // The page reads the request and its timeline one after the other;
+        // wait until both show the send-back.
+        if page.contains("back for approval") && page.contains("status-pending") {
             assert!(
                 page.contains("1520 NGN per USDT"),
-                "approvers now see the new rate"
+                "approvers now see the new rate: {page}"
             );
             break;
         }

@@ -257,3 +257,122 @@ async fn controls_wait_for_a_second_admin() {
     let review = second.get_html(&format!("/approvals/{request}")).await;
     assert!(review.contains("stored encrypted, never shown") && !review.contains(secret));
 }
+
+/// Payees: saved, listed, changed and deleted (after a confirmation) by a
+/// tenant's only admin at once; with a second admin, saving one waits;
+/// a payout to a payee saved today always waits for approval.
+#[tokio::test]
+async fn payees_are_saved_changed_and_deleted_through_the_gate() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let fields = [
+        ("name", "Ada payroll"),
+        ("kind", "bank"),
+        ("country", "NG"),
+        ("bank_code", "058"),
+        ("account_number", "0123456789"),
+        ("account_name", "Ada Okafor"),
+    ];
+    let res = app
+        .post_form("/beneficiaries/new", "/beneficiaries", &fields)
+        .await;
+    let status = res.status().as_u16();
+    let list = res.text().await.unwrap();
+    assert_eq!(status, 200, "{list}");
+    assert!(list.contains("Payee &#39;Ada payroll&#39; saved."), "{list}");
+    let sandbox = app.sandbox().await;
+    let saved = sandbox.beneficiaries(None, None).await.unwrap().beneficiaries;
+    assert_eq!(saved.len(), 1);
+    let id = saved[0].id.to_string();
+
+    let bad = app
+        .post_form(
+            "/beneficiaries/new",
+            "/beneficiaries",
+            &[("name", "x"), ("kind", "bank"), ("country", "NG")],
+        )
+        .await;
+    assert_eq!(bad.status().as_u16(), 422);
+    assert!(bad
+        .text()
+        .await
+        .unwrap()
+        .contains("account number is 6 to 20 digits"));
+
+    let page = format!("/beneficiaries/{id}");
+    let mut changed = fields.to_vec();
+    changed[0] = ("name", "Ada Okafor (salary)");
+    let res = app.post_form(&page, &page, &changed).await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(
+        sandbox.beneficiary(&id).await.unwrap().name,
+        "Ada Okafor (salary)"
+    );
+
+    // A payout to it, saved minutes ago, waits whatever the policy says.
+    crate::approvals::members(&app, "Approver", &["payee-checker@example.com".into()]).await;
+    crate::approvals::members(&app, "Operator", &["payee-maker@example.com".into()])
+        .await
+        .remove(0);
+    let res = app
+        .post_form(
+            "/policies",
+            "/policies/payout",
+            &[
+                ("required_approvals", "0"),
+                ("expires_after_hours", "24"),
+                ("rate_tolerance_percent", "1"),
+                ("reason", "small payouts run at once"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let res = app
+        .post_form(
+            "/payouts/new?country=NG",
+            "/payouts",
+            &[
+                ("country", "NG"),
+                ("from_asset", "USDT"),
+                ("amount", "5"),
+                ("beneficiary_id", &id),
+                ("payment_reason", "salary"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    let request = location(&res).trim_start_matches("/approvals/").to_owned();
+    let detail = app.get_html(&format!("/approvals/{request}")).await;
+    assert!(
+        detail.contains("saved less than 24 hours ago") && detail.contains("pending"),
+        "{detail}"
+    );
+
+    // Deleting asks first, then goes.
+    let confirm = app.post_form(&page, &format!("{page}/delete"), &[]).await;
+    assert_eq!(confirm.status().as_u16(), 200);
+    assert!(confirm.text().await.unwrap().contains("Delete payee"));
+    let res = app
+        .post_form(&page, &format!("{page}/delete"), &[("confirmed", "yes")])
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert!(sandbox
+        .beneficiaries(None, None)
+        .await
+        .unwrap()
+        .beneficiaries
+        .is_empty());
+
+    // With a second admin, saving a payee waits for them.
+    crate::approvals::members(&app, "Admin", &["payee-admin@example.com".into()]).await;
+    let res = app
+        .post_form("/beneficiaries/new", "/beneficiaries", &fields)
+        .await;
+    assert!(res.text().await.unwrap().contains("waits for a second admin"));
+    assert!(sandbox
+        .beneficiaries(None, None)
+        .await
+        .unwrap()
+        .beneficiaries
+        .is_empty());
+}
