@@ -35,6 +35,9 @@ pub struct PayoutPayload {
     /// A saved beneficiary the request was filed for, re-checked at execution.
     #[serde(default)]
     pub beneficiary_id: Option<String>,
+    /// The account holder's name as the bank gave it when filed.
+    #[serde(default)]
+    pub verified_name: Option<String>,
     /// The rate shown to the approvers; execution refuses a worse one
     /// beyond the policy's tolerance.
     pub indicative_rate: Decimal,
@@ -104,6 +107,15 @@ impl Action for PayoutAction {
             ),
             Fact::new("Reason", p.payment_reason.clone()),
         ];
+        if let Some(name) = &p.verified_name {
+            let differs = !name.eq_ignore_ascii_case(b.account_name.trim());
+            let note = if differs {
+                format!("{name} (differs from the name entered: check before approving)")
+            } else {
+                name.clone()
+            };
+            facts.push(Fact::new("Name at the bank", note));
+        }
         if let Some(id) = &p.beneficiary_id {
             facts.push(Fact::new("Saved beneficiary", id.clone()));
         }

@@ -2,7 +2,8 @@ use actix_web::web::{self, Data, Form, Query};
 use actix_web::HttpResponse;
 use askama::Template;
 use paydesk_api::models::beneficiaries::Destination;
-use paydesk_api::models::payouts::{Corridor, Country, PayoutBeneficiary, QuoteRequest};
+use paydesk_api::models::payouts::{AccountLookup, Corridor, Country, PayoutBeneficiary, QuoteRequest};
+use paydesk_api::ApiError;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
@@ -19,7 +20,8 @@ use crate::web::page::{html, redirect, Shell};
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/payouts", web::get().to(list))
         .route("/payouts", web::post().to(file))
-        .route("/payouts/new", web::get().to(new_form));
+        .route("/payouts/new", web::get().to(new_form))
+        .route("/payouts/lookup", web::get().to(lookup));
 }
 
 fn require_payouts(member: &Member) -> Result<(), PortalError> {
@@ -140,6 +142,62 @@ async fn render_new(
     .render()?)
 }
 
+#[derive(Debug, Deserialize)]
+pub struct LookupQuery {
+    #[serde(default)]
+    country: String,
+    #[serde(default)]
+    bank_code: String,
+    #[serde(default)]
+    account_number: String,
+}
+
+#[derive(Template)]
+#[template(path = "payouts/lookup.html")]
+struct LookupAnswer {
+    found: Result<String, String>,
+}
+
+/// The account holder's name as the bank knows it, while the maker types.
+async fn lookup(
+    state: Data<AppState>,
+    member: Member,
+    q: Query<LookupQuery>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, "payouts.request").await?;
+    let found = if q.account_number.trim().len() < 6 {
+        Err(String::new())
+    } else {
+        account_holder(&client, &q.country, &q.bank_code, &q.account_number, "bank").await?
+    };
+    html(&LookupAnswer { found })
+}
+
+/// Asks the service whose account this is: Ok(name), or Err(what to tell
+/// the maker) when the bank has no such account or refuses the details.
+async fn account_holder(
+    client: &paydesk_api::Client,
+    country: &str,
+    bank_code: &str,
+    account_number: &str,
+    kind: &str,
+) -> Result<Result<String, String>, PortalError> {
+    let body = AccountLookup {
+        country: country.trim().to_owned(),
+        account_number: account_number.trim().to_owned(),
+        bank_code: bank_code.trim().to_owned(),
+        kind: if kind == "mobile_money" { kind } else { "bank" }.to_owned(),
+    };
+    Ok(match client.lookup_account(&body).await {
+        Ok(found) => Ok(found.account_name),
+        Err(ApiError::Problem { status: 404, .. }) => Err(
+            "The bank has no account with this number. Check the number and the bank; nothing was filed."
+                .to_owned(),
+        ),
+        Err(e) => Err(crate::web::error::user_fixable(e)?),
+    })
+}
+
 async fn new_form(
     state: Data<AppState>,
     member: Member,
@@ -226,6 +284,20 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         .find(|b| b.code == draft.bank_code)
         .map(|b| b.kind.clone())
         .unwrap_or_else(|| "bank".to_owned());
+    // The payee is checked before anything is filed; the name the bank
+    // gives goes into what the approvers see (and the digest).
+    let verified_name = match account_holder(
+        &client,
+        &corridor.country,
+        &draft.bank_code,
+        &draft.account_number,
+        &destination_type,
+    )
+    .await?
+    {
+        Ok(name) => name,
+        Err(message) => return refuse(draft, message, None).await,
+    };
     let indicative = client
         .create_payout_quote(&QuoteRequest {
             amount: Some(amount),
@@ -256,6 +328,7 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         payment_reason: draft.payment_reason.trim().to_owned(),
         beneficiary: beneficiary.clone(),
         beneficiary_id: saved_id,
+        verified_name: Some(verified_name),
         indicative_rate: indicative.exchange_rate.rate,
         indicative_settlement: indicative.settlement_amount,
         indicative_fees: indicative.fees,

@@ -1132,3 +1132,37 @@ async fn a_tier_can_require_an_approval_from_a_named_role() {
     assert_eq!(approve(&admin, &id).await.status().as_u16(), 303);
     wait_for_finalize(&app, &id).await;
 }
+
+/// The payee is checked before filing: the bank's name for the account is
+/// shown while typing and to the approvers; an account the bank doesn't
+/// know is refused and nothing is filed.
+#[tokio::test]
+async fn payees_are_looked_up_before_anything_is_filed() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op15@example.com".into()])
+        .await
+        .remove(0);
+    members(&app, "Approver", &["ap15@example.com".into()]).await;
+    let shown = operator
+        .get_html("/payouts/lookup?country=NG&bank_code=058&account_number=0123456789")
+        .await;
+    assert!(shown.contains("Account holder at the bank"), "{shown}");
+    let unknown = operator
+        .get_html("/payouts/lookup?country=NG&bank_code=058&account_number=0000000000")
+        .await;
+    assert!(unknown.contains("no account with this number"), "{unknown}");
+
+    let res = file_payout(&operator, "0000000000", "10").await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("no account with this number"));
+    let filed: i64 = sqlx::query_scalar("SELECT count(*) FROM action_requests")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(filed, 0, "nothing was filed");
+
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    let page = operator.get_html(&format!("/approvals/{id}")).await;
+    assert!(page.contains("Name at the bank"), "{page}");
+}

@@ -91,6 +91,11 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/payouts", &[]),
     ("GET", "/payouts/new?country=NG", &[]),
     (
+        "GET",
+        "/payouts/lookup?country=NG&bank_code=058&account_number=0123456789",
+        &[],
+    ),
+    (
         "POST",
         "/payouts",
         &[
