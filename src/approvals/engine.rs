@@ -514,6 +514,11 @@ pub async fn decide(
     if digest != request.digest {
         return Err(ApprovalError::Changed);
     }
+    if !approve && comment.trim().is_empty() {
+        return Err(ApprovalError::NotAllowed(
+            "Say why you reject it: the requester reads the reason.".to_owned(),
+        ));
+    }
     let comment = comment.trim();
     let decision = if approve { "approve" } else { "reject" };
     if !store::add_decision(

@@ -43,6 +43,21 @@ pub enum RequestStatus {
 }
 
 impl RequestStatus {
+    pub const ALL: &'static [RequestStatus] = &[
+        RequestStatus::Pending,
+        RequestStatus::Approved,
+        RequestStatus::Executing,
+        RequestStatus::Executed,
+        RequestStatus::Failed,
+        RequestStatus::Rejected,
+        RequestStatus::Cancelled,
+        RequestStatus::Expired,
+    ];
+
+    pub fn parse(s: &str) -> Option<RequestStatus> {
+        Self::ALL.iter().copied().find(|st| st.as_str() == s)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RequestStatus::Pending => "pending",

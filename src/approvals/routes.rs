@@ -2,7 +2,7 @@
 //! timeline), the policies page and notifications.
 
 use actix_web::http::StatusCode;
-use actix_web::web::{self, Data, Form, Path};
+use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
 use chrono::{DateTime, Utc};
@@ -23,6 +23,7 @@ use crate::web::page::{html, redirect, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/approvals", web::get().to(inbox))
+        .route("/approvals/bulk", web::post().to(bulk_approve))
         .route("/approvals/{id}", web::get().to(detail))
         .route("/approvals/{id}/approve", web::post().to(approve))
         .route("/approvals/{id}/reject", web::post().to(reject))
@@ -51,21 +52,189 @@ fn require_any(state: &AppState, member: &Member) -> Result<(), PortalError> {
     }
 }
 
+#[derive(Debug, Default, Deserialize)]
+pub struct InboxQuery {
+    /// `all` for every request; otherwise those waiting for me.
+    #[serde(default)]
+    tab: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    requester: String,
+}
+
+/// A request as the inbox lists it.
+pub struct InboxRow {
+    request: ActionRequest,
+    kind_label: &'static str,
+    age: String,
+}
+
 #[derive(Template)]
 #[template(path = "approvals/inbox.html")]
 struct InboxPage {
     shell: Shell,
-    waiting: Vec<ActionRequest>,
-    recent: Vec<ActionRequest>,
+    all_tab: bool,
+    rows: Vec<InboxRow>,
+    waiting_count: usize,
+    all_count: i64,
+    kinds: Vec<Kind>,
+    statuses: &'static [RequestStatus],
+    q: InboxQuery,
+    notice: Option<String>,
+    errors: Vec<String>,
 }
 
-async fn inbox(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    require_any(&state, &member)?;
+/// How long ago, in the largest whole unit.
+fn age(at: DateTime<Utc>) -> String {
+    let secs = (Utc::now() - at).num_seconds().max(0);
+    match secs {
+        0..=59 => "just now".to_owned(),
+        60..=3599 => format!("{} min", secs / 60),
+        3600..=86_399 => format!("{} h", secs / 3600),
+        _ => format!("{} d", secs / 86_400),
+    }
+}
+
+/// Pending requests this member may decide now: not theirs, not decided,
+/// and they pass the independence and role rules of the request's policy.
+pub async fn waiting_for_me(state: &AppState, member: &Member) -> Result<Vec<ActionRequest>, PortalError> {
+    let candidates = store::candidates(&state.pool, member.tenant_id).await?;
+    let Some(me) = candidates.iter().find(|c| c.user_id == member.user.user_id) else {
+        return Ok(Vec::new());
+    };
+    let mut mine = Vec::new();
+    for request in store::inbox(&state.pool, member.tenant_id, member.user.user_id).await? {
+        let Ok((action, kind)) = engine::kind_of(&state.gate, &request) else {
+            continue;
+        };
+        let policy = engine::policy_of(&state.pool, member.tenant_id, action, request.policy_version).await?;
+        let escalated = policy
+            .escalation_after_secs
+            .is_some_and(|secs| Utc::now() >= request.created_at + chrono::Duration::seconds(secs as i64));
+        if model::may_approve(&policy, kind, me, &request.filed(), escalated).is_ok() {
+            mine.push(request);
+        }
+    }
+    Ok(mine)
+}
+
+async fn render_inbox(
+    state: &AppState,
+    member: &Member,
+    q: InboxQuery,
+    notice: Option<String>,
+    errors: Vec<String>,
+) -> Result<HttpResponse, PortalError> {
+    require_any(state, member)?;
+    let all_tab = q.tab == "all";
+    let waiting = waiting_for_me(state, member).await?;
+    let waiting_count = waiting.len();
+    let requests = if all_tab {
+        let filter = store::ListFilter {
+            kind: Some(q.kind.as_str()).filter(|k| !k.is_empty()),
+            status: RequestStatus::parse(&q.status),
+            requester: Some(q.requester.trim()).filter(|r| !r.is_empty()),
+        };
+        store::list_filtered(&state.pool, member.tenant_id, &filter, 200).await?
+    } else {
+        waiting
+    };
+    let rows = requests
+        .into_iter()
+        .map(|request| InboxRow {
+            kind_label: state
+                .gate
+                .get(&request.kind)
+                .map(|a| a.kind().label)
+                .unwrap_or("Unknown kind"),
+            age: age(request.created_at),
+            request,
+        })
+        .collect();
     html(&InboxPage {
-        shell: Shell::new(&member, "/approvals"),
-        waiting: store::inbox(&state.pool, member.tenant_id, member.user.user_id).await?,
-        recent: store::list(&state.pool, member.tenant_id, None, 50).await?,
+        shell: Shell::new(member, "/approvals"),
+        all_tab,
+        rows,
+        waiting_count,
+        all_count: store::count(&state.pool, member.tenant_id).await?,
+        kinds: state.gate.kinds().collect(),
+        statuses: RequestStatus::ALL,
+        q,
+        notice,
+        errors,
     })
+}
+
+async fn inbox(
+    state: Data<AppState>,
+    member: Member,
+    q: Query<InboxQuery>,
+) -> Result<HttpResponse, PortalError> {
+    render_inbox(&state, &member, q.into_inner(), None, Vec::new()).await
+}
+
+#[derive(Template)]
+#[template(path = "approvals/bulk_confirm.html")]
+struct BulkConfirm {
+    shell: Shell,
+    picked: Vec<(ActionRequest, String)>,
+}
+
+/// Approves the requests picked in the inbox, after a confirmation that
+/// counts them; each is decided on its own, with the digest its row
+/// carried, and refusals are listed.
+async fn bulk_approve(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    require_any(&state, &member)?;
+    let submission = Submission(form.into_inner());
+    let picked: Vec<(Uuid, String)> = submission
+        .0
+        .iter()
+        .filter(|(k, _)| k == "pick")
+        .filter_map(|(_, v)| {
+            let (id, digest) = v.split_once(':')?;
+            Some((Uuid::parse_str(id).ok()?, digest.to_owned()))
+        })
+        .collect();
+    if picked.is_empty() {
+        let errors = vec!["Tick the requests to approve first.".to_owned()];
+        return render_inbox(&state, &member, InboxQuery::default(), None, errors).await;
+    }
+    if !submission.confirmed() {
+        let mut rows = Vec::new();
+        for (id, digest) in picked {
+            if let Some(request) = store::find(&state.pool, member.tenant_id, id).await? {
+                rows.push((request, digest));
+            }
+        }
+        return html(&BulkConfirm {
+            shell: Shell::new(&member, "/approvals"),
+            picked: rows,
+        });
+    }
+    let mut approved = 0;
+    let mut errors = Vec::new();
+    for (id, digest) in &picked {
+        match engine::decide(&state.pool, &state.gate, &member, *id, true, "", digest).await {
+            Ok(_) => approved += 1,
+            Err(ApprovalError::Db(e)) => return Err(e.into()),
+            Err(e) => {
+                let summary = store::find(&state.pool, member.tenant_id, *id)
+                    .await?
+                    .map(|r| r.summary)
+                    .unwrap_or_else(|| id.to_string());
+                errors.push(format!("{summary}: {}", capitalize(&e.to_string())));
+            }
+        }
+    }
+    let notice = Some(format!("Approved {approved} of {} request(s).", picked.len()));
+    render_inbox(&state, &member, InboxQuery::default(), notice, errors).await
 }
 
 #[derive(Template)]
@@ -86,6 +255,8 @@ struct DetailPage {
     can_cancel: bool,
     live: bool,
     error: Option<String>,
+    /// Asking the approver to confirm, with the comment they typed.
+    confirming: Option<String>,
 }
 
 async fn render_detail(
@@ -93,6 +264,16 @@ async fn render_detail(
     member: &Member,
     id: Uuid,
     error: Option<String>,
+) -> Result<String, PortalError> {
+    render_detail_confirming(state, member, id, error, None).await
+}
+
+async fn render_detail_confirming(
+    state: &AppState,
+    member: &Member,
+    id: Uuid,
+    error: Option<String>,
+    confirming: Option<String>,
 ) -> Result<String, PortalError> {
     let request = store::find(&state.pool, member.tenant_id, id)
         .await?
@@ -141,6 +322,7 @@ async fn render_detail(
         decisions,
         request,
         error,
+        confirming,
     }
     .render()?)
 }
@@ -161,6 +343,9 @@ pub struct DecisionForm {
     /// Of what the page showed; a request changed since is not decided.
     #[serde(default)]
     digest: String,
+    /// `yes` once the approver confirmed.
+    #[serde(default)]
+    confirmed: String,
 }
 
 /// The engine decides who may decide (a backup role may, once escalated).
@@ -208,6 +393,12 @@ async fn approve(
     id: Path<Uuid>,
     form: Form<DecisionForm>,
 ) -> Result<HttpResponse, PortalError> {
+    if form.confirmed != "yes" {
+        let body = render_detail_confirming(&state, &member, *id, None, Some(form.comment.clone())).await?;
+        return Ok(HttpResponse::Ok()
+            .content_type("text/html; charset=utf-8")
+            .body(body));
+    }
     decide(&state, &member, *id, true, &form).await
 }
 

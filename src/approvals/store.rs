@@ -324,6 +324,43 @@ pub async fn pending_of(
     .await
 }
 
+/// What the inbox's "All" tab narrows to.
+pub struct ListFilter<'a> {
+    pub kind: Option<&'a str>,
+    pub status: Option<RequestStatus>,
+    /// Part of the requester's email.
+    pub requester: Option<&'a str>,
+}
+
+pub async fn list_filtered(
+    pool: &PgPool,
+    tenant: Uuid,
+    f: &ListFilter<'_>,
+    limit: i64,
+) -> Result<Vec<ActionRequest>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 \
+           AND ($2::text IS NULL OR r.kind = $2) AND ($3::request_status IS NULL OR r.status = $3) \
+           AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM users u WHERE u.id = r.requested_by \
+                AND strpos(lower(u.email), lower($4)) > 0)) \
+         ORDER BY r.created_at DESC LIMIT $5"
+    ))
+    .bind(tenant)
+    .bind(f.kind)
+    .bind(f.status)
+    .bind(f.requester)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn count(pool: &PgPool, tenant: Uuid) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM action_requests WHERE tenant_id = $1")
+        .bind(tenant)
+        .fetch_one(pool)
+        .await
+}
+
 /// Pending requests `user` did not file and has not decided.
 pub async fn inbox(pool: &PgPool, tenant: Uuid, user: Uuid) -> Result<Vec<ActionRequest>, sqlx::Error> {
     sqlx::query_as(&format!(

@@ -5,7 +5,6 @@ use paydesk_api::models::balances::BalanceAccount;
 use paydesk_api::models::transactions::{Transaction, TransactionQuery};
 
 use crate::access::Member;
-use crate::approvals::store as approvals;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Section, Shell};
@@ -47,7 +46,7 @@ pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse,
     let approves = state.gate.kinds().any(|k| member.can(k.approve_permission));
     let pending_approvals = if approves {
         Some(
-            approvals::inbox(&state.pool, member.tenant_id, member.user.user_id)
+            crate::approvals::routes::waiting_for_me(&state, &member)
                 .await?
                 .len(),
         )

@@ -126,6 +126,7 @@ pub async fn decide(who: &TestApp, request: &str, verdict: &str, comment: &str) 
             ("csrf_token", csrf_in(&page).as_str()),
             ("digest", digest_in(&page).as_str()),
             ("comment", comment),
+            ("confirmed", "yes"),
         ])
         .send()
         .await
@@ -253,6 +254,7 @@ async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
                 ("csrf_token", csrf_in(page).as_str()),
                 ("digest", digest_in(page).as_str()),
                 ("comment", ""),
+                ("confirmed", "yes"),
             ])
             .send()
     });
@@ -922,6 +924,7 @@ async fn approvals_bind_to_what_was_seen_and_race_a_cancel_atomically() {
             ("csrf_token", csrf_in(&page).as_str()),
             ("digest", "0000"),
             ("comment", ""),
+            ("confirmed", "yes"),
         ])
         .send()
         .await
@@ -939,6 +942,7 @@ async fn approvals_bind_to_what_was_seen_and_race_a_cancel_atomically() {
             .form(&[
                 ("csrf_token", csrf_in(&approver_page).as_str()),
                 ("digest", digest_in(&approver_page).as_str()),
+                ("confirmed", "yes"),
             ])
             .send();
         let cancel = operator
@@ -1165,4 +1169,96 @@ async fn payees_are_looked_up_before_anything_is_filed() {
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("Name at the bank"), "{page}");
+}
+
+/// The inbox as reviewers work: "Waiting for you" and "All" with counts,
+/// value, kind and requester columns, filters; approving asks for
+/// confirmation, rejecting for a reason; bulk approval confirms the count
+/// and decides each request on its own.
+#[tokio::test]
+async fn reviewers_work_the_inbox_in_tabs_and_approve_in_bulk() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op16@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["ap16@example.com".into()])
+        .await
+        .remove(0);
+    let ids: Vec<String> = futures_util::future::join_all(
+        ["0123456711", "0123456722", "0123456733"]
+            .iter()
+            .map(|account| async { request_id(&file_payout(&operator, account, "10").await) }),
+    )
+    .await;
+    let inbox = approver.get_html("/approvals").await;
+    assert!(
+        inbox.contains("Waiting for you (3)") && inbox.contains("All (3)"),
+        "{inbox}"
+    );
+    assert!(inbox.contains("10.00 USD") && inbox.contains("Payouts") && inbox.contains("op16@example.com"));
+    let filtered = approver.get_html("/approvals?tab=all&status=executed").await;
+    assert!(filtered.contains("No requests match"));
+
+    // Approve asks to confirm first; reject needs a reason.
+    let page = approver.get_html(&format!("/approvals/{}", ids[0])).await;
+    let res = approver
+        .http
+        .post(approver.url(&format!("/approvals/{}/approve", ids[0])))
+        .form(&[
+            ("csrf_token", csrf_in(&page).as_str()),
+            ("digest", digest_in(&page).as_str()),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert!(res.text().await.unwrap().contains("Confirm your approval"));
+    let res = decide(&approver, &ids[0], "reject", "  ").await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(res.text().await.unwrap().contains("Say why you reject it"));
+
+    // Bulk: two picked, confirmed by count, each decided.
+    let picks: Vec<String> = ids[..2]
+        .iter()
+        .map(|id| {
+            let digest = inbox
+                .split(&format!("value=\"{id}:"))
+                .nth(1)
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .to_owned();
+            format!("{id}:{digest}")
+        })
+        .collect();
+    let token = csrf_in(&inbox);
+    let form = |confirmed: bool| {
+        let mut fields = vec![("csrf_token".to_owned(), token.clone())];
+        fields.extend(picks.iter().map(|p| ("pick".to_owned(), p.clone())));
+        if confirmed {
+            fields.push(("confirmed".to_owned(), "yes".to_owned()));
+        }
+        fields
+    };
+    let res = approver
+        .http
+        .post(approver.url("/approvals/bulk"))
+        .form(&form(false))
+        .send()
+        .await
+        .unwrap();
+    assert!(res.text().await.unwrap().contains("Approve 2 request(s)?"));
+    let res = approver
+        .http
+        .post(approver.url("/approvals/bulk"))
+        .form(&form(true))
+        .send()
+        .await
+        .unwrap();
+    assert!(res.text().await.unwrap().contains("Approved 2 of 2 request(s)."));
+    wait_for_finalize(&app, &ids[0]).await;
+    wait_for_finalize(&app, &ids[1]).await;
+    let inbox = approver.get_html("/approvals").await;
+    assert!(inbox.contains("Waiting for you (1)"), "{inbox}");
 }

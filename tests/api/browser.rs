@@ -252,7 +252,9 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_in_the_browser() {
         .unwrap();
     wait_for_text(&checker, "Your decision").await;
     fill(&checker, "textarea[name=comment]", "checked the invoice").await;
-    click(&checker, Locator::XPath("//button[text()='Approve']")).await;
+    click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
+    wait_for_text(&checker, "Confirm your approval").await;
+    click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
     // The page follows the request live: the payout is finalized and on
     // the rail until it settles.
     let done = wait_for_text(&checker, "payout PENDING").await;
@@ -318,7 +320,9 @@ async fn a_card_termination_is_requested_and_approved_by_another_member_in_the_b
     )
     .await;
     wait_for_text(&checker, "Your decision").await;
-    click(&checker, Locator::XPath("//button[text()='Approve']")).await;
+    click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
+    wait_for_text(&checker, "Confirm your approval").await;
+    click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
     let done = wait_for_text(&checker, "12.00 USD returned to the wallet").await;
     assert!(done.contains("executed"), "{done}");
     snap(&checker, "7-termination-executed").await;

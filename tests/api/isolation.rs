@@ -134,6 +134,7 @@ pub const ROUTES: &[Route] = &[
     ),
     ("GET", "/approvals", &[]),
     ("GET", "/approvals/{request}", &[]),
+    ("POST", "/approvals/bulk", &[("pick", "{request}:0")]),
     ("POST", "/approvals/{request}/approve", &[("comment", "")]),
     ("POST", "/approvals/{request}/reject", &[("comment", "")]),
     ("POST", "/approvals/{request}/cancel", &[]),
