@@ -290,6 +290,7 @@ mod tests {
     const KIND: Kind = Kind {
         key: "payout",
         label: "Payouts",
+        read_permission: "payouts.read",
         request_permission: "payouts.request",
         approve_permission: "payouts.approve",
     };

@@ -17,8 +17,28 @@ pub struct Kind {
     pub key: &'static str,
     /// Plural, for headings: "Payouts".
     pub label: &'static str,
+    /// Who may read its requests (auditors read every kind).
+    pub read_permission: &'static str,
     pub request_permission: &'static str,
     pub approve_permission: &'static str,
+}
+
+/// Auditors read every request, timeline and policy version, and act on none.
+pub const AUDIT_READ: &str = "audit.read";
+
+impl Kind {
+    /// May see this kind's requests: readers of its area, auditors, and
+    /// those who file or approve it.
+    pub fn readable_by(&self, can: impl Fn(&str) -> bool) -> bool {
+        [
+            self.read_permission,
+            AUDIT_READ,
+            self.request_permission,
+            self.approve_permission,
+        ]
+        .into_iter()
+        .any(can)
+    }
 }
 
 /// Where a request is. Every change goes through `engine::transition`,
@@ -390,6 +410,7 @@ mod tests {
     const PAYOUT: Kind = Kind {
         key: "payout",
         label: "Payouts",
+        read_permission: "payouts.read",
         request_permission: "payouts.request",
         approve_permission: "payouts.approve",
     };

@@ -37,7 +37,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/notifications", web::get().to(notifications));
 }
 
-/// Anyone who may file or approve some kind of action sees requests.
+/// Anyone who may read some kind of action's requests sees the inbox:
+/// readers of its area and auditors (read-only), makers and checkers.
+fn require_read(state: &AppState, member: &Member) -> Result<(), PortalError> {
+    if state.gate.kinds().any(|k| k.readable_by(|p| member.can(p))) {
+        Ok(())
+    } else {
+        Err(PortalError::Forbidden("audit.read or payouts.read".to_owned()))
+    }
+}
+
+/// Anyone who may file or approve some kind of action acts on requests.
 fn require_any(state: &AppState, member: &Member) -> Result<(), PortalError> {
     let allowed = state
         .gate
@@ -128,7 +138,7 @@ async fn render_inbox(
     notice: Option<String>,
     errors: Vec<String>,
 ) -> Result<HttpResponse, PortalError> {
-    require_any(state, member)?;
+    require_read(state, member)?;
     let all_tab = q.tab == "all";
     let waiting = waiting_for_me(state, member).await?;
     let waiting_count = waiting.len();
@@ -292,8 +302,8 @@ async fn render_detail_confirming(
         .cloned();
     let may_approve =
         me.is_some_and(|me| model::may_approve(&policy, kind, &me, &request.filed(), escalated).is_ok());
-    if !(member.can(kind.request_permission) || member.can(kind.approve_permission) || may_approve) {
-        return Err(PortalError::Forbidden(kind.approve_permission.to_owned()));
+    if !(kind.readable_by(|p| member.can(p)) || may_approve) {
+        return Err(PortalError::Forbidden(kind.read_permission.to_owned()));
     }
     let decisions = store::decisions(&state.pool, id).await?;
     let pending = request.status == RequestStatus::Pending && now < request.expires_at;
@@ -586,7 +596,7 @@ async fn render_policies(
 }
 
 async fn policies(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    require_any(&state, &member).or_else(|_| member.require("policies.manage"))?;
+    require_read(&state, &member).or_else(|_| member.require("policies.manage"))?;
     let body = render_policies(&state, &member, None, None).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")

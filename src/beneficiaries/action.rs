@@ -67,6 +67,7 @@ impl Action for PayeeChangeAction {
     const KIND: Kind = Kind {
         key: "payee_change",
         label: "Payee changes",
+        read_permission: "beneficiaries.read",
         request_permission: "beneficiaries.manage",
         approve_permission: "beneficiaries.manage",
     };

@@ -97,6 +97,7 @@ impl Action for IssueAction {
     const KIND: Kind = Kind {
         key: "card_issue",
         label: "Card issuing",
+        read_permission: "cards.read",
         request_permission: "cards.manage",
         approve_permission: CARD_MONEY,
     };
@@ -190,6 +191,7 @@ impl Action for FundingAction {
     const KIND: Kind = Kind {
         key: "card_funding",
         label: "Card funding and withdrawals",
+        read_permission: "cards.read",
         request_permission: "cards.manage",
         approve_permission: CARD_MONEY,
     };
@@ -299,6 +301,7 @@ impl Action for StatusAction {
     const KIND: Kind = Kind {
         key: "card_status",
         label: "Card freezes and unfreezes",
+        read_permission: "cards.read",
         request_permission: "cards.manage",
         approve_permission: CARD_MONEY,
     };

@@ -33,6 +33,7 @@ impl Action for TerminationAction {
     const KIND: Kind = Kind {
         key: "card_termination",
         label: "Card terminations",
+        read_permission: "cards.read",
         request_permission: "cards.terminate.request",
         approve_permission: "cards.terminate.approve",
     };

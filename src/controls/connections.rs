@@ -57,6 +57,7 @@ impl Action for ConnectionChangeAction {
     const KIND: Kind = Kind {
         key: "connection_change",
         label: "API connection changes",
+        read_permission: "connections.manage",
         request_permission: "connections.manage",
         approve_permission: "connections.manage",
     };

@@ -30,6 +30,7 @@ impl Action for RoleChangeAction {
     const KIND: Kind = Kind {
         key: "member_role",
         label: "Member role changes",
+        read_permission: "members.manage",
         request_permission: "members.manage",
         approve_permission: "members.manage",
     };

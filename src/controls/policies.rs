@@ -64,6 +64,7 @@ impl Action for PolicyChangeAction {
     const KIND: Kind = Kind {
         key: "approval_policy",
         label: "Approval policy changes",
+        read_permission: "policies.manage",
         request_permission: "policies.manage",
         approve_permission: "policies.manage",
     };

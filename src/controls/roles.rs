@@ -37,6 +37,7 @@ impl Action for PermissionsChangeAction {
     const KIND: Kind = Kind {
         key: "role_permissions",
         label: "Role permission changes",
+        read_permission: "roles.manage",
         request_permission: "roles.manage",
         approve_permission: "roles.manage",
     };

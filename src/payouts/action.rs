@@ -68,6 +68,7 @@ impl Action for PayoutAction {
     const KIND: Kind = Kind {
         key: "payout",
         label: "Payouts",
+        read_permission: "payouts.read",
         request_permission: "payouts.request",
         approve_permission: "payouts.approve",
     };

@@ -51,15 +51,15 @@ const MENU: &[(&str, &str, &str)] = &[
     (
         "/approvals",
         "Approvals",
-        "payouts.request|payouts.approve|cards.terminate.request|cards.terminate.approve|cards.money.approve|cards.manage",
+        "payouts.read|payouts.request|payouts.approve|cards.read|cards.terminate.request|cards.terminate.approve|cards.money.approve|cards.manage|audit.read",
     ),
     ("/notifications", "Notifications", ""),
     ("/audit", "Audit log", "audit.read"),
-    ("/events", "Events", "webhooks.read"),
+    ("/events", "Events", "webhooks.read|audit.read"),
     ("/members", "Members", "members.manage"),
     ("/roles", "Roles", "roles.manage"),
     ("/connections", "Connections", "connections.manage"),
-    ("/policies", "Policies", "policies.manage"),
+    ("/policies", "Policies", "policies.manage|audit.read"),
 ];
 
 /// Shown to platform admins only.

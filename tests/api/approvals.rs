@@ -766,11 +766,13 @@ async fn waiting_requests_remind_approvers_and_escalate_to_the_backup_role() {
         .await;
     assert_eq!(res.status().as_u16(), 200);
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
-    // Before escalation the backup role can't approve (nor see the request).
-    let res = backup
-        .post_form("/notifications", &format!("/approvals/{id}/approve"), &[])
-        .await;
-    assert_eq!(res.status().as_u16(), 403);
+    // Before escalation the backup role (Viewers read payouts) can't approve.
+    let res = approve(&backup, &id).await;
+    assert_eq!(res.status().as_u16(), 422);
+    assert!(!backup
+        .get_html(&format!("/approvals/{id}"))
+        .await
+        .contains("Your decision"));
 
     // Two hours pass (the members joined before the request was filed).
     sqlx::query("UPDATE memberships SET created_at = now() - interval '3 hours'")
@@ -1261,4 +1263,45 @@ async fn reviewers_work_the_inbox_in_tabs_and_approve_in_bulk() {
     wait_for_finalize(&app, &ids[1]).await;
     let inbox = approver.get_html("/approvals").await;
     assert!(inbox.contains("Waiting for you (1)"), "{inbox}");
+}
+
+/// Auditors and Viewers read requests (an auditor every kind, with its
+/// timeline, every policy version and every event) and act on none.
+#[tokio::test]
+async fn auditors_and_viewers_read_requests_without_acting() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["op17@example.com".into()])
+        .await
+        .remove(0);
+    members(&app, "Approver", &["ap17@example.com".into()]).await;
+    let auditor = members(&app, "Auditor", &["auditor17@example.com".into()])
+        .await
+        .remove(0);
+    let viewer = members(&app, "Viewer", &["viewer17@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    for reader in [&auditor, &viewer] {
+        let page = reader.get(&format!("/approvals/{id}")).await;
+        assert_eq!(page.status().as_u16(), 200);
+        let page = page.text().await.unwrap();
+        assert!(
+            page.contains("Timeline") && !page.contains("Your decision"),
+            "{page}"
+        );
+        let res = approve(reader, &id).await;
+        assert_ne!(res.status().as_u16(), 303, "readers never decide");
+        let all = reader.get_html("/approvals?tab=all").await;
+        assert!(all.contains("Pay 10 USDT"), "{all}");
+    }
+    for path in ["/policies", "/events"] {
+        assert_eq!(auditor.get(path).await.status().as_u16(), 200, "{path}");
+    }
+    let status: String = sqlx::query_scalar("SELECT status::text FROM action_requests WHERE id = $1::uuid")
+        .bind(&id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(status, "pending");
 }
