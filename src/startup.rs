@@ -57,7 +57,7 @@ impl AppState {
     pub async fn client_for(
         &self,
         member: &crate::access::Member,
-        permission: &str,
+        permission: crate::access::permissions::Permission,
     ) -> Result<Client, crate::web::error::PortalError> {
         member.require(permission)?;
         self.upstreams

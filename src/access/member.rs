@@ -12,6 +12,7 @@ use actix_web::web::Data;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use uuid::Uuid;
 
+use super::permissions::Permission;
 use super::store;
 use crate::audit::Actor;
 use crate::auth::session::SignedIn;
@@ -24,7 +25,7 @@ pub struct Member {
     pub tenant_id: Uuid,
     pub tenant_name: String,
     pub role_name: String,
-    pub permissions: HashSet<String>,
+    pub permissions: HashSet<Permission>,
     /// The environment of the tenant's connection ('sandbox' or 'live').
     pub environment: Option<String>,
     /// The connection pages use, and its version (for the client cache).
@@ -40,7 +41,12 @@ impl Member {
             tenant_id: m.tenant_id,
             tenant_name: m.tenant_name,
             role_name: m.role_name,
-            permissions: m.permissions.into_iter().collect(),
+            // A name this version doesn't know (from a newer one) grants nothing.
+            permissions: m
+                .permissions
+                .iter()
+                .filter_map(|p| Permission::parse(p))
+                .collect(),
             environment: m.environment,
             connection: m.connection_id.zip(m.connection_updated_at),
             tenants: m.tenants.0,
@@ -49,15 +55,15 @@ impl Member {
 }
 
 impl Member {
-    pub fn can(&self, permission: &str) -> bool {
-        self.permissions.contains(permission)
+    pub fn can(&self, permission: Permission) -> bool {
+        self.permissions.contains(&permission)
     }
 
-    pub fn require(&self, permission: &str) -> Result<(), PortalError> {
+    pub fn require(&self, permission: Permission) -> Result<(), PortalError> {
         if self.can(permission) {
             Ok(())
         } else {
-            Err(PortalError::Forbidden(permission.to_owned()))
+            Err(PortalError::Forbidden(permission.name().to_owned()))
         }
     }
 

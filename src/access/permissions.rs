@@ -1,102 +1,128 @@
-//! The permission catalogue: one permission per read area and per action.
-//! Built-in roles are sets of these; custom roles pick their own. A
-//! permission added later also needs a migration that grants it to the
-//! built-in roles of existing tenants.
+//! The permission catalogue: one permission per read area and per action,
+//! as an enum so a misspelt permission does not compile. Built-in roles
+//! are sets of these; custom roles pick their own. The database keeps the
+//! names; a permission added later also needs a migration that grants it
+//! to the built-in roles of existing tenants.
 
-/// (name, what it allows, group)
-pub const CATALOGUE: &[(&str, &str, &str)] = &[
-    ("balances.read", "See balances", "Wallet"),
-    ("transactions.read", "See transactions", "Wallet"),
-    ("transactions.export", "Export transactions as CSV", "Wallet"),
-    ("addresses.read", "See deposit addresses and chains", "Wallet"),
-    ("addresses.create", "Generate deposit addresses", "Wallet"),
-    ("customers.read", "See customers", "Cards"),
-    ("customers.manage", "Create and edit customers", "Cards"),
-    ("cards.read", "See cards", "Cards"),
-    ("cards.manage", "Create, fund, freeze and limit cards", "Cards"),
-    ("cards.secure.view", "Reveal card details", "Cards"),
-    (
-        "cards.money.approve",
-        "Approve issuing, funding and withdrawing from cards, and unfreezing",
-        "Cards",
-    ),
-    ("cards.terminate.request", "Request card terminations", "Cards"),
-    ("cards.terminate.approve", "Approve card terminations", "Cards"),
-    ("payouts.read", "See payouts", "Payouts"),
-    ("beneficiaries.read", "See saved payees", "Payouts"),
-    (
-        "beneficiaries.manage",
-        "Save, change and delete payees",
-        "Payouts",
-    ),
-    ("payouts.request", "Request payouts", "Payouts"),
-    ("payouts.approve", "Approve payouts", "Payouts"),
-    ("audit.read", "Read the audit log", "Administration"),
-    ("audit.export", "Export the audit log", "Administration"),
-    (
-        "webhooks.read",
-        "See the events the payments service sent",
-        "Administration",
-    ),
-    (
-        "members.manage",
-        "Add, change and remove members",
-        "Administration",
-    ),
-    (
-        "roles.manage",
-        "Create roles and assign permissions",
-        "Administration",
-    ),
-    ("connections.manage", "Manage API connections", "Administration"),
-    ("policies.manage", "Manage approval policies", "Administration"),
-];
+macro_rules! catalogue {
+    ($($variant:ident => $name:literal, $label:literal, $group:literal;)*) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Permission {
+            $($variant,)*
+        }
 
-pub fn is_known(permission: &str) -> bool {
-    CATALOGUE.iter().any(|(name, _, _)| *name == permission)
+        impl Permission {
+            /// In the order the roles matrix shows them.
+            pub const ALL: &'static [Permission] = &[$(Permission::$variant,)*];
+
+            /// The name stored in the database, e.g. `payouts.approve`.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Permission::$variant => $name,)*
+                }
+            }
+
+            /// What it allows, for the roles matrix.
+            pub fn label(self) -> &'static str {
+                match self {
+                    $(Permission::$variant => $label,)*
+                }
+            }
+
+            pub fn group(self) -> &'static str {
+                match self {
+                    $(Permission::$variant => $group,)*
+                }
+            }
+        }
+    };
 }
 
-const READS: &[&str] = &[
-    "balances.read",
-    "transactions.read",
-    "addresses.read",
-    "customers.read",
-    "cards.read",
-    "payouts.read",
-    "beneficiaries.read",
+catalogue! {
+    BalancesRead => "balances.read", "See balances", "Wallet";
+    TransactionsRead => "transactions.read", "See transactions", "Wallet";
+    TransactionsExport => "transactions.export", "Export transactions as CSV", "Wallet";
+    AddressesRead => "addresses.read", "See deposit addresses and chains", "Wallet";
+    AddressesCreate => "addresses.create", "Generate deposit addresses", "Wallet";
+    CustomersRead => "customers.read", "See customers", "Cards";
+    CustomersManage => "customers.manage", "Create and edit customers", "Cards";
+    CardsRead => "cards.read", "See cards", "Cards";
+    CardsManage => "cards.manage", "Create, fund, freeze and limit cards", "Cards";
+    CardsSecureView => "cards.secure.view", "Reveal card details", "Cards";
+    CardsMoneyApprove => "cards.money.approve", "Approve issuing, funding and withdrawing from cards, and unfreezing", "Cards";
+    CardsTerminateRequest => "cards.terminate.request", "Request card terminations", "Cards";
+    CardsTerminateApprove => "cards.terminate.approve", "Approve card terminations", "Cards";
+    PayoutsRead => "payouts.read", "See payouts", "Payouts";
+    BeneficiariesRead => "beneficiaries.read", "See saved payees", "Payouts";
+    BeneficiariesManage => "beneficiaries.manage", "Save, change and delete payees", "Payouts";
+    PayoutsRequest => "payouts.request", "Request payouts", "Payouts";
+    PayoutsApprove => "payouts.approve", "Approve payouts", "Payouts";
+    AuditRead => "audit.read", "Read the audit log", "Administration";
+    AuditExport => "audit.export", "Export the audit log", "Administration";
+    WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration";
+    MembersManage => "members.manage", "Add, change and remove members", "Administration";
+    RolesManage => "roles.manage", "Create roles and assign permissions", "Administration";
+    ConnectionsManage => "connections.manage", "Manage API connections", "Administration";
+    PoliciesManage => "policies.manage", "Manage approval policies", "Administration";
+}
+
+impl Permission {
+    pub fn parse(name: &str) -> Option<Permission> {
+        Self::ALL.iter().copied().find(|p| p.name() == name)
+    }
+}
+
+impl std::fmt::Display for Permission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+const READS: &[Permission] = &[
+    Permission::BalancesRead,
+    Permission::TransactionsRead,
+    Permission::AddressesRead,
+    Permission::CustomersRead,
+    Permission::CardsRead,
+    Permission::PayoutsRead,
+    Permission::BeneficiariesRead,
 ];
 
 /// The built-in roles and their permissions. Makers and checkers are kept
 /// apart: Operators request, Approvers approve.
-pub fn builtin_roles() -> Vec<(&'static str, Vec<&'static str>)> {
-    let all: Vec<&str> = CATALOGUE.iter().map(|(name, _, _)| *name).collect();
-    let with = |extra: &[&'static str]| READS.iter().chain(extra).copied().collect::<Vec<_>>();
+pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
+    let all: Vec<Permission> = Permission::ALL.to_vec();
+    let with = |extra: &[Permission]| READS.iter().chain(extra).copied().collect::<Vec<_>>();
     vec![
         ("Owner", all.clone()),
         ("Admin", all),
         (
             "Operator",
             with(&[
-                "transactions.export",
-                "addresses.create",
-                "customers.manage",
-                "cards.manage",
-                "cards.terminate.request",
-                "payouts.request",
+                Permission::TransactionsExport,
+                Permission::AddressesCreate,
+                Permission::CustomersManage,
+                Permission::CardsManage,
+                Permission::CardsTerminateRequest,
+                Permission::PayoutsRequest,
             ]),
         ),
         (
             "Approver",
             with(&[
-                "cards.terminate.approve",
-                "cards.money.approve",
-                "payouts.approve",
+                Permission::CardsTerminateApprove,
+                Permission::CardsMoneyApprove,
+                Permission::PayoutsApprove,
             ]),
         ),
         ("Viewer", with(&[])),
         (
             "Auditor",
-            with(&["transactions.export", "audit.read", "audit.export"]),
+            with(&[
+                Permission::TransactionsExport,
+                Permission::AuditRead,
+                Permission::AuditExport,
+            ]),
         ),
     ]
 }
@@ -108,11 +134,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn builtin_roles_use_known_permissions_only() {
-        for (role, perms) in builtin_roles() {
-            for p in perms {
-                assert!(is_known(p), "{role}: {p}");
-            }
+    fn names_are_unique_and_parse_back() {
+        for p in Permission::ALL {
+            assert_eq!(Permission::parse(p.name()), Some(*p));
         }
+        assert_eq!(Permission::parse("payouts.aprove"), None);
     }
 }

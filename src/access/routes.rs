@@ -11,7 +11,7 @@ use secrecy::SecretString;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::permissions::{self, CATALOGUE};
+use super::permissions::{self, Permission};
 use super::store::{self, MemberRow, RoleRow};
 use super::Member;
 use crate::approvals::action::Action;
@@ -86,19 +86,20 @@ async fn render_roles(
     let pending =
         approvals::pending_of(&state.pool, member.tenant_id, &[PermissionsChangeAction::KIND]).await?;
     let roles = store::roles(&state.pool, member.tenant_id).await?;
-    let rows = CATALOGUE
+    let all = Permission::ALL;
+    let rows = all
         .iter()
         .enumerate()
-        .map(|(i, (name, description, group))| PermissionRow {
-            name,
-            description,
-            group_heading: (i == 0 || CATALOGUE[i - 1].2 != *group).then_some(*group),
+        .map(|(i, permission)| PermissionRow {
+            name: permission.name(),
+            description: permission.label(),
+            group_heading: (i == 0 || all[i - 1].group() != permission.group()).then_some(permission.group()),
             cells: roles
                 .iter()
                 .map(|r| {
                     (
-                        format!("{}:{}", r.id, name),
-                        r.permissions.iter().any(|p| p == name),
+                        format!("{}:{}", r.id, permission.name()),
+                        r.permissions.iter().any(|p| p == permission.name()),
                         editable(r),
                     )
                 })
@@ -123,7 +124,7 @@ fn page(status: actix_web::http::StatusCode, body: String) -> HttpResponse {
 }
 
 async fn roles_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    member.require("roles.manage")?;
+    member.require(Permission::RolesManage)?;
     Ok(page(
         actix_web::http::StatusCode::OK,
         render_roles(&state, &member, None, None).await?,
@@ -140,7 +141,7 @@ async fn create_role(
     member: Member,
     form: Form<NewRole>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("roles.manage")?;
+    member.require(Permission::RolesManage)?;
     let name = form.name.trim();
     if name.is_empty() || name.len() > 60 {
         let body = render_roles(
@@ -181,21 +182,21 @@ async fn save_matrix(
     member: Member,
     form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("roles.manage")?;
+    member.require(Permission::RolesManage)?;
     let checked: HashSet<(Uuid, String)> = form
         .iter()
         .filter_map(|(k, _)| {
             let (role, perm) = k.split_once(':')?;
             Some((Uuid::parse_str(role).ok()?, perm.to_owned()))
         })
-        .filter(|(_, p)| permissions::is_known(p))
+        .filter(|(_, p)| Permission::parse(p).is_some())
         .collect();
     let roles = store::roles(&state.pool, member.tenant_id).await?;
     let mut changes = Vec::new();
     for role in roles.iter().filter(|r| editable(r)) {
-        let mut wanted: Vec<String> = CATALOGUE
+        let mut wanted: Vec<String> = Permission::ALL
             .iter()
-            .map(|(p, _, _)| (*p).to_owned())
+            .map(|p| p.name().to_owned())
             .filter(|p| checked.contains(&(role.id, p.clone())))
             .collect();
         // Stored permissions come back sorted; compare like with like.
@@ -263,7 +264,7 @@ async fn delete_role(
     member: Member,
     id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("roles.manage")?;
+    member.require(Permission::RolesManage)?;
     let role = store::role(&state.pool, member.tenant_id, *id)
         .await?
         .ok_or_else(|| PortalError::NotFound("no such role".to_owned()))?;
@@ -329,7 +330,7 @@ async fn render_members(
 }
 
 async fn members_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    member.require("members.manage")?;
+    member.require(Permission::MembersManage)?;
     Ok(page(
         actix_web::http::StatusCode::OK,
         render_members(&state, &member, None, None, None).await?,
@@ -361,7 +362,7 @@ async fn add_member(
     member: Member,
     form: Form<NewMember>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("members.manage")?;
+    member.require(Permission::MembersManage)?;
     let form = form.into_inner();
     let email = form.email.trim().to_lowercase();
     let refuse = |message: String| async {
@@ -456,7 +457,7 @@ async fn change_role(
     user_id: Path<Uuid>,
     form: Form<RoleChoice>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("members.manage")?;
+    member.require(Permission::MembersManage)?;
     let target = target_member(&state, &member, *user_id).await?;
     let Some(role) = store::role(&state.pool, member.tenant_id, form.role_id).await? else {
         return refuse_members(&state, &member, "Choose one of this tenant's roles.".to_owned()).await;
@@ -503,7 +504,7 @@ async fn remove_member(
     member: Member,
     user_id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("members.manage")?;
+    member.require(Permission::MembersManage)?;
     let target = target_member(&state, &member, *user_id).await?;
     if target.role_name == permissions::OWNER && member.role_name != permissions::OWNER {
         return refuse_members(&state, &member, "Only an Owner can remove an Owner.".to_owned()).await;
@@ -542,7 +543,7 @@ async fn set_disabled(
     user_id: Uuid,
     disabled: bool,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("members.manage")?;
+    member.require(Permission::MembersManage)?;
     if !member.user.is_platform_admin {
         return Err(PortalError::Forbidden("platform admin".to_owned()));
     }

@@ -19,9 +19,10 @@ pub async fn seed_builtin_roles(
             .bind(name)
             .execute(&mut **tx)
             .await?;
+        let names: Vec<&str> = perms.iter().map(|p| p.name()).collect();
         sqlx::query("INSERT INTO role_permissions (role_id, permission) SELECT $1, unnest($2::text[])")
             .bind(id)
-            .bind(&perms)
+            .bind(&names)
             .execute(&mut **tx)
             .await?;
         if name == permissions::OWNER {

@@ -286,13 +286,14 @@ pub fn digest(kind: Kind, facts: &[Fact], payload: &serde_json::Value) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::permissions::Permission;
 
     const KIND: Kind = Kind {
         key: "payout",
         label: "Payouts",
-        read_permission: "payouts.read",
-        request_permission: "payouts.request",
-        approve_permission: "payouts.approve",
+        read_permission: Permission::PayoutsRead,
+        request_permission: Permission::PayoutsRequest,
+        approve_permission: Permission::PayoutsApprove,
     };
 
     #[test]

@@ -225,7 +225,7 @@ async fn rate_to(client: &paydesk_api::Client, from: &str, to: &str) -> Result<D
 /// Whether someone other than `member` holds the kind's approve permission.
 async fn another_admin(pool: &PgPool, member: &Member, kind: Kind) -> Result<bool, sqlx::Error> {
     Ok(store::candidates(pool, member.tenant_id).await?.iter().any(|m| {
-        m.user_id != member.user.user_id && m.permissions.iter().any(|p| p == kind.approve_permission)
+        m.user_id != member.user.user_id && m.permissions.iter().any(|p| p == kind.approve_permission.name())
     }))
 }
 

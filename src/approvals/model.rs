@@ -8,6 +8,7 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::access::permissions::Permission;
 use crate::access::store::Grant;
 
 /// A kind of action the gate knows, declared by its own domain and
@@ -18,21 +19,18 @@ pub struct Kind {
     /// Plural, for headings: "Payouts".
     pub label: &'static str,
     /// Who may read its requests (auditors read every kind).
-    pub read_permission: &'static str,
-    pub request_permission: &'static str,
-    pub approve_permission: &'static str,
+    pub read_permission: Permission,
+    pub request_permission: Permission,
+    pub approve_permission: Permission,
 }
 
-/// Auditors read every request, timeline and policy version, and act on none.
-pub const AUDIT_READ: &str = "audit.read";
-
 impl Kind {
-    /// May see this kind's requests: readers of its area, auditors, and
-    /// those who file or approve it.
-    pub fn readable_by(&self, can: impl Fn(&str) -> bool) -> bool {
+    /// May see this kind's requests: readers of its area, auditors (who
+    /// read every request and act on none), and those who file or approve it.
+    pub fn readable_by(&self, can: impl Fn(Permission) -> bool) -> bool {
         [
             self.read_permission,
-            AUDIT_READ,
+            Permission::AuditRead,
             self.request_permission,
             self.approve_permission,
         ]
@@ -340,7 +338,7 @@ pub fn may_approve(
     let relevant = who
         .grants
         .iter()
-        .filter(|g| g.user_id.is_some() || g.added.iter().any(|p| p == kind.approve_permission));
+        .filter(|g| g.user_id.is_some() || g.added.iter().any(|p| p == kind.approve_permission.name()));
     for grant in relevant {
         if grant.granted_by == Some(filed.by) {
             return Err(
@@ -361,7 +359,11 @@ pub fn may_approve(
     if backup {
         return Ok(());
     }
-    if !who.permissions.iter().any(|p| p == kind.approve_permission) {
+    if !who
+        .permissions
+        .iter()
+        .any(|p| p == kind.approve_permission.name())
+    {
         return Err(format!(
             "Approving needs the '{}' permission.",
             kind.approve_permission
@@ -410,9 +412,9 @@ mod tests {
     const PAYOUT: Kind = Kind {
         key: "payout",
         label: "Payouts",
-        read_permission: "payouts.read",
-        request_permission: "payouts.request",
-        approve_permission: "payouts.approve",
+        read_permission: Permission::PayoutsRead,
+        request_permission: Permission::PayoutsRequest,
+        approve_permission: Permission::PayoutsApprove,
     };
 
     fn member(role: &str, perms: &[&str]) -> Candidate {

@@ -14,6 +14,7 @@ use super::action::{Action, Fact};
 use super::engine::{self, ApprovalError, Filing};
 use super::model::{self, Kind, Policy, RequestStatus, Tier};
 use super::store::{self, ActionRequest, Decision, Notice};
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
 use crate::controls::policies::{PolicyChange, PolicyChangeAction};
@@ -303,7 +304,7 @@ async fn render_detail_confirming(
     let may_approve =
         me.is_some_and(|me| model::may_approve(&policy, kind, &me, &request.filed(), escalated).is_ok());
     if !(kind.readable_by(|p| member.can(p)) || may_approve) {
-        return Err(PortalError::Forbidden(kind.read_permission.to_owned()));
+        return Err(PortalError::Forbidden(kind.read_permission.name().to_owned()));
     }
     let decisions = store::decisions(&state.pool, id).await?;
     let pending = request.status == RequestStatus::Pending && now < request.expires_at;
@@ -588,7 +589,7 @@ async fn render_policies(
         reporting_currency: store::reporting_currency(&state.pool, member.tenant_id).await?,
         currencies: store::REPORTING_CURRENCIES,
         pending: store::pending_of(&state.pool, member.tenant_id, &[PolicyChangeAction::KIND]).await?,
-        can_edit: member.can("policies.manage"),
+        can_edit: member.can(Permission::PoliciesManage),
         error,
         notice,
     }
@@ -596,7 +597,7 @@ async fn render_policies(
 }
 
 async fn policies(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    require_read(&state, &member).or_else(|_| member.require("policies.manage"))?;
+    require_read(&state, &member).or_else(|_| member.require(Permission::PoliciesManage))?;
     let body = render_policies(&state, &member, None, None).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -779,7 +780,7 @@ async fn save_policy(
     kind: Path<String>,
     form: Form<PolicyForm>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("policies.manage")?;
+    member.require(Permission::PoliciesManage)?;
     let kind = state
         .gate
         .get(&kind)
@@ -844,7 +845,7 @@ async fn set_reporting_currency(
     member: Member,
     form: Form<CurrencyForm>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("policies.manage")?;
+    member.require(Permission::PoliciesManage)?;
     let currency = form.reporting_currency.trim().to_uppercase();
     if !store::REPORTING_CURRENCIES.contains(&currency.as_str()) {
         let message = format!("Choose one of {}.", store::REPORTING_CURRENCIES.join(", "));

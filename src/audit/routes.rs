@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::store::{self, AuditFilter, AuditRow, ChainReport};
 use super::{outcome, NewRecord};
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::csv;
@@ -113,7 +114,7 @@ async fn list(
     req: HttpRequest,
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("audit.read")?;
+    member.require(Permission::AuditRead)?;
     let filters = filters.into_inner();
     let rows = page_of(&state, &member, &filters).await?;
     if is_htmx(&req) && !filters.before.is_empty() {
@@ -124,7 +125,7 @@ async fn list(
         export_query: filters.query_string(None),
         filters,
         rows,
-        can_export: member.can("audit.export"),
+        can_export: member.can(Permission::AuditExport),
     })
 }
 
@@ -139,7 +140,7 @@ struct DetailPage {
 }
 
 async fn one(state: Data<AppState>, member: Member, id: Path<String>) -> Result<HttpResponse, PortalError> {
-    member.require("audit.read")?;
+    member.require(Permission::AuditRead)?;
     let not_found = || PortalError::NotFound("no such audit record".to_owned());
     let id: i64 = id.parse().map_err(|_| not_found())?;
     let record = store::find(&state.pool, member.tenant_id, id)
@@ -175,7 +176,7 @@ async fn export(
     member: Member,
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("audit.export")?;
+    member.require(Permission::AuditExport)?;
     let filter = filters.filter();
     super::store::append(
         &state.pool,
@@ -267,7 +268,7 @@ async fn verify(
     member: Member,
     req: HttpRequest,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("audit.read")?;
+    member.require(Permission::AuditRead)?;
     let report = store::verify(&state.pool).await?;
     let result = match report {
         ChainReport::Intact { records } => VerifyResult {

@@ -9,6 +9,7 @@ use paydesk_api::models::beneficiaries::{BeneficiaryUpdate, Destination, NewBene
 use paydesk_api::ApiError;
 use serde::{Deserialize, Serialize};
 
+use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
 
@@ -67,9 +68,9 @@ impl Action for PayeeChangeAction {
     const KIND: Kind = Kind {
         key: "payee_change",
         label: "Payee changes",
-        read_permission: "beneficiaries.read",
-        request_permission: "beneficiaries.manage",
-        approve_permission: "beneficiaries.manage",
+        read_permission: Permission::BeneficiariesRead,
+        request_permission: Permission::BeneficiariesManage,
+        approve_permission: Permission::BeneficiariesManage,
     };
     const CONTROL: bool = true;
     const NEEDS_UPSTREAM: bool = true;

@@ -9,6 +9,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::action::{describe_destination, Payee, PayeeChange, PayeeChangeAction};
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::action::Action;
 use crate::approvals::engine::{self, ApprovalError, Filing};
@@ -62,13 +63,13 @@ async fn render_list(
     notice: Option<String>,
     error: Option<String>,
 ) -> Result<String, PortalError> {
-    let client = state.client_for(member, "beneficiaries.read").await?;
+    let client = state.client_for(member, Permission::BeneficiariesRead).await?;
     let page = client.beneficiaries(Some(100), None).await?;
     Ok(ListPage {
         shell: Shell::new(member, "/beneficiaries"),
         total: page.total,
         rows: page.beneficiaries.into_iter().map(row).collect(),
-        can_manage: member.can("beneficiaries.manage"),
+        can_manage: member.can(Permission::BeneficiariesManage),
         notice,
         error,
         pending: approvals::pending_of(&state.pool, member.tenant_id, &[PayeeChangeAction::KIND]).await?,
@@ -207,7 +208,7 @@ async fn render_form(
 ) -> Result<String, PortalError> {
     let (beneficiary, draft) = match &id {
         Some(id) => {
-            let client = state.client_for(member, "beneficiaries.read").await?;
+            let client = state.client_for(member, Permission::BeneficiariesRead).await?;
             let b = client.beneficiary(id).await?;
             let saved = PayeeDraft::from_payee(&payee_of(&b));
             (Some(row(b)), draft.unwrap_or(saved))
@@ -224,7 +225,7 @@ async fn render_form(
         id,
         draft,
         beneficiary,
-        can_manage: member.can("beneficiaries.manage"),
+        can_manage: member.can(Permission::BeneficiariesManage),
         error,
         pending,
     }
@@ -246,7 +247,7 @@ fn payee_id(raw: &str) -> Result<String, PortalError> {
 }
 
 async fn new_form(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    member.require("beneficiaries.manage")?;
+    member.require(Permission::BeneficiariesManage)?;
     let draft = PayeeDraft {
         kind: "bank".to_owned(),
         country: "NG".to_owned(),
@@ -299,7 +300,7 @@ async fn create(
     member: Member,
     form: Form<PayeeDraft>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("beneficiaries.manage")?;
+    member.require(Permission::BeneficiariesManage)?;
     let draft = form.into_inner();
     let payee = match draft.check() {
         Ok(p) => p,
@@ -326,9 +327,9 @@ async fn update(
     id: Path<String>,
     form: Form<PayeeDraft>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("beneficiaries.manage")?;
+    member.require(Permission::BeneficiariesManage)?;
     let id = payee_id(&id)?;
-    let client = state.client_for(&member, "beneficiaries.manage").await?;
+    let client = state.client_for(&member, Permission::BeneficiariesManage).await?;
     let before = payee_of(&client.beneficiary(&id).await?);
     let draft = form.into_inner();
     let after = match draft.check() {
@@ -370,9 +371,9 @@ async fn delete(
     id: Path<String>,
     form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("beneficiaries.manage")?;
+    member.require(Permission::BeneficiariesManage)?;
     let id = payee_id(&id)?;
-    let client = state.client_for(&member, "beneficiaries.manage").await?;
+    let client = state.client_for(&member, Permission::BeneficiariesManage).await?;
     let payee = payee_of(&client.beneficiary(&id).await?);
     let target = format!("payee:{id}");
     let summary = format!("Delete the payee {} ({})", payee.name, payee.destination_text());

@@ -17,6 +17,7 @@ use super::money::{self, FundingAction, FundingPayload, StatusAction, StatusPayl
 use super::routes::{card_id, render_detail, service_now, Notes};
 use super::rules::{self, LimitsDraft};
 use super::termination::{TerminationAction, TerminationPayload};
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::engine::{self, ApprovalError, Filing};
 use crate::approvals::executor::{self, Submitted};
@@ -82,7 +83,7 @@ pub async fn change_balance(
     form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = state.client_for(&member, "cards.manage").await?;
+    let client = state.client_for(&member, Permission::CardsManage).await?;
     let submission = Submission(form.into_inner());
     let form: BalanceForm = submission.draft()?;
     let payload = match balance_payload(&client, &id, &form).await? {
@@ -199,7 +200,7 @@ pub async fn set_status(
     form: Form<StatusForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = state.client_for(&member, "cards.manage").await?;
+    let client = state.client_for(&member, Permission::CardsManage).await?;
     if !matches!(form.status.as_str(), "frozen" | "active") {
         return refused_page(
             &state,
@@ -242,7 +243,7 @@ pub async fn set_limits(
     form: Form<LimitsDraft>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = state.client_for(&member, "cards.manage").await?;
+    let client = state.client_for(&member, Permission::CardsManage).await?;
     let limits = match form.check() {
         Ok(l) => l,
         Err(message) => return refused_page(&state, &member, &id, with_error(message)).await,
@@ -312,7 +313,7 @@ pub async fn reveal(
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = state.client_for(&member, "cards.secure.view").await?;
+    let client = state.client_for(&member, Permission::CardsSecureView).await?;
     let details = match client.card_secure_details(&id).await {
         Ok(d) => {
             audit::member_did(
@@ -363,7 +364,7 @@ pub async fn simulate_spend(
     form: Form<SpendForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = state.client_for(&member, "cards.manage").await?;
+    let client = state.client_for(&member, Permission::CardsManage).await?;
     if member.environment.as_deref() != Some("sandbox") {
         return Err(PortalError::NotFound(
             "purchases can be simulated only on a sandbox connection".to_owned(),
@@ -425,7 +426,9 @@ pub async fn request_termination(
     form: Form<TerminationForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = state.client_for(&member, "cards.terminate.request").await?;
+    let client = state
+        .client_for(&member, Permission::CardsTerminateRequest)
+        .await?;
     let reason = form.reason.trim();
     if reason.is_empty() {
         return refused_page(

@@ -17,6 +17,7 @@ use paydesk_api::ApiError;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
+use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy, Tier};
 
@@ -64,7 +65,7 @@ fn runs_at_once_up_to_1000() -> Policy {
     }
 }
 
-const CARD_MONEY: &str = "cards.money.approve";
+const CARD_MONEY: Permission = Permission::CardsMoneyApprove;
 
 fn card_label(name: &str, last_four: &str) -> String {
     if last_four.is_empty() {
@@ -97,8 +98,8 @@ impl Action for IssueAction {
     const KIND: Kind = Kind {
         key: "card_issue",
         label: "Card issuing",
-        read_permission: "cards.read",
-        request_permission: "cards.manage",
+        read_permission: Permission::CardsRead,
+        request_permission: Permission::CardsManage,
         approve_permission: CARD_MONEY,
     };
 
@@ -191,8 +192,8 @@ impl Action for FundingAction {
     const KIND: Kind = Kind {
         key: "card_funding",
         label: "Card funding and withdrawals",
-        read_permission: "cards.read",
-        request_permission: "cards.manage",
+        read_permission: Permission::CardsRead,
+        request_permission: Permission::CardsManage,
         approve_permission: CARD_MONEY,
     };
 
@@ -301,8 +302,8 @@ impl Action for StatusAction {
     const KIND: Kind = Kind {
         key: "card_status",
         label: "Card freezes and unfreezes",
-        read_permission: "cards.read",
-        request_permission: "cards.manage",
+        read_permission: Permission::CardsRead,
+        request_permission: Permission::CardsManage,
         approve_permission: CARD_MONEY,
     };
 

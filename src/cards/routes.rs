@@ -12,6 +12,7 @@ use uuid::Uuid;
 use super::actions;
 use super::money::{self, IssueAction, IssuePayload};
 use super::rules::{self, CardDraft};
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::engine::{self, ApprovalError, Filing};
 use crate::approvals::executor::{self, Submitted};
@@ -119,7 +120,7 @@ async fn list(
     req: HttpRequest,
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "cards.read").await?;
+    let client = state.client_for(&member, Permission::CardsRead).await?;
     let filters = filters.into_inner();
     let result = client.cards(&filters.query()).await;
     if is_htmx(&req) && !filters.cursor.is_empty() {
@@ -155,7 +156,7 @@ async fn list(
     };
     html(&ListPage {
         shell: Shell::new(&member, "/cards"),
-        can_issue: member.can("cards.manage"),
+        can_issue: member.can(Permission::CardsManage),
         filters,
         rows,
         total,
@@ -212,7 +213,7 @@ async fn new_form(
     member: Member,
     q: Query<NewQuery>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "cards.manage").await?;
+    let client = state.client_for(&member, Permission::CardsManage).await?;
     let draft = CardDraft {
         card_type: if q.card_type == "lite" { "lite" } else { "virtual" }.to_owned(),
         customer_id: q.customer_id.clone(),
@@ -252,7 +253,7 @@ async fn create(
     member: Member,
     form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "cards.manage").await?;
+    let client = state.client_for(&member, Permission::CardsManage).await?;
     let submission = Submission(form.into_inner());
     let draft: CardDraft = submission.draft()?;
     let today = service_now(&client, &member).await.date_naive();
@@ -401,7 +402,7 @@ pub(super) async fn render_detail(
     id: &str,
     notes: Notes,
 ) -> Result<String, PortalError> {
-    let client = state.client_for(member, "cards.read").await?;
+    let client = state.client_for(member, Permission::CardsRead).await?;
     let live = load_live(&client, id).await?;
     let customer_name = match client.customer(&live.card.customer_id.to_string()).await {
         Ok(c) if !c.full_name().is_empty() => c.full_name(),
@@ -417,9 +418,9 @@ pub(super) async fn render_detail(
         customer_name,
         notes,
         balance_reference: format!("paydesk-card-balance-{}", Uuid::new_v4().simple()),
-        can_manage: open && member.can("cards.manage"),
-        can_reveal: open && member.can("cards.secure.view"),
-        can_request_termination: open && member.can("cards.terminate.request"),
+        can_manage: open && member.can(Permission::CardsManage),
+        can_reveal: open && member.can(Permission::CardsSecureView),
+        can_request_termination: open && member.can(Permission::CardsTerminateRequest),
         termination_opens,
         limits: rules::LimitsDraft::from_limits(&live.card.card_limits),
         sandbox: member.environment.as_deref() == Some("sandbox"),
@@ -482,7 +483,7 @@ async fn live(
     shown: Query<Shown>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let client = state.client_for(&member, "cards.read").await?;
+    let client = state.client_for(&member, Permission::CardsRead).await?;
     let live = load_live(&client, &id).await?;
     if !shown.status.is_empty() && shown.status != live.card.status {
         return Ok(HttpResponse::Ok().insert_header(("HX-Refresh", "true")).finish());

@@ -8,6 +8,7 @@ use std::time::Duration;
 use paydesk_api::ApiError;
 use serde::{Deserialize, Serialize};
 
+use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::Kind;
 
@@ -33,9 +34,9 @@ impl Action for TerminationAction {
     const KIND: Kind = Kind {
         key: "card_termination",
         label: "Card terminations",
-        read_permission: "cards.read",
-        request_permission: "cards.terminate.request",
-        approve_permission: "cards.terminate.approve",
+        read_permission: Permission::CardsRead,
+        request_permission: Permission::CardsTerminateRequest,
+        approve_permission: Permission::CardsTerminateApprove,
     };
 
     fn describe(&self, t: &TerminationPayload) -> Vec<Fact> {

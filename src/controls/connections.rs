@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
 use crate::audit::{self, outcome, NewRecord};
@@ -57,9 +58,9 @@ impl Action for ConnectionChangeAction {
     const KIND: Kind = Kind {
         key: "connection_change",
         label: "API connection changes",
-        read_permission: "connections.manage",
-        request_permission: "connections.manage",
-        approve_permission: "connections.manage",
+        read_permission: Permission::ConnectionsManage,
+        request_permission: Permission::ConnectionsManage,
+        approve_permission: Permission::ConnectionsManage,
     };
     const CONTROL: bool = true;
 

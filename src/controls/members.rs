@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::access::permissions::Permission;
 use crate::access::{permissions, store as access};
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
@@ -30,9 +31,9 @@ impl Action for RoleChangeAction {
     const KIND: Kind = Kind {
         key: "member_role",
         label: "Member role changes",
-        read_permission: "members.manage",
-        request_permission: "members.manage",
-        approve_permission: "members.manage",
+        read_permission: Permission::MembersManage,
+        request_permission: Permission::MembersManage,
+        approve_permission: Permission::MembersManage,
     };
     const CONTROL: bool = true;
 

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
 use crate::approvals::store as gate;
@@ -64,9 +65,9 @@ impl Action for PolicyChangeAction {
     const KIND: Kind = Kind {
         key: "approval_policy",
         label: "Approval policy changes",
-        read_permission: "policies.manage",
-        request_permission: "policies.manage",
-        approve_permission: "policies.manage",
+        read_permission: Permission::PoliciesManage,
+        request_permission: Permission::PoliciesManage,
+        approve_permission: Permission::PoliciesManage,
     };
     const CONTROL: bool = true;
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::access::permissions::Permission;
 use crate::access::store as access;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
@@ -37,9 +38,9 @@ impl Action for PermissionsChangeAction {
     const KIND: Kind = Kind {
         key: "role_permissions",
         label: "Role permission changes",
-        read_permission: "roles.manage",
-        request_permission: "roles.manage",
-        approve_permission: "roles.manage",
+        read_permission: Permission::RolesManage,
+        request_permission: Permission::RolesManage,
+        approve_permission: Permission::RolesManage,
     };
     const CONTROL: bool = true;
 

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
 use crate::startup::AppState;
@@ -97,7 +98,7 @@ async fn list(
     req: HttpRequest,
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "customers.read").await?;
+    let client = state.client_for(&member, Permission::CustomersRead).await?;
     let filters = filters.into_inner();
     let result = client.customers(&filters.query()).await;
     if is_htmx(&req) && !filters.cursor.is_empty() {
@@ -127,7 +128,7 @@ async fn list(
     };
     html(&ListPage {
         shell: Shell::new(&member, "/customers"),
-        can_manage: member.can("customers.manage"),
+        can_manage: member.can(Permission::CustomersManage),
         filters,
         rows,
         total,
@@ -163,7 +164,7 @@ struct NewPage {
 }
 
 async fn new_form(member: Member) -> Result<HttpResponse, PortalError> {
-    member.require("customers.manage")?;
+    member.require(Permission::CustomersManage)?;
     html(&NewPage {
         shell: Shell::new(&member, "/customers"),
         form: CustomerForm {
@@ -213,7 +214,7 @@ async fn create(
     member: Member,
     form: Form<CustomerForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "customers.manage").await?;
+    let client = state.client_for(&member, Permission::CustomersManage).await?;
     let form = form.into_inner();
     let error = match check_customer(&form) {
         Err(message) => message,
@@ -292,10 +293,10 @@ async fn render_detail(
     error: Option<String>,
     kyc_form: Option<(KycDetails, String)>,
 ) -> Result<String, PortalError> {
-    let client = state.client_for(member, "customers.read").await?;
+    let client = state.client_for(member, Permission::CustomersRead).await?;
     let customer = client.customer(id).await?;
     let kyc = kyc_of(&client, id).await?;
-    let cards = if member.can("cards.read") {
+    let cards = if member.can(Permission::CardsRead) {
         client.customer_cards(id, None, Some(100)).await?.cards
     } else {
         Vec::new()
@@ -316,12 +317,12 @@ async fn render_detail(
             customer_id: id.to_owned(),
             csrf_token: member.user.csrf_token.clone(),
             kyc,
-            can_submit: member.can("customers.manage"),
+            can_submit: member.can(Permission::CustomersManage),
             form,
             error: kyc_error,
         },
-        can_manage: member.can("customers.manage"),
-        can_issue: member.can("cards.manage"),
+        can_manage: member.can(Permission::CustomersManage),
+        can_issue: member.can(Permission::CardsManage),
         customer,
         cards,
         error,
@@ -356,7 +357,7 @@ async fn update(
     form: Form<EditForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = customer_id(&id)?;
-    let client = state.client_for(&member, "customers.manage").await?;
+    let client = state.client_for(&member, Permission::CustomersManage).await?;
     let body = CustomerUpdate {
         first_name: Some(form.first_name.trim().to_owned()),
         last_name: Some(form.last_name.trim().to_owned()),
@@ -396,7 +397,7 @@ async fn set_active(
     form: Form<ActiveForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = customer_id(&id)?;
-    let client = state.client_for(&member, "customers.manage").await?;
+    let client = state.client_for(&member, Permission::CustomersManage).await?;
     let active = form.active == "yes";
     match client.blacklist_customer(&id, !active).await {
         Ok(_) => {
@@ -430,7 +431,7 @@ async fn kyc_status(
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
     let id = customer_id(&id)?;
-    let client = state.client_for(&member, "customers.read").await?;
+    let client = state.client_for(&member, Permission::CustomersRead).await?;
     // A 404 here is an unknown customer; below it means "not submitted".
     client.customer(&id).await?;
     let kyc = kyc_of(&client, &id).await?;
@@ -438,7 +439,7 @@ async fn kyc_status(
         customer_id: id,
         csrf_token: member.user.csrf_token.clone(),
         kyc,
-        can_submit: member.can("customers.manage"),
+        can_submit: member.can(Permission::CustomersManage),
         form: KycDetails::default(),
         error: None,
     })
@@ -481,7 +482,7 @@ async fn submit_kyc(
     form: Form<KycDetails>,
 ) -> Result<HttpResponse, PortalError> {
     let id = customer_id(&id)?;
-    let client = state.client_for(&member, "customers.manage").await?;
+    let client = state.client_for(&member, Permission::CustomersManage).await?;
     let mut details = form.into_inner();
     details.country = details.country.trim().to_ascii_uppercase();
     let error = match check_kyc(&details) {

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, Counterparty, ExecError, Fact, Run, Step};
 use crate::approvals::model::Kind;
 use crate::approvals::store as gate_store;
@@ -68,9 +69,9 @@ impl Action for PayoutAction {
     const KIND: Kind = Kind {
         key: "payout",
         label: "Payouts",
-        read_permission: "payouts.read",
-        request_permission: "payouts.request",
-        approve_permission: "payouts.approve",
+        read_permission: Permission::PayoutsRead,
+        request_permission: Permission::PayoutsRequest,
+        approve_permission: Permission::PayoutsApprove,
     };
 
     fn describe(&self, p: &PayoutPayload) -> Vec<Fact> {

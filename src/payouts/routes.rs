@@ -9,6 +9,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::action::{PayoutAction, PayoutPayload};
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::action::Action;
 use crate::approvals::engine::{self, ApprovalError, Filing};
@@ -25,13 +26,17 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 fn require_payouts(member: &Member) -> Result<(), PortalError> {
-    if ["payouts.read", "payouts.request", "payouts.approve"]
-        .iter()
-        .any(|p| member.can(p))
+    if [
+        Permission::PayoutsRead,
+        Permission::PayoutsRequest,
+        Permission::PayoutsApprove,
+    ]
+    .iter()
+    .any(|p| member.can(*p))
     {
         Ok(())
     } else {
-        Err(PortalError::Forbidden("payouts.read".to_owned()))
+        Err(PortalError::Forbidden(Permission::PayoutsRead.name().to_owned()))
     }
 }
 
@@ -48,7 +53,7 @@ async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, Por
     html(&ListPage {
         shell: Shell::new(&member, "/payouts"),
         requests: approvals::list(&state.pool, member.tenant_id, Some(PayoutAction::KIND), 100).await?,
-        can_request: member.can("payouts.request"),
+        can_request: member.can(Permission::PayoutsRequest),
     })
 }
 
@@ -164,7 +169,7 @@ async fn lookup(
     member: Member,
     q: Query<LookupQuery>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "payouts.request").await?;
+    let client = state.client_for(&member, Permission::PayoutsRequest).await?;
     let found = if q.account_number.trim().len() < 6 {
         Err(String::new())
     } else {
@@ -203,7 +208,7 @@ async fn new_form(
     member: Member,
     draft: Query<Draft>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("payouts.request")?;
+    member.require(Permission::PayoutsRequest)?;
     let body = render_new(&state, &member, draft.into_inner(), None, None).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -212,7 +217,7 @@ async fn new_form(
 
 /// Takes an indicative quote and files the payout for approval.
 async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Result<HttpResponse, PortalError> {
-    member.require("payouts.request")?;
+    member.require(Permission::PayoutsRequest)?;
     let draft = form.into_inner();
     let state_ref = &state;
     let member_ref = &member;

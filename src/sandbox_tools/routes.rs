@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
 use crate::startup::AppState;
@@ -12,7 +13,7 @@ use crate::web::error::{describe_upstream, PortalError};
 use crate::web::page::{html, redirect, Shell};
 
 /// Moving the clock acts on the whole sandbox, so it is an admin's tool.
-const PERMISSION: &str = "connections.manage";
+const PERMISSION: Permission = Permission::ConnectionsManage;
 
 /// The steps offered: (seconds, label).
 const STEPS: &[(u64, &str)] = &[

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::model::{is_allowed, normalize_base_url};
 use super::store::{self, Connection, TenantRow};
+use crate::access::permissions::Permission;
 use crate::access::store as access;
 use crate::access::{Member, PlatformAdmin};
 use crate::approvals::action::Action;
@@ -112,7 +113,7 @@ async fn render_connections(
 }
 
 async fn connections_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    member.require("connections.manage")?;
+    member.require(Permission::ConnectionsManage)?;
     let body = render_connections(&state, &member, ConnectionDraft::default(), None, None).await?;
     Ok(page(StatusCode::OK, body))
 }
@@ -136,7 +137,7 @@ async fn add_connection(
     member: Member,
     form: Form<ConnectionForm>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("connections.manage")?;
+    member.require(Permission::ConnectionsManage)?;
     let form = form.into_inner();
     let draft = ConnectionDraft {
         name: form.name.trim().to_owned(),
@@ -267,7 +268,7 @@ async fn test_connection(
     req: HttpRequest,
     id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("connections.manage")?;
+    member.require(Permission::ConnectionsManage)?;
     let connection = owned_connection(&state, &member, *id).await?;
     let secret = state.key.open(&connection.client_secret_enc)?;
     let client = Client::new(
@@ -295,7 +296,7 @@ async fn make_primary(
     member: Member,
     id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("connections.manage")?;
+    member.require(Permission::ConnectionsManage)?;
     let connection = owned_connection(&state, &member, *id).await?;
     let change = ConnectionChange::MakePrimary {
         id: connection.id,
@@ -312,7 +313,7 @@ async fn delete_connection(
     member: Member,
     id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("connections.manage")?;
+    member.require(Permission::ConnectionsManage)?;
     let connection = owned_connection(&state, &member, *id).await?;
     if connection.is_builtin {
         let error = Some("The built-in sandbox connection can't be deleted.".to_owned());

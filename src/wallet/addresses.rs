@@ -8,6 +8,7 @@ use paydesk_api::ApiError;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
@@ -105,7 +106,7 @@ async fn generate_form(
     label: &str,
     error: Option<String>,
 ) -> Option<GenerateForm> {
-    if !member.can("addresses.create") {
+    if !member.can(Permission::AddressesCreate) {
         return None;
     }
     let chains = client
@@ -130,7 +131,7 @@ pub async fn list(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     let filters = filters.into_inner();
-    let client = state.client_for(&member, "addresses.read").await?;
+    let client = state.client_for(&member, Permission::AddressesRead).await?;
     let result = client.list_addresses(&filters.query()).await;
     if is_htmx(&req) && !filters.cursor.is_empty() {
         let page = result?;
@@ -184,7 +185,7 @@ pub async fn generate(
     member: Member,
     form: Form<GenerateInput>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "addresses.create").await?;
+    let client = state.client_for(&member, Permission::AddressesCreate).await?;
     let input = form.into_inner();
     let request = GenerateAddress {
         chain: input.chain.clone(),
@@ -246,7 +247,7 @@ pub async fn one(
     id: Path<String>,
     flag: Query<NewFlag>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "addresses.read").await?;
+    let client = state.client_for(&member, Permission::AddressesRead).await?;
     let id = Uuid::parse_str(&id).map_err(|_| PortalError::NotFound("no such address".to_owned()))?;
     let address = client.address(&id.to_string()).await?;
     html(&DetailPage {
@@ -282,7 +283,7 @@ pub async fn validate(
     req: HttpRequest,
     form: Form<ValidateInput>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "addresses.read").await?;
+    let client = state.client_for(&member, Permission::AddressesRead).await?;
     let input = form.into_inner();
     let result = client
         .validate_address(&ValidateAddress {
@@ -309,7 +310,7 @@ struct ChainsPage {
 }
 
 pub async fn chains(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "addresses.read").await?;
+    let client = state.client_for(&member, Permission::AddressesRead).await?;
     let chains = Section::from_result(client.supported_chains().await.map(|c| c.chains));
     html(&ChainsPage {
         shell: Shell::new(&member, "/chains"),

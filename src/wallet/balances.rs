@@ -4,6 +4,7 @@ use askama::Template;
 use paydesk_api::models::balances::{Balance, BalanceAccount};
 use paydesk_api::units::Currency;
 
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
@@ -17,7 +18,7 @@ struct BalancesPage {
 }
 
 pub async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "balances.read").await?;
+    let client = state.client_for(&member, Permission::BalancesRead).await?;
     let accounts = Section::from_result(client.balances().await.map(|b| b.accounts));
     html(&BalancesPage {
         shell: Shell::new(&member, "/balances"),
@@ -40,7 +41,7 @@ pub async fn one(
     member: Member,
     currency: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "balances.read").await?;
+    let client = state.client_for(&member, Permission::BalancesRead).await?;
     let code =
         Currency::parse(&currency).map_err(|_| PortalError::NotFound("no such currency".to_owned()))?;
     let balance = client.balance(code.code()).await?;

@@ -4,6 +4,7 @@ use askama::Template;
 use paydesk_api::models::balances::BalanceAccount;
 use paydesk_api::models::transactions::{Transaction, TransactionQuery};
 
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
@@ -32,10 +33,10 @@ pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse,
     };
     let (mut balances, mut transactions) = (Section::Hidden, Section::Hidden);
     if let Some(client) = client {
-        if member.can("balances.read") {
+        if member.can(Permission::BalancesRead) {
             balances = Section::from_result(client.balances().await.map(|b| b.accounts));
         }
-        if member.can("transactions.read") {
+        if member.can(Permission::TransactionsRead) {
             let latest = TransactionQuery {
                 limit: Some(5),
                 ..Default::default()

@@ -7,6 +7,7 @@ use paydesk_api::models::transactions::{Transaction, TransactionQuery, Transacti
 use paydesk_api::units::Currency;
 use serde::Deserialize;
 
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
 use crate::startup::AppState;
@@ -120,7 +121,7 @@ pub async fn list(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     let filters = filters.into_inner();
-    let client = state.client_for(&member, "transactions.read").await?;
+    let client = state.client_for(&member, Permission::TransactionsRead).await?;
     let (query, notes) = filters.query(Some(PAGE_SIZE));
     let result = client.transactions(&query).await;
     if is_htmx(&req) && !filters.cursor.is_empty() {
@@ -162,7 +163,7 @@ pub async fn list(
         error,
         total,
         rows,
-        can_export: member.can("transactions.export"),
+        can_export: member.can(Permission::TransactionsExport),
     })
 }
 
@@ -179,7 +180,7 @@ pub async fn one(
     member: Member,
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, "transactions.read").await?;
+    let client = state.client_for(&member, Permission::TransactionsRead).await?;
     let tx = client.transaction(&id).await?;
     let metadata = tx
         .metadata
@@ -233,8 +234,8 @@ pub async fn export(
     member: Member,
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
-    member.require("transactions.read")?;
-    let client = state.client_for(&member, "transactions.export").await?;
+    member.require(Permission::TransactionsRead)?;
+    let client = state.client_for(&member, Permission::TransactionsExport).await?;
     let (query, _) = filters.query(Some(100));
     let mut rows = Box::pin(client.all_transactions(query));
     // The first page is fetched before answering, so an upstream refusal is

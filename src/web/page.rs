@@ -7,6 +7,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use sqlx::PgPool;
 
+use crate::access::permissions::Permission;
 use crate::access::store as access;
 use crate::access::Member;
 use crate::auth::session::SignedIn;
@@ -38,28 +39,46 @@ pub struct Shell {
 
 /// (path, label, permissions of which one is needed, `|`-separated; ""
 /// for everyone)
-const MENU: &[(&str, &str, &str)] = &[
-    ("/", "Dashboard", ""),
-    ("/balances", "Balances", "balances.read"),
-    ("/transactions", "Transactions", "transactions.read"),
-    ("/addresses", "Addresses", "addresses.read"),
-    ("/chains", "Chains", "addresses.read"),
-    ("/customers", "Customers", "customers.read"),
-    ("/cards", "Cards", "cards.read"),
-    ("/payouts", "Payouts", "payouts.read"),
-    ("/beneficiaries", "Payees", "beneficiaries.read"),
+const MENU: &[(&str, &str, &[Permission])] = &[
+    ("/", "Dashboard", &[]),
+    ("/balances", "Balances", &[Permission::BalancesRead]),
+    ("/transactions", "Transactions", &[Permission::TransactionsRead]),
+    ("/addresses", "Addresses", &[Permission::AddressesRead]),
+    ("/chains", "Chains", &[Permission::AddressesRead]),
+    ("/customers", "Customers", &[Permission::CustomersRead]),
+    ("/cards", "Cards", &[Permission::CardsRead]),
+    ("/payouts", "Payouts", &[Permission::PayoutsRead]),
+    ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
     (
         "/approvals",
         "Approvals",
-        "payouts.read|payouts.request|payouts.approve|cards.read|cards.terminate.request|cards.terminate.approve|cards.money.approve|cards.manage|audit.read",
+        &[
+            Permission::PayoutsRead,
+            Permission::PayoutsRequest,
+            Permission::PayoutsApprove,
+            Permission::CardsRead,
+            Permission::CardsTerminateRequest,
+            Permission::CardsTerminateApprove,
+            Permission::CardsMoneyApprove,
+            Permission::CardsManage,
+            Permission::AuditRead,
+        ],
     ),
-    ("/notifications", "Notifications", ""),
-    ("/audit", "Audit log", "audit.read"),
-    ("/events", "Events", "webhooks.read|audit.read"),
-    ("/members", "Members", "members.manage"),
-    ("/roles", "Roles", "roles.manage"),
-    ("/connections", "Connections", "connections.manage"),
-    ("/policies", "Policies", "policies.manage|audit.read"),
+    ("/notifications", "Notifications", &[]),
+    ("/audit", "Audit log", &[Permission::AuditRead]),
+    (
+        "/events",
+        "Events",
+        &[Permission::WebhooksRead, Permission::AuditRead],
+    ),
+    ("/members", "Members", &[Permission::MembersManage]),
+    ("/roles", "Roles", &[Permission::RolesManage]),
+    ("/connections", "Connections", &[Permission::ConnectionsManage]),
+    (
+        "/policies",
+        "Policies",
+        &[Permission::PoliciesManage, Permission::AuditRead],
+    ),
 ];
 
 /// Shown to platform admins only.
@@ -88,7 +107,7 @@ impl Shell {
             csrf_token: member.user.csrf_token.clone(),
             nav: MENU
                 .iter()
-                .filter(|(_, _, perms)| perms.is_empty() || perms.split('|').any(|p| member.can(p)))
+                .filter(|(_, _, perms)| perms.is_empty() || perms.iter().any(|p| member.can(*p)))
                 .map(|(href, label, _)| (*href, *label))
                 .chain(crate::sandbox_tools::routes::offered(member).then_some(SANDBOX_MENU))
                 .chain(member.user.is_platform_admin.then_some(PLATFORM_MENU))

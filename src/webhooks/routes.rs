@@ -9,6 +9,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::store::{self, EventRow};
+use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::{self, outcome, Actor, NewRecord};
 use crate::startup::AppState;
@@ -148,8 +149,8 @@ async fn list(
     req: HttpRequest,
     q: Query<Before>,
 ) -> Result<HttpResponse, PortalError> {
-    if !member.can(crate::approvals::model::AUDIT_READ) {
-        member.require("webhooks.read")?;
+    if !member.can(Permission::AuditRead) {
+        member.require(Permission::WebhooksRead)?;
     }
     let mut events = store::list(&state.pool, member.tenant_id, q.before, PAGE_SIZE + 1).await?;
     let more = events.len() as i64 > PAGE_SIZE;
@@ -174,8 +175,8 @@ struct DetailPage {
 }
 
 async fn one(state: Data<AppState>, member: Member, id: Path<String>) -> Result<HttpResponse, PortalError> {
-    if !member.can(crate::approvals::model::AUDIT_READ) {
-        member.require("webhooks.read")?;
+    if !member.can(Permission::AuditRead) {
+        member.require(Permission::WebhooksRead)?;
     }
     let not_found = || PortalError::NotFound("no such event".to_owned());
     let id: i64 = id.parse().map_err(|_| not_found())?;
