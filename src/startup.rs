@@ -173,6 +173,7 @@ impl Application {
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
+                .wrap(middleware::from_fn(portal_web::middleware::sign_in_redirects))
                 .wrap(middleware::from_fn(portal_web::middleware::session_and_csrf))
                 .wrap(middleware::from_fn(portal_web::middleware::security_headers))
                 // Outermost: one span per request, with its request id.

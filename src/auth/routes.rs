@@ -12,7 +12,7 @@ use super::{csrf, password, store, throttle};
 use crate::audit::{self, outcome, Actor, NewRecord};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::middleware::{client_ip, user_agent};
+use crate::web::middleware::{client_ip, local_path, user_agent};
 use crate::web::page::{html, redirect};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -31,12 +31,16 @@ struct LoginPage {
     email: String,
     error: Option<String>,
     notice: Option<&'static str>,
+    /// The page to go back to once signed in.
+    next: String,
 }
 
 #[derive(Deserialize)]
 pub struct NoticeQuery {
     #[serde(default)]
     signed_out: Option<String>,
+    #[serde(default)]
+    next: String,
 }
 
 fn login_page(
@@ -59,7 +63,11 @@ async fn login_form(
     if signed_in.is_some() {
         return Ok(redirect("/"));
     }
-    let notice = query.signed_out.as_ref().map(|_| "You are signed out.");
+    let notice = match (&query.signed_out, query.next.is_empty()) {
+        (Some(_), _) => Some("You are signed out."),
+        (None, false) => Some("Your session ended. Sign in to go back to where you were."),
+        (None, true) => None,
+    };
     login_page(
         actix_web::http::StatusCode::OK,
         LoginPage {
@@ -67,6 +75,7 @@ async fn login_form(
             email: String::new(),
             error: None,
             notice,
+            next: local_path(&query.next).unwrap_or_default().to_owned(),
         },
         state.secure_cookies,
     )
@@ -76,6 +85,8 @@ async fn login_form(
 pub struct LoginForm {
     email: String,
     password: String,
+    #[serde(default)]
+    next: String,
 }
 
 async fn login(
@@ -99,6 +110,7 @@ async fn login(
                 email: form.email.clone(),
                 error: Some(message),
                 notice: None,
+                next: local_path(&form.next).unwrap_or_default().to_owned(),
             },
             state.secure_cookies,
         )
@@ -154,7 +166,7 @@ async fn login(
         let next = if user.must_change_password {
             "/account/password"
         } else {
-            "/"
+            local_path(&form.next).unwrap_or("/")
         };
         return Ok(HttpResponse::SeeOther()
             .insert_header((actix_web::http::header::LOCATION, next))

@@ -131,6 +131,72 @@ pub async fn session_and_csrf(
 /// Security headers on every answer: a CSP with no inline script, frame
 /// denial, no-sniff, no referrer, HSTS over TLS, and no-store unless the
 /// answer says otherwise (only static files do).
+/// A path of this site only: no scheme, no host, no `//`.
+pub fn local_path(candidate: &str) -> Option<&str> {
+    let ok = candidate.starts_with('/')
+        && !candidate.starts_with("//")
+        && !candidate.contains('\\')
+        && candidate.len() <= 500
+        && !candidate.chars().any(char::is_control);
+    ok.then_some(candidate)
+}
+
+/// The page the browser is on: the request's own for a page load, the
+/// `HX-Current-URL` one for an htmx request.
+fn current_page(req: &ServiceRequest, htmx: bool) -> Option<String> {
+    if htmx {
+        let url = req.headers().get("HX-Current-URL")?.to_str().ok()?;
+        let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let path = &after_scheme[after_scheme.find('/')?..];
+        return local_path(path).map(str::to_owned);
+    }
+    (req.method() == Method::GET)
+        .then(|| req.uri().path_and_query().map(|p| p.as_str().to_owned()))
+        .flatten()
+        .filter(|p| local_path(p).is_some())
+}
+
+/// Sends a request whose session is gone to sign in, and back to the page
+/// it was on afterwards. An htmx request (a live panel that polls) gets
+/// `HX-Redirect` and no `Location`: htmx would follow a 303 itself and
+/// swap the sign-in page into the panel; this way the whole browser goes.
+pub async fn sign_in_redirects(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let htmx = req.headers().contains_key("HX-Request");
+    let here = current_page(&req, htmx);
+    let res = next.call(req).await?.map_into_boxed_body();
+    let Some(to) = res
+        .headers()
+        .get("HX-Redirect")
+        .and_then(|v| v.to_str().ok())
+        .filter(|_| res.status().is_redirection())
+        .map(str::to_owned)
+    else {
+        return Ok(res);
+    };
+    let to = match here.filter(|p| to == "/login" && p != "/" && !p.starts_with("/login")) {
+        Some(page) => format!(
+            "/login?{}",
+            serde_urlencoded::to_string([("next", page)]).unwrap_or_default()
+        ),
+        None => to,
+    };
+    let (req, mut res) = res.into_parts();
+    let location = HeaderValue::from_str(&to).map_err(actix_web::error::ErrorInternalServerError)?;
+    if htmx {
+        res = actix_web::HttpResponse::Ok()
+            .insert_header(("HX-Redirect", location))
+            .finish();
+    } else {
+        res.headers_mut().insert(header::LOCATION, location.clone());
+        res.headers_mut()
+            .insert(header::HeaderName::from_static("hx-redirect"), location);
+    }
+    Ok(ServiceResponse::new(req, res))
+}
+
 pub async fn security_headers(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,

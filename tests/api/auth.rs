@@ -273,3 +273,73 @@ async fn pages_carry_security_headers_and_cookies_are_locked_down() {
     assert!(cookie.contains("SameSite=Lax"));
     assert!(!cookie.contains("Secure"));
 }
+
+/// When the session is gone, a live panel (an htmx request) sends the
+/// whole browser to sign in instead of swapping the sign-in page into
+/// itself, and signing in comes back to the page the member was on; a
+/// `next` that leaves the site is ignored.
+#[tokio::test]
+async fn an_ended_session_sends_the_browser_to_sign_in_and_back() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let stranger = app.another_browser();
+    let res = stranger
+        .http
+        .get(stranger.url("/cards/00000000-0000-0000-0000-000000000001/live"))
+        .header("HX-Request", "true")
+        .header("HX-Current-URL", stranger.url("/transactions?currency=USDT"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    assert!(res.headers().get("location").is_none());
+    let to = res
+        .headers()
+        .get("hx-redirect")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(to, "/login?next=%2Ftransactions%3Fcurrency%3DUSDT");
+    assert!(
+        !res.text().await.unwrap().contains("Sign in"),
+        "nothing to swap in"
+    );
+
+    let page = stranger.get("/transactions").await;
+    assert_eq!(page.status().as_u16(), 303);
+    assert_eq!(location(&page), "/login?next=%2Ftransactions");
+
+    let form = stranger.get_html(&to).await;
+    assert!(
+        form.contains("name=\"next\" value=\"/transactions?currency=USDT\""),
+        "{form}"
+    );
+    let password = app.admin_password.clone();
+    let res = stranger
+        .post_form(
+            &to,
+            "/login",
+            &[
+                ("email", &app.admin_email),
+                ("password", &password),
+                ("next", "/transactions?currency=USDT"),
+            ],
+        )
+        .await;
+    assert_eq!(location(&res), "/transactions?currency=USDT");
+
+    let elsewhere = app.another_browser();
+    let res = elsewhere
+        .post_form(
+            "/login",
+            "/login",
+            &[
+                ("email", &app.admin_email),
+                ("password", &password),
+                ("next", "//evil.example/"),
+            ],
+        )
+        .await;
+    assert_eq!(location(&res), "/");
+}
