@@ -24,6 +24,7 @@ use crate::auth::{password, store as users};
 use crate::controls::members::{RoleChange, RoleChangeAction};
 use crate::controls::roles::{PermissionsChange, PermissionsChangeAction, RoleDiff};
 use crate::startup::AppState;
+use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
 use crate::web::page::{redirect, Shell};
 
@@ -263,11 +264,28 @@ async fn delete_role(
     state: Data<AppState>,
     member: Member,
     id: Path<Uuid>,
+    confirmed: Form<Confirmed>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::RolesManage)?;
     let role = store::role(&state.pool, member.tenant_id, *id)
         .await?
         .ok_or_else(|| PortalError::NotFound("no such role".to_owned()))?;
+    if !confirmed.yes() && !role.is_builtin && role.members == 0 {
+        let consequences = [format!(
+            "The role '{}' and its {} permission(s) are deleted; no member has it.",
+            role.name,
+            role.permissions.len()
+        )];
+        return Confirm {
+            title: &format!("Delete the role {}", role.name),
+            consequences: &consequences,
+            action: &format!("/roles/{}/delete", role.id),
+            back: "/roles",
+            button: "Delete role",
+            fields: &[],
+        }
+        .page(&member);
+    }
     if !store::delete_role(&state.pool, member.tenant_id, role.id).await? {
         let reason = if role.is_builtin {
             "Built-in roles can't be deleted."
@@ -503,6 +521,7 @@ async fn remove_member(
     state: Data<AppState>,
     member: Member,
     user_id: Path<Uuid>,
+    confirmed: Form<Confirmed>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::MembersManage)?;
     let target = target_member(&state, &member, *user_id).await?;
@@ -522,6 +541,21 @@ async fn remove_member(
             ),
         )
         .await;
+    }
+    if !confirmed.yes() {
+        let consequences = [
+            format!("{} loses access to {} at once.", target.email, member.tenant_name),
+            "Their account stays, with their other tenants; the audit log keeps what they did.".to_owned(),
+        ];
+        return Confirm {
+            title: &format!("Remove {}", target.email),
+            consequences: &consequences,
+            action: &format!("/members/{}/remove", target.user_id),
+            back: "/members",
+            button: "Remove member",
+            fields: &[],
+        }
+        .page(&member);
     }
     store::remove_member(&mut tx, member.tenant_id, target.user_id).await?;
     audit::store::append_in(

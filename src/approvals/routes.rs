@@ -19,6 +19,7 @@ use crate::access::Member;
 use crate::audit::{self, outcome, NewRecord};
 use crate::controls::policies::{PolicyChange, PolicyChangeAction};
 use crate::startup::AppState;
+use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
 use crate::web::page::{html, redirect, Shell};
 
@@ -422,8 +423,32 @@ async fn reject(
     decide(&state, &member, *id, false, &form).await
 }
 
-async fn cancel(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+async fn cancel(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+    confirmed: Form<Confirmed>,
+) -> Result<HttpResponse, PortalError> {
     require_any(&state, &member)?;
+    if !confirmed.yes() {
+        let request = store::find(&state.pool, member.tenant_id, *id)
+            .await?
+            .ok_or_else(|| PortalError::NotFound("no such request".to_owned()))?;
+        let consequences = [
+            format!("'{}' is withdrawn and will not run.", request.summary),
+            "Approvals already given are void; the timeline keeps the record.".to_owned(),
+        ];
+        let back = format!("/approvals/{}", request.id);
+        return Confirm {
+            title: "Cancel this request",
+            consequences: &consequences,
+            action: &format!("/approvals/{}/cancel", request.id),
+            back: &back,
+            button: "Cancel request",
+            fields: &[],
+        }
+        .page(&member);
+    }
     match engine::cancel(&state.pool, &member, *id).await {
         Ok(()) => Ok(redirect(&format!("/approvals/{}", *id))),
         Err(ApprovalError::NotFound) => Err(PortalError::NotFound("no such request".to_owned())),

@@ -14,6 +14,7 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
 use crate::startup::AppState;
+use crate::web::confirm::Confirm;
 use crate::web::error::{describe_upstream, user_fixable, PortalError};
 use crate::web::page::{html, is_htmx, redirect, unprocessable, Shell};
 
@@ -387,6 +388,8 @@ async fn update(
 #[derive(Debug, Deserialize)]
 pub struct ActiveForm {
     active: String,
+    #[serde(default)]
+    confirmed: String,
 }
 
 /// Deactivates (blacklists) or reactivates a customer.
@@ -399,6 +402,23 @@ async fn set_active(
     let id = customer_id(&id)?;
     let client = state.client_for(&member, Permission::CustomersManage).await?;
     let active = form.active == "yes";
+    if !active && form.confirmed != "yes" {
+        let customer = client.customer(&id).await?;
+        let consequences = [
+            format!("{} can't be issued new cards or submit card KYC.", customer.email),
+            "Their existing cards and records stay; you can reactivate them later.".to_owned(),
+        ];
+        let back = format!("/customers/{id}");
+        return Confirm {
+            title: &format!("Deactivate {}", customer.email),
+            consequences: &consequences,
+            action: &format!("/customers/{id}/active"),
+            back: &back,
+            button: "Deactivate customer",
+            fields: &[("active", "no")],
+        }
+        .page(&member);
+    }
     match client.blacklist_customer(&id, !active).await {
         Ok(_) => {
             audit::member_did(

@@ -27,6 +27,7 @@ use crate::audit::{self, outcome, NewRecord};
 use crate::auth::session::{self, SignedIn};
 use crate::controls::connections::{sealed_text, ConnectionChange, ConnectionChangeAction};
 use crate::startup::AppState;
+use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::page::{html, is_htmx, redirect, Shell};
 
@@ -312,12 +313,29 @@ async fn delete_connection(
     state: Data<AppState>,
     member: Member,
     id: Path<Uuid>,
+    confirmed: Form<Confirmed>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::ConnectionsManage)?;
     let connection = owned_connection(&state, &member, *id).await?;
     if connection.is_builtin {
         let error = Some("The built-in sandbox connection can't be deleted.".to_owned());
         return connections_after(&state, &member, None, error).await;
+    }
+    if !confirmed.yes() {
+        let consequences = [
+            format!("'{}' and its stored secrets are destroyed.", connection.name),
+            "If it is the primary connection, pages use the next one; with two admins the deletion waits for the other."
+                .to_owned(),
+        ];
+        return Confirm {
+            title: &format!("Delete the connection {}", connection.name),
+            consequences: &consequences,
+            action: &format!("/connections/{}/delete", connection.id),
+            back: "/connections",
+            button: "Delete connection",
+            fields: &[],
+        }
+        .page(&member);
     }
     let change = ConnectionChange::Delete {
         id: connection.id,

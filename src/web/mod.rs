@@ -2,6 +2,7 @@
 //! (session, CSRF, security headers), the page shell and static files.
 
 pub mod assets;
+pub mod confirm;
 pub mod csv;
 pub mod error;
 pub mod middleware;

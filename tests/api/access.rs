@@ -239,7 +239,15 @@ async fn custom_roles_are_created_and_deleted() {
         .next()
         .unwrap()
         .to_owned();
-    let res = app.post_form("/roles", &format!("/roles/{id}/delete"), &[]).await;
+    let ask = app.post_form("/roles", &format!("/roles/{id}/delete"), &[]).await;
+    assert!(ask.text().await.unwrap().contains("Delete the role Treasury?"));
+    assert!(
+        app.get_html("/roles").await.contains("Treasury"),
+        "nothing deleted yet"
+    );
+    let res = app
+        .post_form("/roles", &format!("/roles/{id}/delete"), &[("confirmed", "yes")])
+        .await;
     assert_eq!(res.status().as_u16(), 303);
     assert!(!app.get_html("/roles").await.contains("Treasury"));
 }

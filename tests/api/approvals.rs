@@ -345,7 +345,7 @@ async fn separation_of_duties_refusals() {
         .post_form(
             &format!("/approvals/{id}"),
             &format!("/approvals/{id}/cancel"),
-            &[],
+            &[("confirmed", "yes")],
         )
         .await;
     assert_eq!(res.status().as_u16(), 303);
@@ -950,7 +950,10 @@ async fn approvals_bind_to_what_was_seen_and_race_a_cancel_atomically() {
         let cancel = operator
             .http
             .post(operator.url(&format!("/approvals/{id}/cancel")))
-            .form(&[("csrf_token", csrf_in(&maker_page).as_str())])
+            .form(&[
+                ("csrf_token", csrf_in(&maker_page).as_str()),
+                ("confirmed", "yes"),
+            ])
             .send();
         let (approved, cancelled) = tokio::join!(approve, cancel);
         let won = [

@@ -211,8 +211,24 @@ async fn customers_are_created_edited_verified_and_deactivated_in_the_portal() {
         Some("NGA")
     );
 
-    app.post_form(&page, &format!("{page}/active"), &[("active", "no")])
+    let ask = app
+        .post_form(&page, &format!("{page}/active"), &[("active", "no")])
         .await;
+    assert!(ask
+        .text()
+        .await
+        .unwrap()
+        .contains("can&#39;t be issued new cards"));
+    assert!(
+        sandbox.customer(&id).await.unwrap().is_active,
+        "nothing changed yet"
+    );
+    app.post_form(
+        &page,
+        &format!("{page}/active"),
+        &[("active", "no"), ("confirmed", "yes")],
+    )
+    .await;
     assert!(!sandbox.customer(&id).await.unwrap().is_active);
     let inactive = app.get_html("/customers?active=no").await;
     assert!(inactive.contains("deactivated") && inactive.contains("ada@example.com"));
