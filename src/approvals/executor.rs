@@ -106,10 +106,12 @@ pub async fn nudge(state: &AppState) -> Result<(), ApprovalError> {
                 ),
             };
             let mut tx = state.pool.begin().await?;
+            if !store::claim_nudge(&mut *tx, id, what).await? {
+                continue;
+            }
             for user in who {
                 store::notify(&mut *tx, user, tenant, id, &message).await?;
             }
-            store::mark_nudged(&mut *tx, id, what).await?;
             let label = match what {
                 store::Nudge::Reminder => "reminded",
                 store::Nudge::Escalation => "escalated",

@@ -717,16 +717,19 @@ pub enum Nudge {
     Escalation,
 }
 
-pub async fn mark_nudged<'e>(db: impl PgExecutor<'e>, id: Uuid, what: Nudge) -> Result<(), sqlx::Error> {
+/// Claims the nudge of a request; false when another runner (another
+/// replica) already sent it, so each is sent once.
+pub async fn claim_nudge<'e>(db: impl PgExecutor<'e>, id: Uuid, what: Nudge) -> Result<bool, sqlx::Error> {
     let column = match what {
         Nudge::Reminder => "reminded_at",
         Nudge::Escalation => "escalated_at",
     };
-    sqlx::query(&format!(
-        "UPDATE action_requests SET {column} = now() WHERE id = $1"
+    Ok(sqlx::query(&format!(
+        "UPDATE action_requests SET {column} = now() WHERE id = $1 AND {column} IS NULL"
     ))
     .bind(id)
     .execute(db)
-    .await?;
-    Ok(())
+    .await?
+    .rows_affected()
+        == 1)
 }
