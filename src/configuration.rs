@@ -24,6 +24,9 @@ pub struct Settings {
     /// `PAYDESK_BUILTIN_SANDBOX=false` turns off the in-process sandbox and
     /// its demo tenant (production).
     pub builtin_sandbox: bool,
+    /// `PAYDESK_METRICS_TOKEN`: when set, `/metrics` needs it as a bearer
+    /// token.
+    pub metrics_token: Option<SecretString>,
 }
 
 impl Settings {
@@ -44,6 +47,7 @@ impl Settings {
             data_dir: var("PAYDESK_DATA_DIR").map_or_else(|| PathBuf::from(".paydesk"), PathBuf::from),
             secure_cookies: flag("PAYDESK_SECURE_COOKIES", false),
             builtin_sandbox: flag("PAYDESK_BUILTIN_SANDBOX", true),
+            metrics_token: var("PAYDESK_METRICS_TOKEN").map(SecretString::from),
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod controls;
 pub mod crypto;
 pub mod customers;
 pub mod db;
+pub mod metrics;
 pub mod payouts;
 pub mod routes;
 pub mod sandbox_tools;

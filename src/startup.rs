@@ -34,6 +34,7 @@ pub struct AppState {
     pub secure_cookies: bool,
     /// The kinds of action the approval gate runs.
     pub gate: Registry,
+    pub metrics_token: Option<secrecy::SecretString>,
 }
 
 /// Every kind of money-moving action, each from its own domain.
@@ -168,18 +169,21 @@ impl Application {
             upstreams: Upstreams::default(),
             secure_cookies: settings.secure_cookies,
             gate: registry(),
+            metrics_token: settings.metrics_token.clone(),
         });
         crate::approvals::executor::start(state.clone());
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
                 .wrap(middleware::from_fn(portal_web::middleware::sign_in_redirects))
+                .wrap(middleware::from_fn(crate::metrics::record_requests))
                 .wrap(middleware::from_fn(portal_web::middleware::session_and_csrf))
                 .wrap(middleware::from_fn(portal_web::middleware::security_headers))
                 // Outermost: one span per request, with its request id.
                 .wrap(tracing_actix_web::TracingLogger::default())
                 .configure(portal_web::error::extractor_config)
                 .route("/healthz", web::get().to(routes::health::healthz))
+                .route("/metrics", web::get().to(crate::metrics::scrape))
                 .route("/readyz", web::get().to(routes::health::readyz))
                 .route("/static/{name}", web::get().to(portal_web::assets::serve))
                 .configure(auth::routes::configure)

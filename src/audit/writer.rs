@@ -59,6 +59,7 @@ struct UpstreamAudit {
 
 impl CallObserver for UpstreamAudit {
     fn observe(&self, call: CallRecord) {
+        crate::metrics::upstream_call(&call);
         let record = NewRecord::new(
             &self.actor,
             Some(self.tenant_id),

@@ -67,6 +67,7 @@ async fn receive(
         user_agent: user_agent(&req),
     };
     if !verify_webhook(secret.expose_secret(), &body, signature) {
+        crate::metrics::webhook(false);
         audit::store::append(
             &state.pool,
             &[NewRecord::new(
@@ -85,8 +86,10 @@ async fn receive(
         ));
     }
     let Ok(event) = serde_json::from_slice::<WebhookEvent>(&body) else {
+        crate::metrics::webhook(false);
         return Ok(answer(StatusCode::BAD_REQUEST, "the body is not an event"));
     };
+    crate::metrics::webhook(true);
     let payload: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     let new = store::store_once(
         &state.pool,

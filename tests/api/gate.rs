@@ -183,6 +183,7 @@ async fn every_route_that_moves_money_goes_through_the_gate() {
         "/logout/everywhere",
         "/account/password",
         "/healthz",
+        "/metrics",
         "/readyz",
         "/",
         "/static/{}",

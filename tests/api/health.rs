@@ -18,3 +18,33 @@ async fn unknown_pages_are_a_finished_404_page() {
     assert!(body.contains("Not found"));
     assert!(body.contains("Back to the dashboard"));
 }
+
+/// `/metrics` is scraped without a session: request latency per route
+/// pattern, upstream calls per operation, approval requests by status and
+/// the job queue.
+#[tokio::test]
+async fn metrics_are_scraped_without_a_session() {
+    let mut app = crate::helpers::spawn_app().await;
+    app.sign_in_as_admin().await;
+    app.get_html("/balances").await;
+    let scraper = crate::helpers::TestApp {
+        http: crate::helpers::new_browser(),
+        ..app.clone()
+    };
+    let res = scraper.get("/metrics").await;
+    assert_eq!(res.status().as_u16(), 200);
+    let body = res.text().await.unwrap();
+    assert!(
+        body.contains("paydesk_http_request_duration_seconds_bucket{route=\"/balances\""),
+        "{body}"
+    );
+    assert!(
+        body.contains("paydesk_upstream_call_duration_seconds_count{operation=\"/api/balances\""),
+        "{body}"
+    );
+    assert!(
+        body.contains("paydesk_approval_requests{status=\"pending\"}"),
+        "{body}"
+    );
+    assert!(body.contains("paydesk_job_queue_depth"), "{body}");
+}

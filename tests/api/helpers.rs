@@ -89,6 +89,7 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
         data_dir: std::env::temp_dir().join(format!("paydesk-test-{}", Uuid::new_v4().simple())),
         secure_cookies: false,
         builtin_sandbox,
+        metrics_token: None,
     };
     let app = Application::build_on(&settings, TcpListener::bind("127.0.0.1:0").unwrap())
         .await
