@@ -43,7 +43,7 @@ pub async fn members(app: &TestApp, role: &str, emails: &[String]) -> Vec<TestAp
     futures_util::future::join_all(sign_ins).await
 }
 
-async fn file_payout(maker: &TestApp, account: &str, amount: &str) -> reqwest::Response {
+pub async fn file_payout(maker: &TestApp, account: &str, amount: &str) -> reqwest::Response {
     maker
         .post_form(
             "/payouts/new?country=NG",

@@ -21,6 +21,8 @@ pub struct TestApp {
     pub admin_email: String,
     pub admin_password: String,
     pub sandbox_url: String,
+    /// What the app was started with, for a replica on the same database.
+    pub settings: Settings,
 }
 
 /// The Postgres server of DATABASE_URL (or the local one), without a database.
@@ -103,9 +105,33 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
         admin_email: admin.email.clone(),
         admin_password: admin.one_time_password.expose_secret().to_owned(),
         sandbox_url: app.sandbox_url().unwrap_or_default().to_owned(),
+        settings,
     };
     tokio::spawn(app.run_until_stopped());
     test
+}
+
+impl TestApp {
+    /// A second portal process on the same database, as a second replica
+    /// behind a load balancer: its own address and job runner, the same
+    /// browser (cookies are per host, not per port).
+    pub async fn replica(&self) -> TestApp {
+        let settings = Settings {
+            builtin_sandbox: false,
+            data_dir: std::env::temp_dir().join(format!("paydesk-test-{}", Uuid::new_v4().simple())),
+            ..self.settings.clone()
+        };
+        let app = Application::build_on(&settings, TcpListener::bind("127.0.0.1:0").unwrap())
+            .await
+            .expect("the replica starts");
+        let replica = TestApp {
+            address: format!("http://{}", app.addr()),
+            settings,
+            ..self.clone()
+        };
+        tokio::spawn(app.run_until_stopped());
+        replica
+    }
 }
 
 /// A client that keeps cookies and does not follow redirects, so tests see them.
