@@ -84,7 +84,7 @@ pub async fn ensure_demo_tenant(pool: &PgPool, key: &MasterKey) -> Result<DemoCr
         );
     }
     let client_id = Uuid::new_v4();
-    let client_secret = SecretString::from(paydesk_sandbox::fixture::new_secret());
+    let client_secret = SecretString::from(crate::auth::session::random_token());
     let mut tx = pool.begin().await?;
     let tenant_name = if tenant_exists(pool, DEMO_TENANT).await? {
         format!("{DEMO_TENANT} {}", &client_id.simple().to_string()[..6])

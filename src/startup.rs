@@ -9,8 +9,7 @@ use std::path::Path;
 use actix_web::dev::Server;
 use actix_web::web::{self, Data};
 use actix_web::{middleware, App, HttpServer};
-use paydesk_api::{Client, Credentials};
-use paydesk_sandbox::{Fixture, RunningSandbox};
+use paydesk_api::Client;
 use secrecy::ExposeSecret;
 use sqlx::PgPool;
 
@@ -20,7 +19,6 @@ use crate::bootstrap::{self, FirstAdmin};
 use crate::configuration::Settings;
 use crate::crypto::{CryptoError, MasterKey};
 use crate::db::{self, DbError};
-use crate::tenants::store as tenants;
 use crate::tenants::upstream::Upstreams;
 use crate::{auth, routes, tenants as tenant_routes, wallet, web as portal_web};
 
@@ -82,7 +80,7 @@ pub enum StartupError {
 pub struct Application {
     addr: SocketAddr,
     server: Server,
-    sandbox: Option<RunningSandbox>,
+    sandbox: Option<embedded::Embedded>,
     first_admin: Option<FirstAdmin>,
     pool: PgPool,
 }
@@ -120,6 +118,79 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     std::io::Write::write_all(&mut options.open(path)?, contents.as_bytes())
 }
 
+/// The sandbox started in-process in default mode (cargo feature
+/// `builtin-sandbox`, on by default): the demo tenant's connection points
+/// at it and its events come to this portal's receiver.
+#[cfg(feature = "builtin-sandbox")]
+mod embedded {
+    use std::net::SocketAddr;
+
+    use paydesk_api::{Client, Credentials};
+    use paydesk_sandbox::{Fixture, RunningSandbox};
+    use secrecy::ExposeSecret;
+    use sqlx::PgPool;
+
+    use super::StartupError;
+    use crate::bootstrap;
+    use crate::crypto::MasterKey;
+    use crate::tenants::store as tenants;
+
+    pub struct Embedded(RunningSandbox);
+
+    impl Embedded {
+        pub fn base_url(&self) -> &str {
+            &self.0.base_url
+        }
+    }
+
+    pub async fn start(pool: &PgPool, key: &MasterKey, portal: SocketAddr) -> Result<Embedded, StartupError> {
+        let demo = bootstrap::ensure_demo_tenant(pool, key).await?;
+        let fixture = Fixture::single_company(
+            bootstrap::DEMO_TENANT,
+            demo.client_id,
+            demo.client_secret.expose_secret().to_owned(),
+        );
+        let sandbox = RunningSandbox::start(&fixture).await?;
+        tenants::set_base_url(pool, demo.connection_id, &sandbox.base_url).await?;
+        let hooks = format!("http://{portal}/hooks/{}", demo.connection_id);
+        let client = Client::new(
+            sandbox.base_url.clone(),
+            Credentials::new(demo.client_id.to_string(), demo.client_secret.expose_secret()),
+        );
+        if let Err(e) = client.sandbox_set_webhook(&hooks, None).await {
+            tracing::warn!(error = %e, "could not point the built-in sandbox's webhooks at the portal");
+        }
+        Ok(Embedded(sandbox))
+    }
+}
+
+/// Built without the `builtin-sandbox` feature: default mode can't start
+/// a sandbox, so it says so and refuses to start rather than run with a
+/// tenant connected to nothing.
+#[cfg(not(feature = "builtin-sandbox"))]
+mod embedded {
+    use std::net::SocketAddr;
+
+    use sqlx::PgPool;
+
+    use super::StartupError;
+    use crate::crypto::MasterKey;
+
+    pub enum Embedded {}
+
+    impl Embedded {
+        pub fn base_url(&self) -> &str {
+            match *self {}
+        }
+    }
+
+    pub async fn start(_: &PgPool, _: &MasterKey, _: SocketAddr) -> Result<Embedded, StartupError> {
+        Err(StartupError::Io(std::io::Error::other(
+            "this build has no built-in sandbox (feature builtin-sandbox); set PAYDESK_BUILTIN_SANDBOX=false",
+        )))
+    }
+}
+
 /// The address to reach this server at from the same machine.
 fn loopback(addr: SocketAddr) -> SocketAddr {
     if addr.ip().is_unspecified() {
@@ -141,24 +212,7 @@ impl Application {
         let first_admin = bootstrap::ensure_first_admin(&pool).await?;
         let addr = listener.local_addr()?;
         let sandbox = if settings.builtin_sandbox {
-            let demo = bootstrap::ensure_demo_tenant(&pool, &key).await?;
-            let fixture = Fixture::single_company(
-                bootstrap::DEMO_TENANT,
-                demo.client_id,
-                demo.client_secret.expose_secret().to_owned(),
-            );
-            let sandbox = RunningSandbox::start(&fixture).await?;
-            tenants::set_base_url(&pool, demo.connection_id, &sandbox.base_url).await?;
-            // The sandbox posts its events to this portal's receiver.
-            let hooks = format!("http://{}/hooks/{}", loopback(addr), demo.connection_id);
-            let client = Client::new(
-                sandbox.base_url.clone(),
-                Credentials::new(demo.client_id.to_string(), demo.client_secret.expose_secret()),
-            );
-            if let Err(e) = client.sandbox_set_webhook(&hooks, None).await {
-                tracing::warn!(error = %e, "could not point the built-in sandbox's webhooks at the portal");
-            }
-            Some(sandbox)
+            Some(embedded::start(&pool, &key, loopback(addr)).await?)
         } else {
             None
         };
@@ -218,7 +272,7 @@ impl Application {
 
     /// The built-in sandbox's address, in default mode.
     pub fn sandbox_url(&self) -> Option<&str> {
-        self.sandbox.as_ref().map(|s| s.base_url.as_str())
+        self.sandbox.as_ref().map(|s| s.base_url())
     }
 
     /// The first admin, when this start created it.
