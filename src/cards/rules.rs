@@ -45,13 +45,10 @@ pub fn usd(field: &str, text: &str) -> Result<Option<MicroUnits>, String> {
     if text.is_empty() {
         return Ok(None);
     }
-    match MicroUnits::from_decimal_str(text) {
-        Ok(v) if v.value() > 0 => Ok(Some(v)),
-        Ok(_) => Err(format!("{field} must be more than 0.")),
-        Err(_) => Err(format!(
-            "{field} must be in USD, with at most 6 decimals, e.g. 25 or 25.50."
-        )),
-    }
+    let value = crate::web::amount::parse(field, text, "USD", 6)?;
+    paydesk_api::units::decimal_to_units(value, 6)
+        .map(|v| Some(MicroUnits(v)))
+        .map_err(|_| format!("{field} is too large for a card."))
 }
 
 /// Spend limits as typed, in whole USD; an empty box is no limit.

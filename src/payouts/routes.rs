@@ -3,8 +3,8 @@ use actix_web::HttpResponse;
 use askama::Template;
 use paydesk_api::models::beneficiaries::Destination;
 use paydesk_api::models::payouts::{AccountLookup, Corridor, Country, PayoutBeneficiary, QuoteRequest};
+use paydesk_api::units::Currency;
 use paydesk_api::ApiError;
-use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -15,6 +15,7 @@ use crate::approvals::action::Action;
 use crate::approvals::engine::{self, ApprovalError, Filing};
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::startup::AppState;
+use crate::web::amount;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::page::{html, redirect, Shell};
 
@@ -230,13 +231,13 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
                 .body(body),
         )
     };
-    let Ok(amount) = draft.amount.trim().parse::<Decimal>() else {
-        return refuse(
-            draft,
-            "Enter the amount to send, e.g. 100 or 0.0025.".to_owned(),
-            None,
-        )
-        .await;
+    let decimals = Currency::parse(draft.from_asset.trim())
+        .ok()
+        .and_then(|c| c.decimals())
+        .unwrap_or(6);
+    let amount = match amount::parse("The amount", &draft.amount, draft.from_asset.trim(), decimals) {
+        Ok(a) => a,
+        Err(message) => return refuse(draft, message, None).await,
     };
     let client = state
         .upstreams

@@ -1,6 +1,7 @@
 //! What every page shares: the error type and its pages, the middleware
 //! (session, CSRF, security headers), the page shell and static files.
 
+pub mod amount;
 pub mod assets;
 pub mod confirm;
 pub mod csv;

@@ -1162,6 +1162,17 @@ async fn payees_are_looked_up_before_anything_is_filed() {
         .await;
     assert!(unknown.contains("no account with this number"), "{unknown}");
 
+    for (amount, says) in [
+        ("1e3", "plain number of USDT"),
+        ("1,000.5", "plain number of USDT"),
+        ("-0", "plain number of USDT"),
+        ("0x10", "plain number of USDT"),
+        ("0.0000001", "6 at most"),
+    ] {
+        let res = file_payout(&operator, "0123456789", amount).await;
+        assert_eq!(res.status().as_u16(), 422, "{amount}");
+        assert!(res.text().await.unwrap().contains(says), "{amount}");
+    }
     let res = file_payout(&operator, "0000000000", "10").await;
     assert_eq!(res.status().as_u16(), 422);
     assert!(res.text().await.unwrap().contains("no account with this number"));
