@@ -8,6 +8,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::access::store as access;
+use crate::audit::Event;
 use crate::audit::{self, outcome, Actor, NewRecord};
 use crate::auth::{password, store as users};
 use crate::crypto::MasterKey;
@@ -44,7 +45,7 @@ pub async fn ensure_first_admin(pool: &PgPool) -> Result<Option<FirstAdmin>, sql
         &[NewRecord::new(
             &system(),
             None,
-            "users.created",
+            Event::UsersCreated,
             format!("user:{id}"),
             outcome::SUCCESS,
         )
@@ -119,7 +120,7 @@ pub async fn ensure_demo_tenant(pool: &PgPool, key: &MasterKey) -> Result<DemoCr
             NewRecord::new(
                 &system(),
                 Some(tenant_id),
-                "tenants.created",
+                Event::TenantsCreated,
                 format!("tenant:{tenant_id}"),
                 outcome::SUCCESS,
             )
@@ -127,7 +128,7 @@ pub async fn ensure_demo_tenant(pool: &PgPool, key: &MasterKey) -> Result<DemoCr
             NewRecord::new(
                 &system(),
                 Some(tenant_id),
-                "connections.created",
+                Event::ConnectionsCreated,
                 format!("connection:{connection_id}"),
                 outcome::SUCCESS,
             )

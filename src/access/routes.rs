@@ -19,6 +19,7 @@ use crate::approvals::engine::Filing;
 use crate::approvals::executor;
 use crate::approvals::routes::control_outcome;
 use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 use crate::auth::{password, store as users};
 use crate::controls::members::{RoleChange, RoleChangeAction};
@@ -41,11 +42,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/members/{user_id}/enable", web::post().to(enable_member));
 }
 
-fn record(member: &Member, action: &str, target: String) -> NewRecord {
+fn record(member: &Member, event: Event, target: String) -> NewRecord {
     NewRecord::new(
         &member.actor(),
         Some(member.tenant_id),
-        action,
+        event,
         target,
         outcome::SUCCESS,
     )
@@ -158,7 +159,7 @@ async fn create_role(
         Some(id) => {
             audit::store::append(
                 &state.pool,
-                &[record(&member, "roles.created", format!("role:{id}"))
+                &[record(&member, Event::RolesCreated, format!("role:{id}"))
                     .with_details(serde_json::json!({"name": name}))],
             )
             .await?;
@@ -303,7 +304,7 @@ async fn delete_role(
     }
     audit::store::append(
         &state.pool,
-        &[record(&member, "roles.deleted", format!("role:{}", role.id))
+        &[record(&member, Event::RolesDeleted, format!("role:{}", role.id))
             .with_details(serde_json::json!({"name": role.name}))],
     )
     .await?;
@@ -419,7 +420,7 @@ async fn add_member(
             let id = users::create(&mut *tx, &email, &name, &hash, false, true).await?;
             audit::store::append_in(
                 &mut tx,
-                &[record(&member, "users.created", format!("user:{id}"))
+                &[record(&member, Event::UsersCreated, format!("user:{id}"))
                     .with_details(serde_json::json!({"email": email}))],
             )
             .await?;
@@ -437,7 +438,7 @@ async fn add_member(
     .await?;
     audit::store::append_in(
         &mut tx,
-        &[record(&member, "members.added", format!("user:{user_id}"))
+        &[record(&member, Event::MembersAdded, format!("user:{user_id}"))
             .with_details(serde_json::json!({"email": email, "role": role.name}))],
     )
     .await?;
@@ -561,7 +562,7 @@ async fn remove_member(
     audit::store::append_in(
         &mut tx,
         &[
-            record(&member, "members.removed", format!("user:{}", target.user_id))
+            record(&member, Event::MembersRemoved, format!("user:{}", target.user_id))
                 .with_details(serde_json::json!({"email": target.email, "role": target.role_name})),
         ],
     )
@@ -587,9 +588,9 @@ async fn set_disabled(
     }
     users::set_disabled(&state.pool, target.user_id, disabled).await?;
     let action = if disabled {
-        "users.disabled"
+        Event::UsersDisabled
     } else {
-        "users.enabled"
+        Event::UsersEnabled
     };
     audit::store::append(
         &state.pool,

@@ -14,6 +14,7 @@ use super::action::{self, Action, Counterparty, ErasedAction, Registry};
 use super::model::{self, Filed, Kind, Policy, RequestStatus, Requirement, Weighed};
 use super::store::{self, ActionRequest, NewRequest};
 use crate::access::Member;
+use crate::audit::Event;
 use crate::audit::{self, outcome, Actor, NewRecord};
 use crate::startup::AppState;
 
@@ -87,8 +88,8 @@ pub struct Change {
     pub detail: String,
     pub failure: Option<String>,
     pub notify: Notify,
-    /// The audit record: who, its action name, and details.
-    pub audit: (Actor, &'static str, Value),
+    /// The audit record: who, its event, and details.
+    pub audit: (Actor, Event, Value),
 }
 
 /// Changes a request's status, and writes the timeline entry, the notices
@@ -390,7 +391,7 @@ pub async fn file<A: Action>(
         &[NewRecord::new(
             &member.actor(),
             Some(member.tenant_id),
-            "approvals.requested",
+            Event::ApprovalsRequested,
             format!("request:{id}"),
             outcome::SUCCESS,
         )
@@ -415,7 +416,7 @@ pub async fn file<A: Action>(
                 notify: Notify::Nobody,
                 audit: (
                     gate_actor(),
-                    "approvals.approved",
+                    Event::ApprovalsApproved,
                     json!({"by_policy": policy.version}),
                 ),
             },
@@ -557,7 +558,7 @@ pub async fn decide(
                 detail,
                 failure: None,
                 notify: Notify::Requester(format!("Your request was rejected: {}", request.summary)),
-                audit: (member.actor(), "approvals.rejected", details),
+                audit: (member.actor(), Event::ApprovalsRejected, details),
             },
         )
         .await?;
@@ -572,7 +573,7 @@ pub async fn decide(
                 detail,
                 failure: None,
                 notify: Notify::Requester(format!("Your request was approved: {}", request.summary)),
-                audit: (member.actor(), "approvals.approved", details),
+                audit: (member.actor(), Event::ApprovalsApproved, details),
             },
         )
         .await?;
@@ -585,7 +586,7 @@ pub async fn decide(
             &[NewRecord::new(
                 &member.actor(),
                 Some(member.tenant_id),
-                "approvals.approved",
+                Event::ApprovalsApproved,
                 format!("request:{}", request.id),
                 outcome::SUCCESS,
             )
@@ -621,7 +622,7 @@ pub async fn cancel(pool: &PgPool, member: &Member, request_id: Uuid) -> Result<
             detail: format!("by {}", member.user.email),
             failure: None,
             notify: Notify::Nobody,
-            audit: (member.actor(), "approvals.cancelled", json!({})),
+            audit: (member.actor(), Event::ApprovalsCancelled, json!({})),
         },
     )
     .await?;
@@ -645,7 +646,7 @@ async fn expire_locked(
                 "Your request expired without a decision: {}",
                 request.summary
             )),
-            audit: (gate_actor(), "approvals.expired", json!({})),
+            audit: (gate_actor(), Event::ApprovalsExpired, json!({})),
         },
     )
     .await

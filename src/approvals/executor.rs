@@ -18,6 +18,7 @@ use super::engine::{self, gate_actor, ApprovalError, Change, FiledAs, Filing, No
 use super::model::{self, RequestStatus};
 use super::store::{self, ActionRequest};
 use crate::access::Member;
+use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 
@@ -286,7 +287,7 @@ async fn finish(state: &AppState, tenant: Uuid, request_id: Uuid, ended: Ended) 
             notify: Notify::RequesterAndApprovers(format!("Carried out: {}. {detail}", request.summary)),
             audit: (
                 gate_actor(),
-                "approvals.executed",
+                Event::ApprovalsExecuted,
                 json!({"detail": detail, "reference": request.upstream_reference}),
             ),
             detail,
@@ -298,7 +299,7 @@ async fn finish(state: &AppState, tenant: Uuid, request_id: Uuid, ended: Ended) 
             notify: Notify::RequesterAndApprovers(format!("Failed: {}. {reason}", request.summary)),
             audit: (
                 gate_actor(),
-                "approvals.failed",
+                Event::ApprovalsFailed,
                 json!({"reason": reason, "reference": request.upstream_reference}),
             ),
             detail: reason.clone(),
@@ -329,7 +330,7 @@ async fn run(state: &AppState, tenant: Uuid, request_id: Uuid) -> Result<Ran, Ru
                 detail: format!("reference {}", request.upstream_reference),
                 failure: None,
                 notify: Notify::Nobody,
-                audit: (gate_actor(), "approvals.executing", json!({})),
+                audit: (gate_actor(), Event::ApprovalsExecuting, json!({})),
             },
         )
         .await?;
@@ -421,7 +422,7 @@ async fn send_back(
             ),
             audit: (
                 gate_actor(),
-                "approvals.sent_back",
+                Event::ApprovalsSentBack,
                 json!({"why": why, "digest": digest}),
             ),
         },

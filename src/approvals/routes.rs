@@ -16,6 +16,7 @@ use super::model::{self, Kind, Policy, RequestStatus, Tier};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 use crate::controls::policies::{PolicyChange, PolicyChangeAction};
 use crate::startup::AppState;
@@ -885,7 +886,7 @@ async fn set_reporting_currency(
         &[NewRecord::new(
             &member.actor(),
             Some(member.tenant_id),
-            "policies.reporting_currency_changed",
+            Event::PoliciesReportingCurrencyChanged,
             format!("tenant:{}", member.tenant_id),
             outcome::SUCCESS,
         )

@@ -11,6 +11,75 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
+macro_rules! events {
+    ($($variant:ident => $name:literal;)*) => {
+        /// Every kind of record the audit log holds. The name is what is
+        /// stored and searched; a misspelt event does not compile.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Event {
+            $($variant,)*
+        }
+
+        impl Event {
+            pub const ALL: &'static [Event] = &[$(Event::$variant,)*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Event::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+events! {
+    ApprovalsApproved => "approvals.approved";
+    ApprovalsCancelled => "approvals.cancelled";
+    ApprovalsExecuted => "approvals.executed";
+    ApprovalsExecuting => "approvals.executing";
+    ApprovalsExpired => "approvals.expired";
+    ApprovalsFailed => "approvals.failed";
+    ApprovalsRejected => "approvals.rejected";
+    ApprovalsRequested => "approvals.requested";
+    ApprovalsSentBack => "approvals.sent_back";
+    AuditExported => "audit.exported";
+    AuditVerified => "audit.verified";
+    AuthPasswordChanged => "auth.password_changed";
+    AuthSignIn => "auth.sign_in";
+    AuthSignInFailed => "auth.sign_in_failed";
+    AuthSignOut => "auth.sign_out";
+    AuthSignOutEverywhere => "auth.sign_out_everywhere";
+    CardsDetailsRevealed => "cards.details_revealed";
+    CardsLimitsChanged => "cards.limits_changed";
+    ConnectionsCreated => "connections.created";
+    ConnectionsDeleted => "connections.deleted";
+    ConnectionsMadePrimary => "connections.made_primary";
+    CustomersCreated => "customers.created";
+    CustomersDeactivated => "customers.deactivated";
+    CustomersKycSubmitted => "customers.kyc_submitted";
+    CustomersReactivated => "customers.reactivated";
+    CustomersUpdated => "customers.updated";
+    MembersAdded => "members.added";
+    MembersRemoved => "members.removed";
+    MembersRoleChanged => "members.role_changed";
+    PoliciesChanged => "policies.changed";
+    PoliciesReportingCurrencyChanged => "policies.reporting_currency_changed";
+    RolesCreated => "roles.created";
+    SettingsBaseUrlAllowed => "settings.base_url_allowed";
+    SettingsBaseUrlDisallowed => "settings.base_url_disallowed";
+    RolesDeleted => "roles.deleted";
+    RolesPermissionsChanged => "roles.permissions_changed";
+    SandboxClockAdvanced => "sandbox.clock_advanced";
+    TenantsCreated => "tenants.created";
+    TransactionsExported => "transactions.exported";
+    UpstreamCall => "upstream.call";
+    UsersCreated => "users.created";
+    UsersDisabled => "users.disabled";
+    UsersEnabled => "users.enabled";
+    WebhooksReceived => "webhooks.received";
+    WebhooksRejected => "webhooks.rejected";
+}
+
 /// Who did something, from where.
 #[derive(Debug, Clone, Default)]
 pub struct Actor {
@@ -21,6 +90,19 @@ pub struct Actor {
 }
 
 /// A record about to be appended.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_names_are_unique() {
+        let mut names: Vec<&str> = Event::ALL.iter().map(|e| e.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Event::ALL.len());
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct NewRecord {
     pub occurred_at: DateTime<Utc>,
@@ -36,7 +118,7 @@ impl NewRecord {
     pub fn new(
         actor: &Actor,
         tenant_id: Option<Uuid>,
-        action: &str,
+        event: Event,
         target: impl Into<String>,
         outcome: &str,
     ) -> Self {
@@ -44,7 +126,7 @@ impl NewRecord {
             occurred_at: chain::truncate_to_micros(Utc::now()),
             tenant_id,
             actor: actor.clone(),
-            action: action.to_owned(),
+            action: event.name().to_owned(),
             target: target.into(),
             outcome: outcome.to_owned(),
             details: Value::Object(Default::default()),
@@ -67,7 +149,7 @@ pub mod outcome {
 pub async fn member_did(
     pool: &sqlx::PgPool,
     member: &crate::access::Member,
-    action: &str,
+    event: Event,
     target: impl Into<String>,
     details: Value,
 ) -> Result<(), sqlx::Error> {
@@ -76,7 +158,7 @@ pub async fn member_did(
         &[NewRecord::new(
             &member.actor(),
             Some(member.tenant_id),
-            action,
+            event,
             target,
             outcome::SUCCESS,
         )

@@ -10,6 +10,7 @@ use futures_util::stream;
 use serde::Deserialize;
 
 use super::store::{self, AuditFilter, AuditRow, ChainReport};
+use super::Event;
 use super::{outcome, NewRecord};
 use crate::access::permissions::Permission;
 use crate::access::Member;
@@ -183,7 +184,7 @@ async fn export(
         &[NewRecord::new(
             &member.actor(),
             Some(member.tenant_id),
-            "audit.exported",
+            Event::AuditExported,
             "audit_log",
             outcome::SUCCESS,
         )
@@ -291,7 +292,7 @@ async fn verify(
         &[NewRecord::new(
             &member.actor(),
             Some(member.tenant_id),
-            "audit.verified",
+            Event::AuditVerified,
             "audit_log",
             if result.intact {
                 outcome::SUCCESS

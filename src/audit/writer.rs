@@ -10,6 +10,7 @@ use sqlx::PgPool;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
+use super::Event;
 use super::{store, Actor, NewRecord};
 
 /// Sends records to the background writer.
@@ -63,7 +64,7 @@ impl CallObserver for UpstreamAudit {
         let record = NewRecord::new(
             &self.actor,
             Some(self.tenant_id),
-            "upstream.call",
+            Event::UpstreamCall,
             format!("{} {}", call.method, call.path),
             call.outcome.as_str(),
         )

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use super::session::{self, SignedIn};
 use super::{csrf, password, store, throttle};
+use crate::audit::Event;
 use crate::audit::{self, outcome, Actor, NewRecord};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
@@ -121,7 +122,7 @@ async fn login(
             &[NewRecord::new(
                 &actor,
                 None,
-                "auth.sign_in_failed",
+                Event::AuthSignInFailed,
                 &actor.email,
                 outcome::FAILURE,
             )
@@ -157,7 +158,7 @@ async fn login(
             &[NewRecord::new(
                 &actor,
                 None,
-                "auth.sign_in",
+                Event::AuthSignIn,
                 format!("user:{}", user.id),
                 outcome::SUCCESS,
             )],
@@ -194,7 +195,7 @@ async fn login(
                 ..actor.clone()
             },
             None,
-            "auth.sign_in_failed",
+            Event::AuthSignInFailed,
             &actor.email,
             outcome::FAILURE,
         )
@@ -218,7 +219,7 @@ async fn logout(state: Data<AppState>, user: SignedIn) -> Result<HttpResponse, P
         &[NewRecord::new(
             &user.actor(),
             None,
-            "auth.sign_out",
+            Event::AuthSignOut,
             format!("user:{}", user.user_id),
             outcome::SUCCESS,
         )],
@@ -237,7 +238,7 @@ async fn logout_everywhere(state: Data<AppState>, user: SignedIn) -> Result<Http
         &[NewRecord::new(
             &user.actor(),
             None,
-            "auth.sign_out_everywhere",
+            Event::AuthSignOutEverywhere,
             format!("user:{}", user.user_id),
             outcome::SUCCESS,
         )
@@ -313,7 +314,7 @@ async fn change_password(
         &[NewRecord::new(
             &user.actor(),
             None,
-            "auth.password_changed",
+            Event::AuthPasswordChanged,
             format!("user:{}", user.user_id),
             outcome::SUCCESS,
         )],

@@ -24,6 +24,7 @@ use crate::approvals::executor::{self, Submitted};
 use crate::approvals::model::RequestStatus;
 use crate::approvals::routes::{confirm_page, Submission};
 use crate::audit;
+use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, user_fixable, PortalError};
 use crate::web::page::{html, is_htmx, redirect, unprocessable, Shell};
@@ -258,7 +259,7 @@ pub async fn set_limits(
             audit::member_did(
                 &state.pool,
                 &member,
-                "cards.limits_changed",
+                Event::CardsLimitsChanged,
                 format!("card:{id}"),
                 json!(shown),
             )
@@ -319,7 +320,7 @@ pub async fn reveal(
             audit::member_did(
                 &state.pool,
                 &member,
-                "cards.details_revealed",
+                Event::CardsDetailsRevealed,
                 format!("card:{id}"),
                 json!({}),
             )

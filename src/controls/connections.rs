@@ -11,6 +11,7 @@ use uuid::Uuid;
 use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
+use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 use crate::tenants::store::{self as tenants, NewConnection};
 
@@ -141,7 +142,7 @@ impl Action for ConnectionChangeAction {
                     },
                 )
                 .await?;
-                ("connections.created", id, format!("Connection '{name}' added. Its secrets are stored encrypted and won't be shown again."))
+                (Event::ConnectionsCreated, id, format!("Connection '{name}' added. Its secrets are stored encrypted and won't be shown again."))
             }
             ConnectionChange::Delete { id, name } => {
                 if !tenants::delete_connection_in(&mut tx, tenant, *id).await? {
@@ -150,7 +151,7 @@ impl Action for ConnectionChangeAction {
                     )));
                 }
                 (
-                    "connections.deleted",
+                    Event::ConnectionsDeleted,
                     *id,
                     format!("Connection '{name}' deleted."),
                 )
@@ -158,7 +159,7 @@ impl Action for ConnectionChangeAction {
             ConnectionChange::MakePrimary { id, name } => {
                 tenants::make_primary(&mut tx, tenant, *id).await?;
                 (
-                    "connections.made_primary",
+                    Event::ConnectionsMadePrimary,
                     *id,
                     format!("'{name}' is now the primary connection."),
                 )

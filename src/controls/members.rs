@@ -8,6 +8,7 @@ use crate::access::permissions::Permission;
 use crate::access::{permissions, store as access};
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
+use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 
 pub struct RoleChangeAction;
@@ -81,7 +82,7 @@ impl Action for RoleChangeAction {
             &[NewRecord::new(
                 &crate::approvals::engine::gate_actor(),
                 Some(request.tenant_id),
-                "members.role_changed",
+                Event::MembersRoleChanged,
                 format!("user:{}", c.user_id),
                 outcome::SUCCESS,
             )

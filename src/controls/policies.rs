@@ -8,6 +8,7 @@ use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
 use crate::approvals::store as gate;
+use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 
 pub struct PolicyChangeAction;
@@ -114,7 +115,7 @@ impl Action for PolicyChangeAction {
             &[NewRecord::new(
                 &crate::approvals::engine::gate_actor(),
                 Some(request.tenant_id),
-                "policies.changed",
+                Event::PoliciesChanged,
                 format!("policy:{}:{version}", kind.key),
                 outcome::SUCCESS,
             )

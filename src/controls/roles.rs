@@ -9,6 +9,7 @@ use crate::access::permissions::Permission;
 use crate::access::store as access;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
+use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 
 pub struct PermissionsChangeAction;
@@ -95,7 +96,7 @@ impl Action for PermissionsChangeAction {
                 NewRecord::new(
                     &crate::approvals::engine::gate_actor(),
                     Some(request.tenant_id),
-                    "roles.permissions_changed",
+                    Event::RolesPermissionsChanged,
                     format!("role:{}", r.role_id),
                     outcome::SUCCESS,
                 )

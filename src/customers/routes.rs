@@ -13,6 +13,7 @@ use uuid::Uuid;
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
+use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::confirm::Confirm;
 use crate::web::error::{describe_upstream, user_fixable, PortalError};
@@ -224,7 +225,7 @@ async fn create(
                 audit::member_did(
                     &state.pool,
                     &member,
-                    "customers.created",
+                    Event::CustomersCreated,
                     format!("customer:{}", c.id),
                     json!({"email": c.email}),
                 )
@@ -369,7 +370,7 @@ async fn update(
             audit::member_did(
                 &state.pool,
                 &member,
-                "customers.updated",
+                Event::CustomersUpdated,
                 format!("customer:{id}"),
                 json!({"first_name": body.first_name, "last_name": body.last_name}),
             )
@@ -425,9 +426,9 @@ async fn set_active(
                 &state.pool,
                 &member,
                 if active {
-                    "customers.reactivated"
+                    Event::CustomersReactivated
                 } else {
-                    "customers.deactivated"
+                    Event::CustomersDeactivated
                 },
                 format!("customer:{id}"),
                 json!({}),
@@ -513,7 +514,7 @@ async fn submit_kyc(
                 audit::member_did(
                     &state.pool,
                     &member,
-                    "customers.kyc_submitted",
+                    Event::CustomersKycSubmitted,
                     format!("customer:{id}"),
                     json!({"country": details.country, "id_type": details.id_type}),
                 )

@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
+use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::page::{html, redirect, Shell};
@@ -102,7 +103,7 @@ async fn advance(
     audit::member_did(
         &state.pool,
         &member,
-        "sandbox.clock_advanced",
+        Event::SandboxClockAdvanced,
         "sandbox:clock",
         json!({"seconds": form.seconds, "now": moved.now}),
     )

@@ -23,6 +23,7 @@ use crate::approvals::engine::Filing;
 use crate::approvals::executor;
 use crate::approvals::routes::control_outcome;
 use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 use crate::auth::session::{self, SignedIn};
 use crate::controls::connections::{sealed_text, ConnectionChange, ConnectionChangeAction};
@@ -434,7 +435,7 @@ async fn create_tenant(
         &[NewRecord::new(
             &admin.actor(),
             Some(tenant_id),
-            "tenants.created",
+            Event::TenantsCreated,
             format!("tenant:{tenant_id}"),
             outcome::SUCCESS,
         )
@@ -475,7 +476,7 @@ async fn allow_url(
             &[NewRecord::new(
                 &admin.actor(),
                 None,
-                "settings.base_url_allowed",
+                Event::SettingsBaseUrlAllowed,
                 &base_url,
                 outcome::SUCCESS,
             )],
@@ -496,7 +497,7 @@ async fn disallow_url(
             &[NewRecord::new(
                 &admin.actor(),
                 None,
-                "settings.base_url_disallowed",
+                Event::SettingsBaseUrlDisallowed,
                 form.base_url.trim(),
                 outcome::SUCCESS,
             )],

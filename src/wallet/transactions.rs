@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 use crate::startup::AppState;
 use crate::web::csv;
@@ -246,7 +247,7 @@ pub async fn export(
         &[NewRecord::new(
             &member.actor(),
             Some(member.tenant_id),
-            "transactions.exported",
+            Event::TransactionsExported,
             "transactions",
             outcome::SUCCESS,
         )

@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::store::{self, EventRow};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::audit::Event;
 use crate::audit::{self, outcome, Actor, NewRecord};
 use crate::startup::AppState;
 use crate::tenants::store as tenants;
@@ -73,7 +74,7 @@ async fn receive(
             &[NewRecord::new(
                 &actor,
                 Some(connection.tenant_id),
-                "webhooks.rejected",
+                Event::WebhooksRejected,
                 format!("connection:{connection_id}"),
                 outcome::FAILURE,
             )
@@ -112,7 +113,7 @@ async fn receive(
             &[NewRecord::new(
                 &actor,
                 Some(connection.tenant_id),
-                "webhooks.received",
+                Event::WebhooksReceived,
                 &event.event_id,
                 outcome::SUCCESS,
             )

@@ -26,7 +26,7 @@ async fn auditors_search_page_through_and_read_records() {
             NewRecord::new(
                 &actor,
                 Some(tenant),
-                "test.generated",
+                paydesk::audit::Event::SandboxClockAdvanced,
                 format!("thing:{i}"),
                 "success",
             )
@@ -34,8 +34,12 @@ async fn auditors_search_page_through_and_read_records() {
         .collect();
     store::append(&app.pool, &records).await.unwrap();
 
-    let page = app.get_html("/audit?action=test.").await;
-    assert_eq!(page.matches("<td><code>test.generated</code></td>").count(), 50);
+    let page = app.get_html("/audit?action=sandbox.").await;
+    assert_eq!(
+        page.matches("<td><code>sandbox.clock_advanced</code></td>")
+            .count(),
+        50
+    );
     assert!(page.contains("thing:59") && !page.contains("thing:9<"));
     let more = page
         .split("hx-get=\"")
@@ -55,7 +59,12 @@ async fn auditors_search_page_through_and_read_records() {
         .text()
         .await
         .unwrap();
-    assert_eq!(older.matches("<td><code>test.generated</code></td>").count(), 10);
+    assert_eq!(
+        older
+            .matches("<td><code>sandbox.clock_advanced</code></td>")
+            .count(),
+        10
+    );
     assert!(older.contains("thing:0<"));
 
     let signins = app.get_html("/audit?action=auth.sign_in&outcome=success").await;
@@ -73,7 +82,7 @@ async fn auditors_search_page_through_and_read_records() {
     assert!(detail.contains("Previous hash"));
     assert_eq!(app.get("/audit/999999").await.status().as_u16(), 404);
 
-    let csv = app.get("/audit/export.csv?action=test.").await;
+    let csv = app.get("/audit/export.csv?action=sandbox.").await;
     assert_eq!(csv.status().as_u16(), 200);
     let text = csv.text().await.unwrap();
     assert_eq!(text.lines().count(), 61, "a header and every matching record");
