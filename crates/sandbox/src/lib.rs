@@ -12,6 +12,7 @@ pub mod faults;
 pub mod fixture;
 pub mod gatekeeper;
 pub mod idempotency;
+pub mod journal;
 pub mod ledger;
 pub mod openapi;
 pub mod pagination;
@@ -19,6 +20,7 @@ pub mod recurrence;
 pub mod respond;
 pub mod scheduler;
 pub mod server;
+pub mod snapshot;
 pub mod state;
 pub mod webhooks;
 

@@ -1,4 +1,5 @@
-//! `paydesk-sandbox --listen ADDR [--fixture FILE]`.
+//! `paydesk-sandbox --listen ADDR [--fixture FILE] [--workers N]
+//! [--webhook-signature-header NAME]...`.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -7,7 +8,7 @@ use actix_web::web::Data;
 use clap::Parser;
 use paydesk_sandbox::fixture::Fixture;
 use paydesk_sandbox::server;
-use paydesk_sandbox::state::Shared;
+use paydesk_sandbox::state::{Options, Shared};
 
 /// A stateful sandbox of the Payments, Trading and Cards Service API v2.
 #[derive(Parser)]
@@ -23,6 +24,10 @@ struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
+    /// Also send the webhook signature under this header name (repeatable),
+    /// for receivers that expect another name than x-service-signature.
+    #[arg(long = "webhook-signature-header", value_name = "NAME")]
+    webhook_signature_headers: Vec<String>,
 }
 
 #[tokio::main]
@@ -47,7 +52,18 @@ async fn main() -> std::io::Result<()> {
     };
     let listener = TcpListener::bind(&args.listen)?;
     println!("Sandbox listening on http://{}", listener.local_addr()?);
-    let shared = Data::new(Shared::new(&fixture).map_err(|e| std::io::Error::other(e.to_string()))?);
+    for name in &args.webhook_signature_headers {
+        reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            std::io::Error::other(format!(
+                "--webhook-signature-header: '{name}' is not a valid header name"
+            ))
+        })?;
+    }
+    let options = Options {
+        webhook_signature_headers: args.webhook_signature_headers,
+    };
+    let shared =
+        Data::new(Shared::with_options(&fixture, options).map_err(|e| std::io::Error::other(e.to_string()))?);
     let workers = args
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));

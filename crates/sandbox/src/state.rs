@@ -26,9 +26,10 @@ use crate::areas::{addresses::AddressBook, deposits};
 use crate::clock::SandboxClock;
 use crate::error::ApiError;
 use crate::faults::Fault;
-use crate::fixture::Fixture;
+use crate::fixture::{CompanyFixture, Fixture};
 use crate::gatekeeper::NonceCache;
 use crate::idempotency::IdempotencyStore;
+use crate::journal::Journal;
 use crate::ledger::{Ledger, NewTransaction};
 use crate::respond::JsonAnswer;
 use crate::scheduler::{Job, Scheduler};
@@ -47,7 +48,7 @@ pub struct ApiClient {
 }
 
 /// One company workspace and everything it owns.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Company {
     pub id: Uuid,
     pub name: String,
@@ -71,6 +72,8 @@ pub struct Company {
     pub virtual_accounts: VirtualAccountBook,
     pub idempotency: IdempotencyStore,
     pub faults: Vec<Fault>,
+    /// The fixture entry the company was built from (`POST /sandbox/reset`).
+    pub origin: CompanyFixture,
 }
 
 impl Company {
@@ -110,6 +113,64 @@ impl Company {
     }
 }
 
+impl Company {
+    /// A company as its fixture describes it: opening balances recorded as
+    /// settled DEPOSIT_CONFIRMED transactions with reference `OPENING_<CUR>`.
+    /// `cf.id` is set (the store fills it before calling).
+    fn from_fixture(cf: &CompanyFixture, now: DateTime<Utc>) -> Result<Self, ApiError> {
+        let mut company = Company {
+            id: cf.id.unwrap_or_else(Uuid::new_v4),
+            origin: cf.clone(),
+            name: cf.name.clone(),
+            webhook_url: cf.webhook_url.clone(),
+            webhook_secret: cf.webhook_secret.clone().unwrap_or_else(|| {
+                cf.clients
+                    .first()
+                    .map(|c| c.client_secret.clone())
+                    .unwrap_or_default()
+            }),
+            ledger: Ledger::default(),
+            addresses: AddressBook::default(),
+            payouts: PayoutBook::default(),
+            beneficiaries: BeneficiaryBook::default(),
+            customers: CustomerBook::default(),
+            cards: CardBook::default(),
+            withdrawals: WithdrawalBook::default(),
+            trades: TradeBook::default(),
+            targets: TargetBook::default(),
+            schedules: ScheduleBook::default(),
+            lightning: LightningBook::default(),
+            batches: BatchBook::default(),
+            bulk_schedules: BulkScheduleBook::default(),
+            virtual_accounts: VirtualAccountBook::default(),
+            idempotency: IdempotencyStore::default(),
+            faults: Vec::new(),
+        };
+        for (code, amount) in &cf.balances {
+            let currency = Currency::parse(code).map_err(|e| ApiError::invalid(e.to_string()))?;
+            company.ledger.open_account(&currency, now);
+            if amount.value() > 0 {
+                let mut metadata = serde_json::Map::new();
+                metadata.insert("deposit_type".into(), "opening_balance".into());
+                company.ledger.post(
+                    NewTransaction {
+                        reference: format!("OPENING_{currency}"),
+                        currency,
+                        kind: TransactionType::DepositConfirmed,
+                        state: TransactionState::Settled,
+                        amount: *amount,
+                        fee: Default::default(),
+                        idempotency_key: String::new(),
+                        metadata,
+                    },
+                    now,
+                )?;
+            }
+        }
+        Ok(company)
+    }
+}
+
 /// What an operation may do besides changing its company: schedule later
 /// steps and emit events.
 pub struct Effects<'a> {
@@ -145,54 +206,11 @@ impl Store {
         };
         for cf in &fixture.companies {
             let id = cf.id.unwrap_or_else(Uuid::new_v4);
-            let mut company = Company {
-                id,
-                name: cf.name.clone(),
-                webhook_url: cf.webhook_url.clone(),
-                webhook_secret: cf.webhook_secret.clone().unwrap_or_else(|| {
-                    cf.clients
-                        .first()
-                        .map(|c| c.client_secret.clone())
-                        .unwrap_or_default()
-                }),
-                ledger: Ledger::default(),
-                addresses: AddressBook::default(),
-                payouts: PayoutBook::default(),
-                beneficiaries: BeneficiaryBook::default(),
-                customers: CustomerBook::default(),
-                cards: CardBook::default(),
-                withdrawals: WithdrawalBook::default(),
-                trades: TradeBook::default(),
-                targets: TargetBook::default(),
-                schedules: ScheduleBook::default(),
-                lightning: LightningBook::default(),
-                batches: BatchBook::default(),
-                bulk_schedules: BulkScheduleBook::default(),
-                virtual_accounts: VirtualAccountBook::default(),
-                idempotency: IdempotencyStore::default(),
-                faults: Vec::new(),
+            let origin = CompanyFixture {
+                id: Some(id),
+                ..cf.clone()
             };
-            for (code, amount) in &cf.balances {
-                let currency = Currency::parse(code).map_err(|e| ApiError::invalid(e.to_string()))?;
-                company.ledger.open_account(&currency, now);
-                if amount.value() > 0 {
-                    let mut metadata = serde_json::Map::new();
-                    metadata.insert("deposit_type".into(), "opening_balance".into());
-                    company.ledger.post(
-                        NewTransaction {
-                            reference: format!("OPENING_{currency}"),
-                            currency,
-                            kind: TransactionType::DepositConfirmed,
-                            state: TransactionState::Settled,
-                            amount: *amount,
-                            fee: Default::default(),
-                            idempotency_key: String::new(),
-                            metadata,
-                        },
-                        now,
-                    )?;
-                }
-            }
+            let company = Company::from_fixture(&origin, now)?;
             for c in &cf.clients {
                 store.clients.insert(
                     c.client_id,
@@ -232,6 +250,22 @@ impl Store {
                 node: &mut self.node,
             },
         ))
+    }
+
+    /// Puts a company back to its fixture state: every record, idempotency
+    /// record, fault and pending step of it is dropped; its clients, the
+    /// market and the clock stay as they are.
+    pub fn reset_company(&mut self, company_id: Uuid, now: DateTime<Utc>) -> Result<(), ApiError> {
+        let origin = self
+            .companies
+            .get(&company_id)
+            .map(|c| c.origin.clone())
+            .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
+        let fresh = Company::from_fixture(&origin, now)?;
+        self.scheduler.forget_company(company_id);
+        self.node.forget_company(company_id);
+        self.companies.insert(company_id, fresh);
+        Ok(())
     }
 
     /// A market price moved: target orders it crossed trigger.
@@ -350,27 +384,49 @@ impl Store {
     }
 }
 
+/// How the sandbox runs, beyond its fixture.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Extra header names that carry the webhook signature too
+    /// (`--webhook-signature-header`), for receivers expecting another name.
+    pub webhook_signature_headers: Vec<String>,
+}
+
 /// Everything the server's workers share.
 pub struct Shared {
     pub clock: SandboxClock,
     store: Mutex<Store>,
     pub nonces: Mutex<NonceCache>,
+    pub journal: Mutex<Journal>,
     http: reqwest::Client,
+    options: Options,
     /// Serializes clock advances and scheduler runs, so jobs run in order.
     advancing: tokio::sync::Mutex<()>,
 }
 
 impl Shared {
     pub fn new(fixture: &Fixture) -> Result<Self, ApiError> {
+        Self::with_options(fixture, Options::default())
+    }
+
+    pub fn with_options(fixture: &Fixture, options: Options) -> Result<Self, ApiError> {
         let clock = SandboxClock::default();
         let store = Store::from_fixture(fixture, clock.now())?;
         Ok(Shared {
             clock,
             store: Mutex::new(store),
             nonces: Mutex::new(NonceCache::default()),
+            journal: Mutex::new(Journal::default()),
             http: reqwest::Client::new(),
+            options,
             advancing: tokio::sync::Mutex::new(()),
         })
+    }
+
+    pub fn journal(&self) -> MutexGuard<'_, Journal> {
+        self.journal
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn store(&self) -> MutexGuard<'_, Store> {
@@ -416,18 +472,32 @@ impl Shared {
         self.deliver(ready).await;
     }
 
+    /// Sends one of a company's deliveries once more, now; the delivery
+    /// with that attempt, or None when the company has no such delivery.
+    pub async fn resend(&self, company_id: Uuid, delivery_id: u64) -> Option<Delivery> {
+        let delivery = self.store().outbox.resend(company_id, delivery_id)?;
+        self.deliver(vec![delivery]).await;
+        self.store().outbox.get(company_id, delivery_id).cloned()
+    }
+
     async fn deliver(&self, deliveries: Vec<Delivery>) {
         if deliveries.is_empty() {
             return;
         }
-        let results = join_all(deliveries.iter().map(|d| webhooks::send(&self.http, d))).await;
         let now = self.clock.now();
+        let headers = &self.options.webhook_signature_headers;
+        let attempts = join_all(
+            deliveries
+                .iter()
+                .map(|d| webhooks::send(&self.http, d, headers, now)),
+        )
+        .await;
         let mut store = self.store();
         let Store {
             outbox, scheduler, ..
         } = &mut *store;
-        for (delivery, ok) in deliveries.iter().zip(results) {
-            outbox.record_attempt(delivery.id, ok, now, scheduler);
+        for (delivery, attempt) in deliveries.iter().zip(attempts) {
+            outbox.record_attempt(delivery.id, attempt, scheduler);
         }
     }
 }

@@ -91,7 +91,9 @@ pub struct PaymentPreview {
     pub fee_sat: Sats,
     pub total_sat: Sats,
     pub description: String,
-    pub expires_at: i64,
+    /// Unix seconds as a string, as on invoice get and list (the spec says
+    /// "Unix timestamp"; the official client reads a string).
+    pub expires_at: String,
     pub is_expired: bool,
     /// False: the payment can't be completed.
     pub route_found: bool,

@@ -45,6 +45,21 @@ pub struct Node {
     by_hash: HashMap<String, (Uuid, Uuid)>,
 }
 
+impl Node {
+    /// Forgets a company's invoices (its state was reset).
+    pub fn forget_company(&mut self, company_id: Uuid) {
+        self.by_hash.retain(|_, (company, _)| *company != company_id);
+    }
+
+    /// Routes to a company's invoices again (its state was restored).
+    pub fn learn_company(&mut self, company_id: Uuid, book: &LightningBook) {
+        for r in book.records.iter().filter(|r| r.invoice.direction == "incoming") {
+            self.by_hash
+                .insert(r.invoice.payment_hash.clone(), (company_id, r.invoice.id));
+        }
+    }
+}
+
 impl Default for Node {
     fn default() -> Self {
         Node {
@@ -54,7 +69,7 @@ impl Default for Node {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Record {
     invoice: Invoice,
     preimage: String,
@@ -63,7 +78,7 @@ struct Record {
     transaction_id: Option<Uuid>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct LightningBook {
     records: Vec<Record>,
 }
@@ -280,7 +295,7 @@ pub fn preview(
         payment_hash: d.payment_hash,
         destination: d.payee,
         description: d.description,
-        expires_at: d.expires_at,
+        expires_at: d.expires_at.to_string(),
     })
 }
 

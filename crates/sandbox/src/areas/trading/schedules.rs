@@ -25,7 +25,7 @@ use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleRecord {
     pub schedule: Schedule,
     pub executions: Vec<Execution>,
@@ -55,7 +55,7 @@ impl ScheduleRecord {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleBook {
     pub records: Vec<ScheduleRecord>,
 }
