@@ -43,6 +43,18 @@ pub struct NonceCache {
 }
 
 impl NonceCache {
+    /// Remembers a nonce kept in the data directory, until `expiry`.
+    pub fn resume(&mut self, client: Uuid, nonce: String, expiry: i64) {
+        if self.seen.insert((client, nonce.clone())) {
+            self.expiries.push_back((expiry, client, nonce));
+        }
+    }
+
+    /// When a nonce seen at `now_unix` may be forgotten.
+    pub fn expiry(now_unix: i64) -> i64 {
+        now_unix + 2 * MAX_CLOCK_SKEW_SECS + 1
+    }
+
     /// Remembers the nonce; false when it was already seen.
     pub fn remember(&mut self, client: Uuid, nonce: &str, now_unix: i64) -> bool {
         while let Some((expiry, _, _)) = self.expiries.front() {
@@ -59,7 +71,7 @@ impl NonceCache {
         // Kept for two windows from now, which covers any timestamp that
         // can still pass the skew check.
         self.expiries
-            .push_back((now_unix + 2 * MAX_CLOCK_SKEW_SECS + 1, client, nonce.to_owned()));
+            .push_back((Self::expiry(now_unix), client, nonce.to_owned()));
         true
     }
 }
@@ -288,8 +300,28 @@ pub async fn gatekeeper(
             req.into_response(e.to_response(&request_id, shared.clock.now()))
         }
         Ok(fault) => {
+            let write = req.method() != Method::GET;
+            let nonce = req
+                .headers()
+                .get(signing::NONCE_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let res = next.call(req).await?.map_into_boxed_body();
             let res = render_error(res, &shared, &request_id);
+            // A write is kept before it is answered (with --data-dir).
+            let caller = res.request().extensions().get::<Caller>().map(|c| c.client_id);
+            let kept = if write {
+                shared.keep(caller.zip(nonce))
+            } else {
+                Ok(())
+            };
+            let res = match kept {
+                Ok(()) => res,
+                Err(e) => {
+                    tracing::error!(error = %e, "the state could not be kept");
+                    res.into_response(ApiError::Unavailable.to_response(&request_id, shared.clock.now()))
+                }
+            };
             match fault {
                 Some(FaultMode::LostAnswer) => {
                     res.into_response(HttpResponse::InternalServerError().finish())

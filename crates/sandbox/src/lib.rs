@@ -7,6 +7,7 @@
 pub mod areas;
 pub mod chains;
 pub mod clock;
+pub mod disk;
 pub mod error;
 pub mod faults;
 pub mod fixture;

@@ -1,11 +1,12 @@
 //! `paydesk-sandbox --listen ADDR [--fixture FILE] [--workers N]
-//! [--webhook-signature-header NAME]...`.
+//! [--webhook-signature-header NAME]... [--data-dir DIR]`.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use actix_web::web::Data;
 use clap::Parser;
+use paydesk_sandbox::disk::Disk;
 use paydesk_sandbox::fixture::Fixture;
 use paydesk_sandbox::server;
 use paydesk_sandbox::state::{Options, Shared};
@@ -28,6 +29,30 @@ struct Args {
     /// for receivers that expect another name than x-service-signature.
     #[arg(long = "webhook-signature-header", value_name = "NAME")]
     webhook_signature_headers: Vec<String>,
+    /// Keep all state in this directory: every acknowledged write survives
+    /// a kill and a restart. Without it the state is in memory only.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+/// The demo company: the one a data directory kept, else a new one.
+fn demo(data_dir: Option<&Path>) -> std::io::Result<Fixture> {
+    let kept = match data_dir {
+        Some(dir) => Disk::open(dir)
+            .and_then(|disk| disk.kept_fixture())
+            .map_err(std::io::Error::other)?,
+        None => None,
+    };
+    let (demo, how) = match kept {
+        Some(kept) => (kept, "Demo company kept in the data directory."),
+        None => (Fixture::demo(), "Demo company created."),
+    };
+    if let Some(client) = demo.companies.first().and_then(|c| c.clients.first()) {
+        println!("{how} Sign requests with:");
+        println!("  client id:     {}", client.client_id);
+        println!("  client secret: {}", client.client_secret);
+    }
+    Ok(demo)
 }
 
 #[tokio::main]
@@ -41,14 +66,7 @@ async fn main() -> std::io::Result<()> {
     let args = Args::parse();
     let fixture = match &args.fixture {
         Some(path) => Fixture::load(path).map_err(|e| std::io::Error::other(e.to_string()))?,
-        None => {
-            let demo = Fixture::demo();
-            let client = &demo.companies[0].clients[0];
-            println!("Demo company created. Sign requests with:");
-            println!("  client id:     {}", client.client_id);
-            println!("  client secret: {}", client.client_secret);
-            demo
-        }
+        None => demo(args.data_dir.as_deref())?,
     };
     let listener = TcpListener::bind(&args.listen)?;
     println!("Sandbox listening on http://{}", listener.local_addr()?);
@@ -61,6 +79,7 @@ async fn main() -> std::io::Result<()> {
     }
     let options = Options {
         webhook_signature_headers: args.webhook_signature_headers,
+        data_dir: args.data_dir,
     };
     let shared =
         Data::new(Shared::with_options(&fixture, options).map_err(|e| std::io::Error::other(e.to_string()))?);

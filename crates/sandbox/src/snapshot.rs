@@ -73,6 +73,7 @@ impl Store {
         self.node.forget_company(id);
         self.node.learn_company(id, &snapshot.company.lightning);
         self.companies.insert(id, snapshot.company);
+        self.touch(id);
     }
 }
 

@@ -2,7 +2,8 @@
 //! webhook outbox, behind one lock. Handlers hold the lock only for plain,
 //! synchronous work; webhook sending happens after it is released.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
@@ -16,6 +17,7 @@ use crate::areas::beneficiaries::BeneficiaryBook;
 use crate::areas::bulk::{schedules as bulk_schedules, BatchBook, BulkScheduleBook};
 use crate::areas::cards::{model as cards, CardBook};
 use crate::areas::customers::{self, CustomerBook};
+use crate::areas::lightning::bolt11::NodeKey;
 use crate::areas::lightning::{model as lightning, LightningBook, Node};
 use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
@@ -24,6 +26,7 @@ use crate::areas::virtual_accounts::VirtualAccountBook;
 use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
 use crate::clock::SandboxClock;
+use crate::disk::{Disk, DiskError, Globals, Write};
 use crate::error::ApiError;
 use crate::faults::Fault;
 use crate::fixture::{CompanyFixture, Fixture};
@@ -33,6 +36,7 @@ use crate::journal::Journal;
 use crate::ledger::{Ledger, NewTransaction};
 use crate::respond::JsonAnswer;
 use crate::scheduler::{Job, Scheduler};
+use crate::snapshot;
 use crate::webhooks::{self, Delivery, Outbox, WebhookTarget};
 
 /// An API client (credential pair) of a company.
@@ -190,6 +194,9 @@ pub struct Store {
     pub outbox: Outbox,
     /// The sandbox's Lightning node.
     pub node: Node,
+    /// Companies changed (or read mutably) since the data directory last
+    /// kept them.
+    touched: HashSet<Uuid>,
 }
 
 impl Store {
@@ -203,6 +210,7 @@ impl Store {
             scheduler: Scheduler::default(),
             outbox: Outbox::default(),
             node: Node::default(),
+            touched: HashSet::new(),
         };
         for cf in &fixture.companies {
             let id = cf.id.unwrap_or_else(Uuid::new_v4);
@@ -240,6 +248,7 @@ impl Store {
             .companies
             .get_mut(&company_id)
             .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
+        self.touched.insert(company_id);
         Ok((
             company,
             Effects {
@@ -265,7 +274,13 @@ impl Store {
         self.scheduler.forget_company(company_id);
         self.node.forget_company(company_id);
         self.companies.insert(company_id, fresh);
+        self.touched.insert(company_id);
         Ok(())
+    }
+
+    /// Marks a company for the data directory to keep.
+    pub fn touch(&mut self, company_id: Uuid) {
+        self.touched.insert(company_id);
     }
 
     /// A market price moved: target orders it crossed trigger.
@@ -279,6 +294,7 @@ impl Store {
         for company in companies.values_mut() {
             targets::check_triggers(company, market, scheduler, now);
         }
+        self.touched.extend(self.companies.keys().copied());
     }
 
     /// Runs one due job.
@@ -390,6 +406,18 @@ pub struct Options {
     /// Extra header names that carry the webhook signature too
     /// (`--webhook-signature-header`), for receivers expecting another name.
     pub webhook_signature_headers: Vec<String>,
+    /// Keep the state in this directory (`--data-dir`, see `disk.rs`);
+    /// without it the state lives in memory only.
+    pub data_dir: Option<PathBuf>,
+}
+
+/// Why a sandbox could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Fixture(#[from] ApiError),
+    #[error(transparent)]
+    Disk(#[from] DiskError),
 }
 
 /// Everything the server's workers share.
@@ -402,25 +430,109 @@ pub struct Shared {
     options: Options,
     /// Serializes clock advances and scheduler runs, so jobs run in order.
     advancing: tokio::sync::Mutex<()>,
+    disk: Option<Disk>,
+    /// Serializes writes to the disk, so a later state never lands before
+    /// an earlier one.
+    keeping: Mutex<()>,
 }
 
 impl Shared {
     pub fn new(fixture: &Fixture) -> Result<Self, ApiError> {
-        Self::with_options(fixture, Options::default())
+        Self::with_options(fixture, Options::default()).map_err(|e| match e {
+            StartError::Fixture(e) => e,
+            StartError::Disk(e) => ApiError::invalid(e.to_string()),
+        })
     }
 
-    pub fn with_options(fixture: &Fixture, options: Options) -> Result<Self, ApiError> {
+    /// A sandbox from its fixture or, with a data directory that holds
+    /// state, from that state (the fixture must be the one it began with).
+    pub fn with_options(fixture: &Fixture, options: Options) -> Result<Self, StartError> {
         let clock = SandboxClock::default();
-        let store = Store::from_fixture(fixture, clock.now())?;
-        Ok(Shared {
+        let mut nonces = NonceCache::default();
+        let (store, disk) = match &options.data_dir {
+            None => (Store::from_fixture(fixture, clock.now())?, None),
+            Some(dir) => {
+                let disk = Disk::open(dir)?;
+                let fixture = disk.settle_fixture(fixture)?;
+                let mut store = Store::from_fixture(&fixture, clock.now())?;
+                let kept = disk.load(Utc::now().timestamp())?;
+                if let Some(g) = kept.globals {
+                    clock.resume(g.clock_offset_ms);
+                    store.market = serde_json::from_value(g.market)
+                        .map_err(|e| DiskError::Unreadable(format!("the market: {e}")))?;
+                    store.node.key = NodeKey::from_secret_hex(&g.node_secret)
+                        .ok_or_else(|| DiskError::Unreadable("the Lightning node key".to_owned()))?;
+                }
+                for text in kept.companies {
+                    let value: serde_json::Value =
+                        serde_json::from_str(&text).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+                    let id = value["company_id"]
+                        .as_str()
+                        .and_then(|id| Uuid::parse_str(id).ok())
+                        .filter(|id| store.companies.contains_key(id))
+                        .ok_or_else(|| DiskError::Unreadable("a company the fixture lacks".to_owned()))?;
+                    let snapshot =
+                        snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+                    store.restore(snapshot);
+                }
+                for (client, nonce, expiry) in kept.nonces {
+                    nonces.resume(client, nonce, expiry);
+                }
+                for id in store.companies.keys().copied().collect::<Vec<_>>() {
+                    store.touch(id);
+                }
+                (store, Some(disk))
+            }
+        };
+        let shared = Shared {
             clock,
             store: Mutex::new(store),
-            nonces: Mutex::new(NonceCache::default()),
+            nonces: Mutex::new(nonces),
             journal: Mutex::new(Journal::default()),
             http: reqwest::Client::new(),
             options,
             advancing: tokio::sync::Mutex::new(()),
-        })
+            disk,
+            keeping: Mutex::new(()),
+        };
+        shared.keep(None)?;
+        Ok(shared)
+    }
+
+    /// With a data directory: keeps the companies touched since the last
+    /// keep, the shared state and a write's nonce, in one transaction.
+    /// Called before a write is answered and after clock-driven steps ran.
+    pub fn keep(&self, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+        let Some(disk) = &self.disk else {
+            return Ok(());
+        };
+        let _order = self.keeping.lock().unwrap_or_else(|p| p.into_inner());
+        let now_unix = Utc::now().timestamp();
+        let write = {
+            let mut store = self.store();
+            if store.touched.is_empty() && nonce.is_none() {
+                return Ok(());
+            }
+            let now = self.clock.now();
+            let touched: Vec<Uuid> = store.touched.drain().collect();
+            let mut companies = Vec::with_capacity(touched.len());
+            for id in touched {
+                if let Ok(doc) = store.snapshot(id, now) {
+                    companies.push((id, doc.to_string()));
+                }
+            }
+            Write {
+                companies,
+                globals: Globals {
+                    clock_offset_ms: self.clock.offset_ms(),
+                    market: serde_json::to_value(&store.market)
+                        .map_err(|e| DiskError::Unreadable(e.to_string()))?,
+                    node_secret: store.node.key.secret_hex(),
+                },
+                nonce: nonce.map(|(client, n)| (client, n, NonceCache::expiry(now_unix))),
+            }
+        };
+        disk.keep(write, now_unix)
     }
 
     pub fn journal(&self) -> MutexGuard<'_, Journal> {

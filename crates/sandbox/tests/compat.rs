@@ -287,6 +287,7 @@ async fn webhooks_carry_the_signature_under_extra_header_names_too() {
         1,
         Options {
             webhook_signature_headers: vec!["X-Webhook-Signature".into()],
+            ..Default::default()
         },
     )
     .await
