@@ -217,10 +217,10 @@ impl Cadence {
         status: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<bool, ApiError> {
-        if self.status == "cancelled" {
+        if matches!(self.status, "cancelled" | "completed") {
             return Err(ApiError::unprocessable(
                 codes::INVALID_STATE,
-                "the schedule is cancelled; it can no longer change",
+                format!("the schedule is {}; it can no longer change", self.status),
             ));
         }
         let status = match status.map(str::trim) {
@@ -252,11 +252,18 @@ impl Cadence {
         Ok(requeue && self.status == "active")
     }
 
+    /// The schedule reached its end: no more ticks.
+    pub fn complete(&mut self) {
+        self.status = "completed";
+        self.next = None;
+        self.generation += 1;
+    }
+
     pub fn cancel(&mut self) -> Result<(), ApiError> {
-        if self.status == "cancelled" {
+        if matches!(self.status, "cancelled" | "completed") {
             return Err(ApiError::unprocessable(
                 codes::INVALID_STATE,
-                "the schedule is already cancelled",
+                format!("the schedule is already {}", self.status),
             ));
         }
         self.status = "cancelled";

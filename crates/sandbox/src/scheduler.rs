@@ -59,6 +59,11 @@ pub enum Job {
         company_id: Uuid,
         invoice_id: Uuid,
     },
+    /// A held Lightning payment (test value `hold`) settles.
+    SettleHeldPayment {
+        company_id: Uuid,
+        payment_id: Uuid,
+    },
     BulkScheduleTick {
         company_id: Uuid,
         schedule_id: Uuid,
@@ -94,6 +99,7 @@ impl Job {
             | Job::FillTargetOrder { company_id, .. }
             | Job::ExpireTargetOrder { company_id, .. }
             | Job::ExpireInvoice { company_id, .. }
+            | Job::SettleHeldPayment { company_id, .. }
             | Job::BulkScheduleTick { company_id, .. }
             | Job::ScheduleTick { company_id, .. } => Some(*company_id),
         }

@@ -373,6 +373,13 @@ impl Store {
                     lightning::expire(company, invoice_id, now);
                 }
             }
+            Job::SettleHeldPayment {
+                company_id,
+                payment_id,
+            } => {
+                self.touch(company_id);
+                lightning::settle_held(self, company_id, payment_id, now);
+            }
             Job::BulkScheduleTick {
                 company_id,
                 schedule_id,

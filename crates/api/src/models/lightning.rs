@@ -110,6 +110,9 @@ pub struct SendPayment {
     /// 0 or absent: no cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_fee: Option<u64>,
+    /// Sats, for an invoice that carries no amount (required then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<u64>,
 }
 
 /// `data` of `POST /api/lightning/payments/send`.
