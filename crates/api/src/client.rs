@@ -34,7 +34,8 @@ use crate::models::cards::{
     SecureDetails, SimulateSpend, SpendOutcome, StatusChange, Terminate, Termination,
 };
 use crate::models::control::{
-    AddFault, AdvanceClock, ClockNow, FaultList, SetWebhook, SimulateDeposit, WebhookSetting,
+    AddFault, AdvanceClock, ClockNow, DeliveryList, FaultList, RequestJournal, ResetDone, SetWebhook,
+    SimulateDeposit, WebhookDelivery, WebhookSetting,
 };
 use crate::models::customers::{
     Blacklist, CardKyc, Customer, CustomerPage, CustomerQuery, CustomerUpdate, KycDetails, NewCustomer,
@@ -1191,6 +1192,49 @@ impl Client {
     pub async fn sandbox_clear_faults(&self) -> Result<FaultList, ApiError> {
         self.data(Operation::SandboxClearFaults, &[], &[], None::<&()>, true)
             .await
+    }
+
+    /// Puts the caller's company back to its fixture state.
+    pub async fn sandbox_reset(&self) -> Result<ResetDone, ApiError> {
+        self.data(Operation::SandboxReset, &[], &[], None::<&()>, false)
+            .await
+    }
+
+    /// The company's whole state as a versioned JSON document.
+    pub async fn sandbox_snapshot(&self) -> Result<serde_json::Value, ApiError> {
+        self.data(Operation::SandboxExportSnapshot, &[], &[], None::<&()>, true)
+            .await
+    }
+
+    /// Restores a document from `sandbox_snapshot` (same version only).
+    pub async fn sandbox_restore(&self, snapshot: &serde_json::Value) -> Result<ResetDone, ApiError> {
+        self.data(Operation::SandboxRestoreSnapshot, &[], &[], Some(snapshot), true)
+            .await
+    }
+
+    /// The company's recent calls, newest first (`limit` 1..200).
+    pub async fn sandbox_requests(&self, limit: Option<u32>) -> Result<RequestJournal, ApiError> {
+        let query: Vec<(&str, String)> = limit.map(|l| ("limit", l.to_string())).into_iter().collect();
+        self.data(Operation::SandboxRequests, &[], &query, None::<&()>, true)
+            .await
+    }
+
+    /// The company's webhook deliveries, newest first.
+    pub async fn sandbox_webhook_deliveries(&self) -> Result<DeliveryList, ApiError> {
+        self.data(Operation::SandboxWebhookDeliveries, &[], &[], None::<&()>, true)
+            .await
+    }
+
+    /// Sends a delivery once more now; answers it with the new attempt.
+    pub async fn sandbox_resend_delivery(&self, id: u64) -> Result<WebhookDelivery, ApiError> {
+        self.data(
+            Operation::SandboxResendDelivery,
+            &[&id.to_string()],
+            &[],
+            None::<&()>,
+            false,
+        )
+        .await
     }
 
     // --- Transport -------------------------------------------------------

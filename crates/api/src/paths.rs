@@ -98,6 +98,12 @@ operations! {
     FinalizePayout => Post "/api/payouts/{quoteId}/finalize", "spec";
     GetPayout => Get "/api/payouts/{id}", "spec";
     ListPayouts => Get "/api/payouts", "public";
+    InitializePayoutByQuotePath => Post "/api/payouts/quotes/{quoteId}/initialize", "public";
+    FinalizePayoutByQuotePath => Post "/api/payouts/quotes/{quoteId}/finalize", "public";
+    ListPayoutsPaged => Get "/api/payouts/", "public";
+    FetchPayout => Get "/api/payouts/fetch/{id}", "public";
+    FetchPayoutByReference => Get "/api/payouts/fetch/reference/{reference}", "public";
+    PayoutRequirements => Get "/api/payouts/supported-countries/{country}/requirements", "public";
     TradingPrices => Get "/api/trading/prices", "public";
     CreateTradingQuote => Post "/api/trading/quotes", "spec";
     GetTradingQuote => Get "/api/trading/quotes/{id}", "public";
@@ -150,6 +156,12 @@ operations! {
     SandboxCardSpend => Post "/sandbox/cards/{id}/spend", "ours";
     SandboxLightningPay => Post "/sandbox/lightning/pay", "ours";
     SandboxVirtualAccountTransfer => Post "/sandbox/virtual-accounts/{id}/transfers", "ours";
+    SandboxReset => Post "/sandbox/reset", "ours";
+    SandboxExportSnapshot => Get "/sandbox/snapshot", "ours";
+    SandboxRestoreSnapshot => Put "/sandbox/snapshot", "ours";
+    SandboxRequests => Get "/sandbox/requests", "ours";
+    SandboxWebhookDeliveries => Get "/sandbox/webhooks/deliveries", "ours";
+    SandboxResendDelivery => Post "/sandbox/webhooks/deliveries/{id}/resend", "ours";
 }
 
 impl Operation {

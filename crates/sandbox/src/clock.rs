@@ -19,6 +19,16 @@ impl SandboxClock {
         t.duration_trunc(Duration::milliseconds(1)).unwrap_or(t)
     }
 
+    /// The offset from the wall clock, for the data directory.
+    pub fn offset_ms(&self) -> i64 {
+        self.offset_ms.load(Ordering::SeqCst)
+    }
+
+    /// Sets the offset kept in the data directory, at a start.
+    pub fn resume(&self, offset_ms: i64) {
+        self.offset_ms.store(offset_ms, Ordering::SeqCst);
+    }
+
     pub fn advance(&self, seconds: i64) {
         self.offset_ms
             .fetch_add(seconds.saturating_mul(1000), Ordering::SeqCst);

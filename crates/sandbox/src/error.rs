@@ -16,8 +16,9 @@ pub enum ApiError {
     Forbidden(String),
     #[error("{0}")]
     NotFound(String),
-    #[error("this path does not accept the {0} method")]
-    MethodNotAllowed(String),
+    /// `allow` lists the path's methods for the `Allow` header.
+    #[error("this path does not accept the {method} method; it accepts {allow}")]
+    MethodNotAllowed { method: String, allow: String },
     #[error("{0}")]
     IdempotencyConflict(String),
     #[error("the request body is larger than 1 MiB")]
@@ -64,7 +65,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::IdempotencyConflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -80,7 +81,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => codes::UNAUTHORIZED,
             ApiError::Forbidden(_) => codes::FORBIDDEN,
             ApiError::NotFound(_) => codes::NOT_FOUND,
-            ApiError::MethodNotAllowed(_) => codes::METHOD_NOT_ALLOWED,
+            ApiError::MethodNotAllowed { .. } => codes::METHOD_NOT_ALLOWED,
             ApiError::IdempotencyConflict(_) => codes::IDEMPOTENCY_CONFLICT,
             ApiError::PayloadTooLarge => codes::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => codes::UNSUPPORTED_MEDIA_TYPE,
@@ -96,7 +97,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => "Unauthorized",
             ApiError::Forbidden(_) => "Forbidden",
             ApiError::NotFound(_) => "Not found",
-            ApiError::MethodNotAllowed(_) => "Method not allowed",
+            ApiError::MethodNotAllowed { .. } => "Method not allowed",
             ApiError::IdempotencyConflict(_) => "Idempotency conflict",
             ApiError::PayloadTooLarge => "Payload too large",
             ApiError::UnsupportedMediaType => "Unsupported media type",
@@ -128,12 +129,32 @@ impl ApiError {
     pub fn to_response(&self, correlation_id: &str, now: DateTime<Utc>) -> HttpResponse {
         let mut builder = HttpResponse::build(self.status());
         builder.insert_header((header::CONTENT_TYPE, "application/problem+json"));
-        if let ApiError::RateLimited { retry_after_secs, .. } = self {
-            builder.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
+        match self {
+            ApiError::RateLimited { retry_after_secs, .. } => {
+                builder.insert_header((header::RETRY_AFTER, retry_after_secs.to_string()));
+            }
+            ApiError::MethodNotAllowed { allow, .. } => {
+                builder.insert_header((header::ALLOW, allow.as_str()));
+            }
+            _ => {}
         }
-        let body = serde_json::to_vec(&self.problem(correlation_id, now)).unwrap_or_default();
+        let problem = self.problem(correlation_id, now);
+        let body = serde_json::to_vec(&ProblemBody {
+            message: &problem.detail,
+            problem: &problem,
+        })
+        .unwrap_or_default();
         builder.body(body)
     }
+}
+
+/// The problem as sent: RFC 7807 plus `message` (equal to `detail`), which
+/// the provider's official client prints; an addition the spec leaves room for.
+#[derive(serde::Serialize)]
+struct ProblemBody<'a> {
+    #[serde(flatten)]
+    problem: &'a Problem,
+    message: &'a str,
 }
 
 /// Handlers return `ApiError`; the gatekeeper middleware re-renders it with

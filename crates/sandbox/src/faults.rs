@@ -6,7 +6,7 @@
 
 use crate::error::ApiError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FaultMode {
     /// Runs, then the answer is replaced by an empty 500.
     LostAnswer,
@@ -45,7 +45,7 @@ impl FaultMode {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Fault {
     /// Uppercase method, or `*` for any.
     pub method: String,

@@ -1,8 +1,9 @@
 //! The one middleware every request passes: it gives the request an id,
 //! reads the body (413 past 1 MiB), authenticates the signature (401 for
 //! every failure), checks scoped permissions (403), applies injected
-//! faults, and renders every error as an RFC 7807 problem with the
-//! request's id and sandbox time.
+//! faults, renders every error as an RFC 7807 problem with the request's
+//! id and sandbox time, and keeps each authenticated call in the company's
+//! request journal.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
@@ -15,11 +16,14 @@ use actix_web::middleware::Next;
 use actix_web::web::{Bytes, BytesMut, Data};
 use actix_web::{HttpMessage, HttpResponse};
 use futures_util::StreamExt;
+use paydesk_api::models::control::JournalEntry;
+use paydesk_api::paths::Operation;
 use paydesk_api::signing::{self, SignatureError, MAX_CLOCK_SKEW_SECS};
 use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::faults::{self, FaultMode};
+use crate::journal;
 use crate::respond::{Caller, RawBody};
 use crate::state::{ApiClient, Shared};
 
@@ -39,6 +43,18 @@ pub struct NonceCache {
 }
 
 impl NonceCache {
+    /// Remembers a nonce kept in the data directory, until `expiry`.
+    pub fn resume(&mut self, client: Uuid, nonce: String, expiry: i64) {
+        if self.seen.insert((client, nonce.clone())) {
+            self.expiries.push_back((expiry, client, nonce));
+        }
+    }
+
+    /// When a nonce seen at `now_unix` may be forgotten.
+    pub fn expiry(now_unix: i64) -> i64 {
+        now_unix + 2 * MAX_CLOCK_SKEW_SECS + 1
+    }
+
     /// Remembers the nonce; false when it was already seen.
     pub fn remember(&mut self, client: Uuid, nonce: &str, now_unix: i64) -> bool {
         while let Some((expiry, _, _)) = self.expiries.front() {
@@ -55,7 +71,7 @@ impl NonceCache {
         // Kept for two windows from now, which covers any timestamp that
         // can still pass the skew check.
         self.expiries
-            .push_back((now_unix + 2 * MAX_CLOCK_SKEW_SECS + 1, client, nonce.to_owned()));
+            .push_back((Self::expiry(now_unix), client, nonce.to_owned()));
         true
     }
 }
@@ -214,6 +230,49 @@ fn render_error(
     res.into_response(response)
 }
 
+/// Keeps an authenticated call and its answer in the company's journal;
+/// the journal's own reads are left out.
+fn journal(shared: &Shared, res: ServiceResponse<BoxBody>) -> ServiceResponse<BoxBody> {
+    let Some(caller) = res.request().extensions().get::<Caller>().cloned() else {
+        return res;
+    };
+    if res.request().path() == Operation::SandboxRequests.template() {
+        return res;
+    }
+    let request_body = res
+        .request()
+        .extensions()
+        .get::<RawBody>()
+        .map(|b| b.0.clone())
+        .unwrap_or_default();
+    let method = res.request().method().to_string();
+    let path = res
+        .request()
+        .uri()
+        .path_and_query()
+        .map_or_else(|| res.request().path().to_owned(), |p| p.to_string());
+    let status = res.status().as_u16();
+    let (req, response) = res.into_parts();
+    let (response, body) = response.into_parts();
+    let (answer, body) = match body.try_into_bytes() {
+        Ok(bytes) => (bytes.clone(), BoxBody::new(bytes)),
+        Err(body) => (Bytes::new(), body),
+    };
+    shared.journal().record(
+        caller.company_id,
+        JournalEntry {
+            request_id: caller.request_id,
+            method,
+            path,
+            status,
+            at: shared.clock.now(),
+            request_body: journal::kept_body(&request_body),
+            response_body: journal::kept_body(&answer),
+        },
+    );
+    ServiceResponse::new(req, response.set_body(body))
+}
+
 pub async fn gatekeeper(
     mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -241,8 +300,28 @@ pub async fn gatekeeper(
             req.into_response(e.to_response(&request_id, shared.clock.now()))
         }
         Ok(fault) => {
+            let write = req.method() != Method::GET;
+            let nonce = req
+                .headers()
+                .get(signing::NONCE_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let res = next.call(req).await?.map_into_boxed_body();
             let res = render_error(res, &shared, &request_id);
+            // A write is kept before it is answered (with --data-dir).
+            let caller = res.request().extensions().get::<Caller>().map(|c| c.client_id);
+            let kept = if write {
+                shared.keep(caller.zip(nonce))
+            } else {
+                Ok(())
+            };
+            let res = match kept {
+                Ok(()) => res,
+                Err(e) => {
+                    tracing::error!(error = %e, "the state could not be kept");
+                    res.into_response(ApiError::Unavailable.to_response(&request_id, shared.clock.now()))
+                }
+            };
             match fault {
                 Some(FaultMode::LostAnswer) => {
                     res.into_response(HttpResponse::InternalServerError().finish())
@@ -263,6 +342,7 @@ pub async fn gatekeeper(
         res.headers_mut()
             .insert(HeaderName::from_static("x-request-id"), value);
     }
+    let res = journal(&shared, res);
     if shared.store().outbox.has_ready() {
         actix_web::rt::spawn(async move { shared.flush_deliveries().await });
     }

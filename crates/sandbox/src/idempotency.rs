@@ -13,12 +13,20 @@ use sha2::{Digest, Sha256};
 use crate::error::ApiError;
 use crate::respond::JsonAnswer;
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct IdempotencyStore {
-    saved: HashMap<(&'static str, String), Saved>,
+    /// Keyed by `key(operation, reference)`.
+    saved: HashMap<String, Saved>,
 }
 
-#[derive(Debug)]
+/// One string per (operation, reference), so the store serializes as a
+/// plain JSON object; operation names hold no space, so the two parts
+/// never run together.
+fn key(operation: &str, reference: &str) -> String {
+    format!("{operation} {reference}")
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct Saved {
     fingerprint: [u8; 32],
     answer: JsonAnswer,
@@ -36,7 +44,7 @@ impl IdempotencyStore {
         reference: &str,
         canonical_body: &str,
     ) -> Result<Option<JsonAnswer>, ApiError> {
-        match self.saved.get(&(operation, reference.to_owned())) {
+        match self.saved.get(&key(operation, reference)) {
             None => Ok(None),
             Some(saved) if saved.fingerprint == fingerprint(canonical_body) => Ok(Some(saved.answer.clone())),
             Some(_) => Err(ApiError::IdempotencyConflict(format!(
@@ -53,7 +61,7 @@ impl IdempotencyStore {
         answer: &JsonAnswer,
     ) {
         self.saved.insert(
-            (operation, reference.to_owned()),
+            key(operation, reference),
             Saved {
                 fingerprint: fingerprint(canonical_body),
                 answer: answer.clone(),

@@ -24,7 +24,7 @@ use uuid::Uuid;
 use crate::error::ApiError;
 use crate::pagination::Sequenced;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Account {
     pub id: Uuid,
     pub number: String,
@@ -62,7 +62,7 @@ impl Account {
 }
 
 /// A ledger record with its position, for stable cursors.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     pub seq: u64,
     pub tx: Transaction,
@@ -87,7 +87,7 @@ pub struct NewTransaction {
     pub metadata: serde_json::Map<String, serde_json::Value>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Ledger {
     accounts: Vec<Account>,
     entries: Vec<Entry>,

@@ -7,11 +7,13 @@
 pub mod areas;
 pub mod chains;
 pub mod clock;
+pub mod disk;
 pub mod error;
 pub mod faults;
 pub mod fixture;
 pub mod gatekeeper;
 pub mod idempotency;
+pub mod journal;
 pub mod ledger;
 pub mod openapi;
 pub mod pagination;
@@ -19,6 +21,7 @@ pub mod recurrence;
 pub mod respond;
 pub mod scheduler;
 pub mod server;
+pub mod snapshot;
 pub mod state;
 pub mod webhooks;
 

@@ -1,13 +1,15 @@
-//! `paydesk-sandbox --listen ADDR [--fixture FILE]`.
+//! `paydesk-sandbox --listen ADDR [--fixture FILE] [--workers N]
+//! [--webhook-signature-header NAME]... [--data-dir DIR]`.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use actix_web::web::Data;
 use clap::Parser;
+use paydesk_sandbox::disk::Disk;
 use paydesk_sandbox::fixture::Fixture;
 use paydesk_sandbox::server;
-use paydesk_sandbox::state::Shared;
+use paydesk_sandbox::state::{Options, Shared};
 
 /// A stateful sandbox of the Payments, Trading and Cards Service API v2.
 #[derive(Parser)]
@@ -23,6 +25,34 @@ struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
+    /// Also send the webhook signature under this header name (repeatable),
+    /// for receivers that expect another name than x-service-signature.
+    #[arg(long = "webhook-signature-header", value_name = "NAME")]
+    webhook_signature_headers: Vec<String>,
+    /// Keep all state in this directory: every acknowledged write survives
+    /// a kill and a restart. Without it the state is in memory only.
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+/// The demo company: the one a data directory kept, else a new one.
+fn demo(data_dir: Option<&Path>) -> std::io::Result<Fixture> {
+    let kept = match data_dir {
+        Some(dir) => Disk::open(dir)
+            .and_then(|disk| disk.kept_fixture())
+            .map_err(std::io::Error::other)?,
+        None => None,
+    };
+    let (demo, how) = match kept {
+        Some(kept) => (kept, "Demo company kept in the data directory."),
+        None => (Fixture::demo(), "Demo company created."),
+    };
+    if let Some(client) = demo.companies.first().and_then(|c| c.clients.first()) {
+        println!("{how} Sign requests with:");
+        println!("  client id:     {}", client.client_id);
+        println!("  client secret: {}", client.client_secret);
+    }
+    Ok(demo)
 }
 
 #[tokio::main]
@@ -36,18 +66,23 @@ async fn main() -> std::io::Result<()> {
     let args = Args::parse();
     let fixture = match &args.fixture {
         Some(path) => Fixture::load(path).map_err(|e| std::io::Error::other(e.to_string()))?,
-        None => {
-            let demo = Fixture::demo();
-            let client = &demo.companies[0].clients[0];
-            println!("Demo company created. Sign requests with:");
-            println!("  client id:     {}", client.client_id);
-            println!("  client secret: {}", client.client_secret);
-            demo
-        }
+        None => demo(args.data_dir.as_deref())?,
     };
     let listener = TcpListener::bind(&args.listen)?;
     println!("Sandbox listening on http://{}", listener.local_addr()?);
-    let shared = Data::new(Shared::new(&fixture).map_err(|e| std::io::Error::other(e.to_string()))?);
+    for name in &args.webhook_signature_headers {
+        reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            std::io::Error::other(format!(
+                "--webhook-signature-header: '{name}' is not a valid header name"
+            ))
+        })?;
+    }
+    let options = Options {
+        webhook_signature_headers: args.webhook_signature_headers,
+        data_dir: args.data_dir,
+    };
+    let shared =
+        Data::new(Shared::with_options(&fixture, options).map_err(|e| std::io::Error::other(e.to_string()))?);
     let workers = args
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));

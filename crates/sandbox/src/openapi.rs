@@ -79,6 +79,14 @@ fn summary(op: Operation) -> &'static str {
         }
         Operation::GetPayout => "A payout by its id (or quote id)",
         Operation::ListPayouts => "Payouts, newest first, filtered by status",
+        Operation::InitializePayoutByQuotePath => {
+            "Initialize as the official client sends it; quote_id may come from the path alone"
+        }
+        Operation::FinalizePayoutByQuotePath => "Finalize as the official client sends it",
+        Operation::ListPayoutsPaged => "Payouts by page and take, order asc or desc (the official client's list)",
+        Operation::FetchPayout => "A payout by its id or quote id (the official client's path)",
+        Operation::FetchPayoutByReference => "The newest payout with a reference",
+        Operation::PayoutRequirements => "A corridor's requirements: destinations, payment reasons, limits",
         Operation::TradingPrices => "The latest market price of every pair",
         Operation::CreateTradingQuote => {
             "Quotes a trade at the market price ± 0.5%, valid 30 s (NGN pairs: 500 to 10,000,000 naira)"
@@ -162,6 +170,18 @@ fn summary(op: Operation) -> &'static str {
             "Sandbox: a bank transfer {amount (kobo), sender_name?} into a virtual account credits NGN"
         }
         Operation::SandboxLightningPay => "Sandbox: someone outside pays an invoice of the caller's company",
+        Operation::SandboxReset => "Sandbox: puts the caller's company back to its fixture state",
+        Operation::SandboxExportSnapshot => "Sandbox: the company's whole state as a versioned JSON document",
+        Operation::SandboxRestoreSnapshot => {
+            "Sandbox: restores a snapshot of this company; another version or company is a 400"
+        }
+        Operation::SandboxRequests => {
+            "Sandbox: the company's latest calls (method, path, status, time, request id, bodies with secrets masked), newest first"
+        }
+        Operation::SandboxWebhookDeliveries => {
+            "Sandbox: webhook deliveries (event, URL, status, attempts with status code and time), newest first"
+        }
+        Operation::SandboxResendDelivery => "Sandbox: sends a delivery once more now and shows the attempt",
         Operation::SandboxCardSpend => {
             "Sandbox: a merchant authorization {amount, merchant}; declined (nothing moves) when frozen, over balance or a limit, or out of swipes"
         }

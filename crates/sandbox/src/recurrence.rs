@@ -12,7 +12,7 @@ use paydesk_api::wire::codes;
 use crate::error::ApiError;
 use crate::scheduler::{Job, Scheduler};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Frequency {
     Daily,
     Weekly,
@@ -20,7 +20,7 @@ pub enum Frequency {
 }
 
 /// Frequency, weekday (0 = Sunday) or day of month, time of day.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub struct Timing {
     pub frequency: Frequency,
     day_of_week: u32,
@@ -163,12 +163,38 @@ impl Timing {
 }
 
 /// A schedule's state: active, paused or cancelled, and its next tick.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Cadence {
     pub timing: Timing,
     pub status: &'static str,
     pub next: Option<DateTime<Utc>>,
     generation: u64,
+}
+
+/// A cadence as snapshots and the data directory keep it; its status is
+/// read back as one of the static strings the code compares.
+#[derive(serde::Deserialize)]
+struct KeptCadence {
+    timing: Timing,
+    status: String,
+    next: Option<DateTime<Utc>>,
+    generation: u64,
+}
+
+impl<'de> serde::Deserialize<'de> for Cadence {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let kept = KeptCadence::deserialize(deserializer)?;
+        let status = ["active", "paused", "cancelled", "completed"]
+            .into_iter()
+            .find(|s| *s == kept.status)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown schedule status '{}'", kept.status)))?;
+        Ok(Cadence {
+            timing: kept.timing,
+            status,
+            next: kept.next,
+            generation: kept.generation,
+        })
+    }
 }
 
 impl Cadence {
@@ -191,10 +217,10 @@ impl Cadence {
         status: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<bool, ApiError> {
-        if self.status == "cancelled" {
+        if matches!(self.status, "cancelled" | "completed") {
             return Err(ApiError::unprocessable(
                 codes::INVALID_STATE,
-                "the schedule is cancelled; it can no longer change",
+                format!("the schedule is {}; it can no longer change", self.status),
             ));
         }
         let status = match status.map(str::trim) {
@@ -226,11 +252,18 @@ impl Cadence {
         Ok(requeue && self.status == "active")
     }
 
+    /// The schedule reached its end: no more ticks.
+    pub fn complete(&mut self) {
+        self.status = "completed";
+        self.next = None;
+        self.generation += 1;
+    }
+
     pub fn cancel(&mut self) -> Result<(), ApiError> {
-        if self.status == "cancelled" {
+        if matches!(self.status, "cancelled" | "completed") {
             return Err(ApiError::unprocessable(
                 codes::INVALID_STATE,
-                "the schedule is already cancelled",
+                format!("the schedule is already {}", self.status),
             ));
         }
         self.status = "cancelled";

@@ -191,6 +191,34 @@ pub struct JsonAnswer {
     pub body: Bytes,
 }
 
+/// How a stored answer (idempotency) is kept in snapshots and on disk:
+/// the status and the body as text (answers are UTF-8 JSON).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptAnswer {
+    status: u16,
+    body: String,
+}
+
+impl serde::Serialize for JsonAnswer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        KeptAnswer {
+            status: self.status.as_u16(),
+            body: String::from_utf8_lossy(&self.body).into_owned(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for JsonAnswer {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let kept = KeptAnswer::deserialize(deserializer)?;
+        Ok(JsonAnswer {
+            status: StatusCode::from_u16(kept.status).map_err(serde::de::Error::custom)?,
+            body: Bytes::from(kept.body),
+        })
+    }
+}
+
 impl Responder for JsonAnswer {
     type Body = BoxBody;
 

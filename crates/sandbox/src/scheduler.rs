@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 /// Every kind of deferred step.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Job {
     ConfirmDeposit {
         company_id: Uuid,
@@ -59,6 +59,11 @@ pub enum Job {
         company_id: Uuid,
         invoice_id: Uuid,
     },
+    /// A held Lightning payment (test value `hold`) settles.
+    SettleHeldPayment {
+        company_id: Uuid,
+        payment_id: Uuid,
+    },
     BulkScheduleTick {
         company_id: Uuid,
         schedule_id: Uuid,
@@ -78,7 +83,36 @@ pub struct Scheduler {
     next_id: u64,
 }
 
+impl Job {
+    /// The company the job acts on; none for a webhook retry.
+    fn company_id(&self) -> Option<Uuid> {
+        match self {
+            Job::RetryDelivery { .. } => None,
+            Job::ConfirmDeposit { company_id, .. }
+            | Job::PayoutRail { company_id, .. }
+            | Job::PayoutExpiry { company_id, .. }
+            | Job::ReviewKyc { company_id, .. }
+            | Job::ProvisionCard { company_id, .. }
+            | Job::SettleCardTransfer { company_id, .. }
+            | Job::EndLiteCard { company_id, .. }
+            | Job::AdvanceWithdrawal { company_id, .. }
+            | Job::FillTargetOrder { company_id, .. }
+            | Job::ExpireTargetOrder { company_id, .. }
+            | Job::ExpireInvoice { company_id, .. }
+            | Job::SettleHeldPayment { company_id, .. }
+            | Job::BulkScheduleTick { company_id, .. }
+            | Job::ScheduleTick { company_id, .. } => Some(*company_id),
+        }
+    }
+}
+
 impl Scheduler {
+    /// Drops a company's pending jobs (its state was reset); their queue
+    /// entries are skipped when they come up.
+    pub fn forget_company(&mut self, company_id: Uuid) {
+        self.jobs.retain(|_, job| job.company_id() != Some(company_id));
+    }
+
     pub fn schedule(&mut self, at: DateTime<Utc>, job: Job) {
         self.next_id += 1;
         self.jobs.insert(self.next_id, job);
@@ -92,7 +126,29 @@ impl Scheduler {
             return None;
         }
         self.queue.pop();
-        self.jobs.remove(&id).map(|job| (at, job))
+        match self.jobs.remove(&id) {
+            Some(job) => Some((at, job)),
+            // A forgotten job: look at the next one.
+            None => self.pop_due(until),
+        }
+    }
+
+    /// A company's pending jobs with their due times, in due order.
+    pub fn jobs_of(&self, company_id: Uuid) -> Vec<(DateTime<Utc>, Job)> {
+        let mut due: Vec<(DateTime<Utc>, u64)> = self
+            .queue
+            .iter()
+            .map(|Reverse(entry)| *entry)
+            .filter(|(_, id)| {
+                self.jobs
+                    .get(id)
+                    .is_some_and(|job| job.company_id() == Some(company_id))
+            })
+            .collect();
+        due.sort();
+        due.into_iter()
+            .filter_map(|(at, id)| self.jobs.get(&id).map(|job| (at, job.clone())))
+            .collect()
     }
 
     pub fn len(&self) -> usize {

@@ -18,7 +18,8 @@ use crate::error::ApiError;
 use crate::fixture::Fixture;
 use crate::gatekeeper::gatekeeper;
 use crate::openapi;
-use crate::state::Shared;
+use crate::snapshot;
+use crate::state::{Options, Shared};
 
 /// The handler of each operation. The match is exhaustive, so an operation
 /// added to the table cannot be left without a route.
@@ -78,6 +79,12 @@ fn route(op: Operation) -> Route {
         Operation::FinalizePayout => method.to(payouts::finalize),
         Operation::GetPayout => method.to(payouts::get),
         Operation::ListPayouts => method.to(payouts::list),
+        Operation::InitializePayoutByQuotePath => method.to(payouts::initialize),
+        Operation::FinalizePayoutByQuotePath => method.to(payouts::finalize),
+        Operation::ListPayoutsPaged => method.to(payouts::list_paged),
+        Operation::FetchPayout => method.to(payouts::get),
+        Operation::FetchPayoutByReference => method.to(payouts::get_by_reference),
+        Operation::PayoutRequirements => method.to(payouts::corridor),
         Operation::TradingPrices => method.to(market::list),
         Operation::CreateTradingQuote => method.to(trading::create_quote),
         Operation::GetTradingQuote => method.to(trading::get_quote),
@@ -130,6 +137,12 @@ fn route(op: Operation) -> Route {
         Operation::SandboxCardSpend => method.to(cards::simulate_spend),
         Operation::SandboxLightningPay => method.to(lightning::pay_from_outside),
         Operation::SandboxVirtualAccountTransfer => method.to(virtual_accounts::simulate_transfer),
+        Operation::SandboxReset => method.to(control::reset),
+        Operation::SandboxExportSnapshot => method.to(snapshot::export),
+        Operation::SandboxRestoreSnapshot => method.to(snapshot::restore),
+        Operation::SandboxRequests => method.to(control::requests),
+        Operation::SandboxWebhookDeliveries => method.to(control::deliveries),
+        Operation::SandboxResendDelivery => method.to(control::resend),
     }
 }
 
@@ -141,8 +154,17 @@ async fn not_found(req: HttpRequest) -> Result<HttpResponse, ApiError> {
     )))
 }
 
-async fn method_not_allowed(req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    Err(ApiError::MethodNotAllowed(req.method().to_string()))
+/// A 405 naming the path's methods in `Allow`.
+fn method_not_allowed(allow: String) -> Route {
+    web::to(move |req: HttpRequest| {
+        let allow = allow.clone();
+        async move {
+            Err::<HttpResponse, _>(ApiError::MethodNotAllowed {
+                method: req.method().to_string(),
+                allow,
+            })
+        }
+    })
 }
 
 async fn healthz() -> &'static str {
@@ -161,9 +183,20 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     }
     templates.sort_by_key(|t| t.matches('{').count());
     for template in templates {
-        let mut resource = web::resource(template).default_service(web::to(method_not_allowed));
-        for op in Operation::ALL.iter().filter(|op| op.template() == template) {
-            resource = resource.route(route(*op));
+        let ops: Vec<Operation> = Operation::ALL
+            .iter()
+            .copied()
+            .filter(|op| op.template() == template)
+            .collect();
+        // Whoami answers any method, so it never reaches the 405.
+        let allow = ops
+            .iter()
+            .map(|op| op.method().as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut resource = web::resource(template).default_service(method_not_allowed(allow));
+        for op in ops {
+            resource = resource.route(route(op));
         }
         cfg.service(resource);
     }
@@ -200,6 +233,9 @@ pub async fn tick(shared: Data<Shared>) {
     loop {
         interval.tick().await;
         shared.run_due(shared.clock.now()).await;
+        if let Err(e) = shared.keep(None) {
+            tracing::error!(error = %e, "the state could not be kept");
+        }
     }
 }
 
@@ -219,7 +255,18 @@ impl RunningSandbox {
     }
 
     pub async fn start_on(fixture: &Fixture, listener: TcpListener, workers: usize) -> std::io::Result<Self> {
-        let shared = Data::new(Shared::new(fixture).map_err(|e| std::io::Error::other(e.to_string()))?);
+        Self::start_with(fixture, listener, workers, Options::default()).await
+    }
+
+    pub async fn start_with(
+        fixture: &Fixture,
+        listener: TcpListener,
+        workers: usize,
+        options: Options,
+    ) -> std::io::Result<Self> {
+        let shared = Data::new(
+            Shared::with_options(fixture, options).map_err(|e| std::io::Error::other(e.to_string()))?,
+        );
         let addr = listener.local_addr()?;
         let server = build(shared.clone(), listener, workers, false)?;
         let handle = server.handle();

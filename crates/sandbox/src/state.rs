@@ -2,7 +2,8 @@
 //! webhook outbox, behind one lock. Handlers hold the lock only for plain,
 //! synchronous work; webhook sending happens after it is released.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
@@ -16,6 +17,7 @@ use crate::areas::beneficiaries::BeneficiaryBook;
 use crate::areas::bulk::{schedules as bulk_schedules, BatchBook, BulkScheduleBook};
 use crate::areas::cards::{model as cards, CardBook};
 use crate::areas::customers::{self, CustomerBook};
+use crate::areas::lightning::bolt11::NodeKey;
 use crate::areas::lightning::{model as lightning, LightningBook, Node};
 use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
@@ -24,14 +26,17 @@ use crate::areas::virtual_accounts::VirtualAccountBook;
 use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
 use crate::clock::SandboxClock;
+use crate::disk::{Disk, DiskError, Globals, Write};
 use crate::error::ApiError;
 use crate::faults::Fault;
-use crate::fixture::Fixture;
+use crate::fixture::{CompanyFixture, Fixture};
 use crate::gatekeeper::NonceCache;
 use crate::idempotency::IdempotencyStore;
+use crate::journal::Journal;
 use crate::ledger::{Ledger, NewTransaction};
 use crate::respond::JsonAnswer;
 use crate::scheduler::{Job, Scheduler};
+use crate::snapshot;
 use crate::webhooks::{self, Delivery, Outbox, WebhookTarget};
 
 /// An API client (credential pair) of a company.
@@ -47,7 +52,7 @@ pub struct ApiClient {
 }
 
 /// One company workspace and everything it owns.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Company {
     pub id: Uuid,
     pub name: String,
@@ -71,6 +76,8 @@ pub struct Company {
     pub virtual_accounts: VirtualAccountBook,
     pub idempotency: IdempotencyStore,
     pub faults: Vec<Fault>,
+    /// The fixture entry the company was built from (`POST /sandbox/reset`).
+    pub origin: CompanyFixture,
 }
 
 impl Company {
@@ -110,6 +117,64 @@ impl Company {
     }
 }
 
+impl Company {
+    /// A company as its fixture describes it: opening balances recorded as
+    /// settled DEPOSIT_CONFIRMED transactions with reference `OPENING_<CUR>`.
+    /// `cf.id` is set (the store fills it before calling).
+    fn from_fixture(cf: &CompanyFixture, now: DateTime<Utc>) -> Result<Self, ApiError> {
+        let mut company = Company {
+            id: cf.id.unwrap_or_else(Uuid::new_v4),
+            origin: cf.clone(),
+            name: cf.name.clone(),
+            webhook_url: cf.webhook_url.clone(),
+            webhook_secret: cf.webhook_secret.clone().unwrap_or_else(|| {
+                cf.clients
+                    .first()
+                    .map(|c| c.client_secret.clone())
+                    .unwrap_or_default()
+            }),
+            ledger: Ledger::default(),
+            addresses: AddressBook::default(),
+            payouts: PayoutBook::default(),
+            beneficiaries: BeneficiaryBook::default(),
+            customers: CustomerBook::default(),
+            cards: CardBook::default(),
+            withdrawals: WithdrawalBook::default(),
+            trades: TradeBook::default(),
+            targets: TargetBook::default(),
+            schedules: ScheduleBook::default(),
+            lightning: LightningBook::default(),
+            batches: BatchBook::default(),
+            bulk_schedules: BulkScheduleBook::default(),
+            virtual_accounts: VirtualAccountBook::default(),
+            idempotency: IdempotencyStore::default(),
+            faults: Vec::new(),
+        };
+        for (code, amount) in &cf.balances {
+            let currency = Currency::parse(code).map_err(|e| ApiError::invalid(e.to_string()))?;
+            company.ledger.open_account(&currency, now);
+            if amount.value() > 0 {
+                let mut metadata = serde_json::Map::new();
+                metadata.insert("deposit_type".into(), "opening_balance".into());
+                company.ledger.post(
+                    NewTransaction {
+                        reference: format!("OPENING_{currency}"),
+                        currency,
+                        kind: TransactionType::DepositConfirmed,
+                        state: TransactionState::Settled,
+                        amount: *amount,
+                        fee: Default::default(),
+                        idempotency_key: String::new(),
+                        metadata,
+                    },
+                    now,
+                )?;
+            }
+        }
+        Ok(company)
+    }
+}
+
 /// What an operation may do besides changing its company: schedule later
 /// steps and emit events.
 pub struct Effects<'a> {
@@ -129,6 +194,9 @@ pub struct Store {
     pub outbox: Outbox,
     /// The sandbox's Lightning node.
     pub node: Node,
+    /// Companies changed (or read mutably) since the data directory last
+    /// kept them.
+    touched: HashSet<Uuid>,
 }
 
 impl Store {
@@ -142,57 +210,15 @@ impl Store {
             scheduler: Scheduler::default(),
             outbox: Outbox::default(),
             node: Node::default(),
+            touched: HashSet::new(),
         };
         for cf in &fixture.companies {
             let id = cf.id.unwrap_or_else(Uuid::new_v4);
-            let mut company = Company {
-                id,
-                name: cf.name.clone(),
-                webhook_url: cf.webhook_url.clone(),
-                webhook_secret: cf.webhook_secret.clone().unwrap_or_else(|| {
-                    cf.clients
-                        .first()
-                        .map(|c| c.client_secret.clone())
-                        .unwrap_or_default()
-                }),
-                ledger: Ledger::default(),
-                addresses: AddressBook::default(),
-                payouts: PayoutBook::default(),
-                beneficiaries: BeneficiaryBook::default(),
-                customers: CustomerBook::default(),
-                cards: CardBook::default(),
-                withdrawals: WithdrawalBook::default(),
-                trades: TradeBook::default(),
-                targets: TargetBook::default(),
-                schedules: ScheduleBook::default(),
-                lightning: LightningBook::default(),
-                batches: BatchBook::default(),
-                bulk_schedules: BulkScheduleBook::default(),
-                virtual_accounts: VirtualAccountBook::default(),
-                idempotency: IdempotencyStore::default(),
-                faults: Vec::new(),
+            let origin = CompanyFixture {
+                id: Some(id),
+                ..cf.clone()
             };
-            for (code, amount) in &cf.balances {
-                let currency = Currency::parse(code).map_err(|e| ApiError::invalid(e.to_string()))?;
-                company.ledger.open_account(&currency, now);
-                if amount.value() > 0 {
-                    let mut metadata = serde_json::Map::new();
-                    metadata.insert("deposit_type".into(), "opening_balance".into());
-                    company.ledger.post(
-                        NewTransaction {
-                            reference: format!("OPENING_{currency}"),
-                            currency,
-                            kind: TransactionType::DepositConfirmed,
-                            state: TransactionState::Settled,
-                            amount: *amount,
-                            fee: Default::default(),
-                            idempotency_key: String::new(),
-                            metadata,
-                        },
-                        now,
-                    )?;
-                }
-            }
+            let company = Company::from_fixture(&origin, now)?;
             for c in &cf.clients {
                 store.clients.insert(
                     c.client_id,
@@ -222,6 +248,7 @@ impl Store {
             .companies
             .get_mut(&company_id)
             .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
+        self.touched.insert(company_id);
         Ok((
             company,
             Effects {
@@ -232,6 +259,28 @@ impl Store {
                 node: &mut self.node,
             },
         ))
+    }
+
+    /// Puts a company back to its fixture state: every record, idempotency
+    /// record, fault and pending step of it is dropped; its clients, the
+    /// market and the clock stay as they are.
+    pub fn reset_company(&mut self, company_id: Uuid, now: DateTime<Utc>) -> Result<(), ApiError> {
+        let origin = self
+            .companies
+            .get(&company_id)
+            .map(|c| c.origin.clone())
+            .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
+        let fresh = Company::from_fixture(&origin, now)?;
+        self.scheduler.forget_company(company_id);
+        self.node.forget_company(company_id);
+        self.companies.insert(company_id, fresh);
+        self.touched.insert(company_id);
+        Ok(())
+    }
+
+    /// Marks a company for the data directory to keep.
+    pub fn touch(&mut self, company_id: Uuid) {
+        self.touched.insert(company_id);
     }
 
     /// A market price moved: target orders it crossed trigger.
@@ -245,6 +294,7 @@ impl Store {
         for company in companies.values_mut() {
             targets::check_triggers(company, market, scheduler, now);
         }
+        self.touched.extend(self.companies.keys().copied());
     }
 
     /// Runs one due job.
@@ -323,6 +373,13 @@ impl Store {
                     lightning::expire(company, invoice_id, now);
                 }
             }
+            Job::SettleHeldPayment {
+                company_id,
+                payment_id,
+            } => {
+                self.touch(company_id);
+                lightning::settle_held(self, company_id, payment_id, now);
+            }
             Job::BulkScheduleTick {
                 company_id,
                 schedule_id,
@@ -350,27 +407,145 @@ impl Store {
     }
 }
 
+/// How the sandbox runs, beyond its fixture.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Extra header names that carry the webhook signature too
+    /// (`--webhook-signature-header`), for receivers expecting another name.
+    pub webhook_signature_headers: Vec<String>,
+    /// Keep the state in this directory (`--data-dir`, see `disk.rs`);
+    /// without it the state lives in memory only.
+    pub data_dir: Option<PathBuf>,
+}
+
+/// Why a sandbox could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Fixture(#[from] ApiError),
+    #[error(transparent)]
+    Disk(#[from] DiskError),
+}
+
 /// Everything the server's workers share.
 pub struct Shared {
     pub clock: SandboxClock,
     store: Mutex<Store>,
     pub nonces: Mutex<NonceCache>,
+    pub journal: Mutex<Journal>,
     http: reqwest::Client,
+    options: Options,
     /// Serializes clock advances and scheduler runs, so jobs run in order.
     advancing: tokio::sync::Mutex<()>,
+    disk: Option<Disk>,
+    /// Serializes writes to the disk, so a later state never lands before
+    /// an earlier one.
+    keeping: Mutex<()>,
 }
 
 impl Shared {
     pub fn new(fixture: &Fixture) -> Result<Self, ApiError> {
+        Self::with_options(fixture, Options::default()).map_err(|e| match e {
+            StartError::Fixture(e) => e,
+            StartError::Disk(e) => ApiError::invalid(e.to_string()),
+        })
+    }
+
+    /// A sandbox from its fixture or, with a data directory that holds
+    /// state, from that state (the fixture must be the one it began with).
+    pub fn with_options(fixture: &Fixture, options: Options) -> Result<Self, StartError> {
         let clock = SandboxClock::default();
-        let store = Store::from_fixture(fixture, clock.now())?;
-        Ok(Shared {
+        let mut nonces = NonceCache::default();
+        let (store, disk) = match &options.data_dir {
+            None => (Store::from_fixture(fixture, clock.now())?, None),
+            Some(dir) => {
+                let disk = Disk::open(dir)?;
+                let fixture = disk.settle_fixture(fixture)?;
+                let mut store = Store::from_fixture(&fixture, clock.now())?;
+                let kept = disk.load(Utc::now().timestamp())?;
+                if let Some(g) = kept.globals {
+                    clock.resume(g.clock_offset_ms);
+                    store.market = serde_json::from_value(g.market)
+                        .map_err(|e| DiskError::Unreadable(format!("the market: {e}")))?;
+                    store.node.key = NodeKey::from_secret_hex(&g.node_secret)
+                        .ok_or_else(|| DiskError::Unreadable("the Lightning node key".to_owned()))?;
+                }
+                for text in kept.companies {
+                    let value: serde_json::Value =
+                        serde_json::from_str(&text).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+                    let id = value["company_id"]
+                        .as_str()
+                        .and_then(|id| Uuid::parse_str(id).ok())
+                        .filter(|id| store.companies.contains_key(id))
+                        .ok_or_else(|| DiskError::Unreadable("a company the fixture lacks".to_owned()))?;
+                    let snapshot =
+                        snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+                    store.restore(snapshot);
+                }
+                for (client, nonce, expiry) in kept.nonces {
+                    nonces.resume(client, nonce, expiry);
+                }
+                for id in store.companies.keys().copied().collect::<Vec<_>>() {
+                    store.touch(id);
+                }
+                (store, Some(disk))
+            }
+        };
+        let shared = Shared {
             clock,
             store: Mutex::new(store),
-            nonces: Mutex::new(NonceCache::default()),
+            nonces: Mutex::new(nonces),
+            journal: Mutex::new(Journal::default()),
             http: reqwest::Client::new(),
+            options,
             advancing: tokio::sync::Mutex::new(()),
-        })
+            disk,
+            keeping: Mutex::new(()),
+        };
+        shared.keep(None)?;
+        Ok(shared)
+    }
+
+    /// With a data directory: keeps the companies touched since the last
+    /// keep, the shared state and a write's nonce, in one transaction.
+    /// Called before a write is answered and after clock-driven steps ran.
+    pub fn keep(&self, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+        let Some(disk) = &self.disk else {
+            return Ok(());
+        };
+        let _order = self.keeping.lock().unwrap_or_else(|p| p.into_inner());
+        let now_unix = Utc::now().timestamp();
+        let write = {
+            let mut store = self.store();
+            if store.touched.is_empty() && nonce.is_none() {
+                return Ok(());
+            }
+            let now = self.clock.now();
+            let touched: Vec<Uuid> = store.touched.drain().collect();
+            let mut companies = Vec::with_capacity(touched.len());
+            for id in touched {
+                if let Ok(doc) = store.snapshot(id, now) {
+                    companies.push((id, doc.to_string()));
+                }
+            }
+            Write {
+                companies,
+                globals: Globals {
+                    clock_offset_ms: self.clock.offset_ms(),
+                    market: serde_json::to_value(&store.market)
+                        .map_err(|e| DiskError::Unreadable(e.to_string()))?,
+                    node_secret: store.node.key.secret_hex(),
+                },
+                nonce: nonce.map(|(client, n)| (client, n, NonceCache::expiry(now_unix))),
+            }
+        };
+        disk.keep(write, now_unix)
+    }
+
+    pub fn journal(&self) -> MutexGuard<'_, Journal> {
+        self.journal
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn store(&self) -> MutexGuard<'_, Store> {
@@ -416,18 +591,32 @@ impl Shared {
         self.deliver(ready).await;
     }
 
+    /// Sends one of a company's deliveries once more, now; the delivery
+    /// with that attempt, or None when the company has no such delivery.
+    pub async fn resend(&self, company_id: Uuid, delivery_id: u64) -> Option<Delivery> {
+        let delivery = self.store().outbox.resend(company_id, delivery_id)?;
+        self.deliver(vec![delivery]).await;
+        self.store().outbox.get(company_id, delivery_id).cloned()
+    }
+
     async fn deliver(&self, deliveries: Vec<Delivery>) {
         if deliveries.is_empty() {
             return;
         }
-        let results = join_all(deliveries.iter().map(|d| webhooks::send(&self.http, d))).await;
         let now = self.clock.now();
+        let headers = &self.options.webhook_signature_headers;
+        let attempts = join_all(
+            deliveries
+                .iter()
+                .map(|d| webhooks::send(&self.http, d, headers, now)),
+        )
+        .await;
         let mut store = self.store();
         let Store {
             outbox, scheduler, ..
         } = &mut *store;
-        for (delivery, ok) in deliveries.iter().zip(results) {
-            outbox.record_attempt(delivery.id, ok, now, scheduler);
+        for (delivery, attempt) in deliveries.iter().zip(attempts) {
+            outbox.record_attempt(delivery.id, attempt, scheduler);
         }
     }
 }

@@ -3,13 +3,15 @@
 //! as the event occurs, and any answer other than 200 is retried up to 3
 //! times with growing gaps on the sandbox clock (15 s, 45 s, 135 s). Sending
 //! happens outside the store's lock, so no request handler waits on a
-//! receiver.
+//! receiver. Every delivery keeps its attempts for the control API
+//! (`GET /sandbox/webhooks/deliveries`), the newest 1,000 settled ones.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
+use paydesk_api::models::control::{DeliveryAttempt as Attempt, WebhookDelivery};
 use paydesk_api::models::events::WebhookEvent;
 use paydesk_api::webhook::{sign_webhook, SIGNATURE_HEADER};
 use uuid::Uuid;
@@ -31,22 +33,63 @@ pub struct WebhookTarget {
     pub secret: String,
 }
 
-/// One event on its way to one URL.
+fn succeeded(attempt: &Attempt) -> bool {
+    attempt.status_code == Some(200)
+}
+
+/// Where a delivery stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryStatus {
+    /// Not yet answered 200, attempts remain (or a resend is on its way).
+    Pending,
+    Delivered,
+    /// Every attempt failed.
+    Failed,
+}
+
+/// One event on its way to one URL, with the attempts made so far.
 #[derive(Debug, Clone)]
 pub struct Delivery {
     pub id: u64,
+    pub company_id: Uuid,
     pub url: String,
     pub event: String,
     pub event_id: String,
+    pub status: DeliveryStatus,
+    pub created_at: DateTime<Utc>,
+    pub attempts: Vec<Attempt>,
     body: Bytes,
     signature: String,
-    pub attempts: u32,
 }
 
-/// Deliveries waiting to be sent or retried.
+impl Delivery {
+    /// As the control API shows it.
+    pub fn wire(&self) -> WebhookDelivery {
+        WebhookDelivery {
+            id: self.id,
+            event: self.event.clone(),
+            event_id: self.event_id.clone(),
+            url: self.url.clone(),
+            status: match self.status {
+                DeliveryStatus::Pending => "pending",
+                DeliveryStatus::Delivered => "delivered",
+                DeliveryStatus::Failed => "failed",
+            }
+            .to_owned(),
+            created_at: self.created_at,
+            attempts: self.attempts.clone(),
+        }
+    }
+}
+
+/// Deliveries kept for the control API once they are settled: the newest
+/// this many; pending ones are always kept.
+const SETTLED_KEPT: usize = 1_000;
+
+/// Every delivery, in order of creation, and those to attempt now.
 #[derive(Debug, Default)]
 pub struct Outbox {
-    waiting: HashMap<u64, Delivery>,
+    deliveries: BTreeMap<u64, Delivery>,
     ready: Vec<u64>,
     next_id: u64,
 }
@@ -75,21 +118,44 @@ impl Outbox {
         );
         for target in targets {
             self.next_id += 1;
-            self.waiting.insert(
+            self.deliveries.insert(
                 self.next_id,
                 Delivery {
                     id: self.next_id,
+                    company_id,
                     url: target.url.clone(),
                     event: event.to_owned(),
                     event_id: event_id.clone(),
+                    status: DeliveryStatus::Pending,
+                    created_at: now,
+                    attempts: Vec::new(),
                     signature: sign_webhook(&target.secret, &body),
                     body: body.clone(),
-                    attempts: 0,
                 },
             );
             self.ready.push(self.next_id);
         }
+        self.forget_old();
         event_id
+    }
+
+    /// Drops the oldest settled deliveries past `SETTLED_KEPT`.
+    fn forget_old(&mut self) {
+        let settled = self
+            .deliveries
+            .values()
+            .filter(|d| d.status != DeliveryStatus::Pending)
+            .count();
+        let excess: Vec<u64> = self
+            .deliveries
+            .values()
+            .filter(|d| d.status != DeliveryStatus::Pending)
+            .take(settled.saturating_sub(SETTLED_KEPT))
+            .map(|d| d.id)
+            .collect();
+        for id in excess {
+            self.deliveries.remove(&id);
+        }
     }
 
     pub fn has_ready(&self) -> bool {
@@ -100,60 +166,109 @@ impl Outbox {
     pub fn take_ready(&mut self) -> Vec<Delivery> {
         std::mem::take(&mut self.ready)
             .into_iter()
-            .filter_map(|id| self.waiting.get(&id).cloned())
+            .filter_map(|id| self.deliveries.get(&id).cloned())
             .collect()
     }
 
     /// A retry fell due.
     pub fn mark_ready(&mut self, delivery_id: u64) {
-        if self.waiting.contains_key(&delivery_id) {
+        if self
+            .deliveries
+            .get(&delivery_id)
+            .is_some_and(|d| d.status == DeliveryStatus::Pending)
+        {
             self.ready.push(delivery_id);
         }
     }
 
-    /// Records an attempt: done on 200, else a retry while attempts remain.
-    pub fn record_attempt(
-        &mut self,
-        delivery_id: u64,
-        ok: bool,
-        now: DateTime<Utc>,
-        scheduler: &mut Scheduler,
-    ) {
-        let Some(delivery) = self.waiting.get_mut(&delivery_id) else {
+    /// A company's deliveries, newest first.
+    pub fn of_company(&self, company_id: Uuid) -> Vec<&Delivery> {
+        self.deliveries
+            .values()
+            .rev()
+            .filter(|d| d.company_id == company_id)
+            .collect()
+    }
+
+    /// Readies one more attempt of a company's delivery, whatever its
+    /// status, for the caller to send; a failed resend is not retried.
+    pub fn resend(&mut self, company_id: Uuid, delivery_id: u64) -> Option<Delivery> {
+        let d = self
+            .deliveries
+            .get_mut(&delivery_id)
+            .filter(|d| d.company_id == company_id)?;
+        d.status = DeliveryStatus::Pending;
+        Some(d.clone())
+    }
+
+    pub fn get(&self, company_id: Uuid, delivery_id: u64) -> Option<&Delivery> {
+        self.deliveries
+            .get(&delivery_id)
+            .filter(|d| d.company_id == company_id)
+    }
+
+    /// Records an attempt: delivered on 200, else a retry while attempts
+    /// remain.
+    pub fn record_attempt(&mut self, delivery_id: u64, attempt: Attempt, scheduler: &mut Scheduler) {
+        let Some(delivery) = self.deliveries.get_mut(&delivery_id) else {
             return;
         };
-        delivery.attempts += 1;
+        let now = attempt.at;
+        let ok = succeeded(&attempt);
+        delivery.attempts.push(attempt);
+        let made = delivery.attempts.len() as u32;
         if ok {
-            self.waiting.remove(&delivery_id);
-        } else if delivery.attempts >= MAX_ATTEMPTS {
-            tracing::warn!(url = %delivery.url, event = %delivery.event, event_id = %delivery.event_id, "webhook delivery abandoned after {MAX_ATTEMPTS} attempts");
-            self.waiting.remove(&delivery_id);
+            delivery.status = DeliveryStatus::Delivered;
+        } else if made >= MAX_ATTEMPTS {
+            tracing::warn!(url = %delivery.url, event = %delivery.event, event_id = %delivery.event_id, "webhook delivery abandoned after {made} attempts");
+            delivery.status = DeliveryStatus::Failed;
         } else {
-            let at = now + chrono::Duration::seconds(retry_gap_secs(delivery.attempts));
+            let at = now + chrono::Duration::seconds(retry_gap_secs(made));
             scheduler.schedule(at, Job::RetryDelivery { delivery_id });
         }
     }
 }
 
-/// Sends one attempt; true when the receiver answered 200.
-pub async fn send(http: &reqwest::Client, delivery: &Delivery) -> bool {
-    let result = http
+/// Sends one attempt under the standard signature header and any extra
+/// names configured (`--webhook-signature-header`).
+pub async fn send(
+    http: &reqwest::Client,
+    delivery: &Delivery,
+    extra_signature_headers: &[String],
+    now: DateTime<Utc>,
+) -> Attempt {
+    let mut request = http
         .post(&delivery.url)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header(SIGNATURE_HEADER, &delivery.signature)
+        .header(SIGNATURE_HEADER, &delivery.signature);
+    for name in extra_signature_headers {
+        request = request.header(name.as_str(), &delivery.signature);
+    }
+    let result = request
         .timeout(Duration::from_secs(10))
         .body(delivery.body.clone())
         .send()
         .await;
+    let attempt = delivery.attempts.len() + 1;
     match result {
-        Ok(response) if response.status().as_u16() == 200 => true,
         Ok(response) => {
-            tracing::info!(url = %delivery.url, status = response.status().as_u16(), attempt = delivery.attempts + 1, "webhook receiver refused the event");
-            false
+            let status = response.status().as_u16();
+            if status != 200 {
+                tracing::info!(url = %delivery.url, status, attempt, "webhook receiver refused the event");
+            }
+            Attempt {
+                at: now,
+                status_code: Some(status),
+                error: None,
+            }
         }
         Err(e) => {
-            tracing::info!(url = %delivery.url, error = %e, attempt = delivery.attempts + 1, "webhook receiver unreachable");
-            false
+            tracing::info!(url = %delivery.url, error = %e, attempt, "webhook receiver unreachable");
+            Attempt {
+                at: now,
+                status_code: None,
+                error: Some(e.to_string()),
+            }
         }
     }
 }
@@ -195,16 +310,32 @@ mod tests {
         );
         let d = outbox.take_ready().pop().unwrap();
         assert!(!outbox.has_ready());
+        let failed = || Attempt {
+            at: now,
+            status_code: Some(500),
+            error: None,
+        };
         for attempt in 1..MAX_ATTEMPTS {
-            outbox.record_attempt(d.id, false, now, &mut scheduler);
+            outbox.record_attempt(d.id, failed(), &mut scheduler);
             let (at, job) = scheduler.pop_due(now + chrono::Duration::seconds(300)).unwrap();
             assert_eq!(job, Job::RetryDelivery { delivery_id: d.id });
             assert_eq!((at - now).num_seconds(), retry_gap_secs(attempt));
         }
-        outbox.record_attempt(d.id, false, now, &mut scheduler);
+        outbox.record_attempt(d.id, failed(), &mut scheduler);
         assert!(scheduler.is_empty());
         outbox.mark_ready(d.id);
         assert!(!outbox.has_ready());
+        let kept = outbox.of_company(d.company_id);
+        assert_eq!(kept[0].status, DeliveryStatus::Failed);
+        assert_eq!(kept[0].attempts.len(), MAX_ATTEMPTS as usize);
+        assert!(
+            outbox.resend(Uuid::new_v4(), d.id).is_none(),
+            "another company's delivery"
+        );
+        let again = outbox.resend(d.company_id, d.id).unwrap();
+        outbox.record_attempt(again.id, failed(), &mut scheduler);
+        assert!(scheduler.is_empty(), "a failed resend is not retried");
+        assert_eq!(outbox.of_company(d.company_id)[0].status, DeliveryStatus::Failed);
     }
 
     #[test]

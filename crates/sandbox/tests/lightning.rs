@@ -229,3 +229,71 @@ async fn outside_invoices_have_no_route_and_expired_ones_cannot_be_paid() {
         Some(404)
     );
 }
+
+#[tokio::test]
+async fn hold_invoices_stay_pending_then_settle_or_fail() {
+    let (t, payee) = two_companies().await;
+    let payer = &t.client;
+    let hold = |description: &str, reference: &str| NewInvoice {
+        description: description.into(),
+        ..invoice(10_000, reference, None)
+    };
+    let ok = payee.create_invoice(&hold("hold", "h-1")).await.unwrap();
+    let bad = payee.create_invoice(&hold("hold fail", "h-2")).await.unwrap();
+    let payer_before = btc(payer).await;
+    let payee_before = btc(&payee).await;
+
+    let sent = payer.send_payment(&pay(&ok.request, "ph-1", None)).await.unwrap();
+    assert_eq!(sent.status, "pending");
+    let failing = payer
+        .send_payment(&pay(&bad.request, "ph-2", None))
+        .await
+        .unwrap();
+    assert_eq!(failing.status, "pending");
+    // 10,000 sats + 11 sats fee each, held.
+    assert_eq!(btc(payer).await, payer_before - 2 * 10_011);
+    assert_eq!(payee.invoice(&ok.id.to_string()).await.unwrap().status, "pending");
+
+    payer.sandbox_advance_clock(59).await.unwrap();
+    assert_eq!(btc(&payee).await, payee_before, "not before 60 s");
+    payer.sandbox_advance_clock(1).await.unwrap();
+    assert_eq!(payee.invoice(&ok.id.to_string()).await.unwrap().status, "paid");
+    assert_eq!(btc(&payee).await, payee_before + 10_000);
+    assert_eq!(
+        btc(payer).await,
+        payer_before - 10_011,
+        "the failed one is released"
+    );
+    let shown = payer.invoice(&sent.id.to_string()).await.unwrap();
+    assert_eq!(shown.status, "paid");
+    assert!(!shown.preimage.is_empty());
+    assert_eq!(
+        payer.invoice(&failing.id.to_string()).await.unwrap().status,
+        "failed"
+    );
+    assert_eq!(
+        payee.invoice(&bad.id.to_string()).await.unwrap().status,
+        "pending"
+    );
+    support::assert_ledger_adds_up(payer).await;
+}
+
+#[tokio::test]
+async fn an_invoice_without_an_amount_needs_one_in_the_send() {
+    let t = support::spawn().await;
+    let c = &t.client;
+    let outside = NodeKey::generate();
+    let now = c.sandbox_clock().await.unwrap().now.timestamp() as u64;
+    let (request, _) = outside.sign(&[7u8; 32], 0, "tip jar", now, 3600).unwrap();
+    let err = c.send_payment(&pay(&request, "amt-1", None)).await.unwrap_err();
+    assert_eq!(err.status(), Some(400));
+    assert_eq!(err.problem().unwrap().errors[0].field, "amount");
+    let sent = c
+        .send_payment(&SendPayment {
+            amount: Some(2_000),
+            ..pay(&request, "amt-2", None)
+        })
+        .await
+        .unwrap();
+    assert_eq!((sent.status.as_str(), sent.amount_sat), ("failed", Sats(2_000)));
+}

@@ -506,7 +506,7 @@ fn schedule(frequency: &str, dow: u32, dom: u32, time: &str, amount: i64) -> New
         day_of_week: dow,
         day_of_month: dom,
         execution_time: time.into(),
-        reference: String::new(),
+        ..Default::default()
     }
 }
 
@@ -673,4 +673,76 @@ async fn a_monthly_schedule_on_the_31st_skips_shorter_months() {
             .total_executions,
         4
     );
+}
+
+#[tokio::test]
+async fn scheduled_orders_complete_at_max_executions_or_end_date() {
+    let t = support::spawn().await;
+    let c = &t.client;
+    let now = c.sandbox_clock().await.unwrap().now;
+    let time = (now + chrono::Duration::minutes(5)).format("%H:%M").to_string();
+    let by_count = c
+        .create_scheduled_order(&NewSchedule {
+            max_executions: Some(2),
+            ..schedule("daily", 0, 0, &time, 10_000_000)
+        })
+        .await
+        .unwrap();
+    assert_eq!(by_count.max_executions, Some(2));
+    let first_due = by_count.next_execution_at.unwrap();
+    let end = (first_due + chrono::Duration::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    let by_date = c
+        .create_scheduled_order(&NewSchedule {
+            end_date: Some(end.clone()),
+            ..schedule("daily", 0, 0, &time, 10_000_000)
+        })
+        .await
+        .unwrap();
+    assert_eq!(by_date.end_date.as_deref(), Some(end.as_str()));
+
+    c.sandbox_advance_clock(5 * 86_400).await.unwrap();
+    for id in [by_count.id, by_date.id] {
+        let done = c.scheduled_order(&id.to_string()).await.unwrap();
+        assert_eq!(done.status, "completed", "{id}");
+        assert_eq!(done.next_execution_at, None);
+        assert_eq!(
+            done.total_executions, 2,
+            "ticks on the first day and the end date"
+        );
+        let paused = c
+            .update_scheduled_order(
+                &id.to_string(),
+                &ScheduleUpdate {
+                    status: Some("paused".into()),
+                    ..ScheduleUpdate::default()
+                },
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(paused.status(), Some(422));
+    }
+
+    let (status, body) = t
+        .send(
+            reqwest::Method::POST,
+            "/api/trading/scheduled-orders",
+            &serde_json::json!({"currency": "BTC", "quote_currency": "USDT", "amount": 10_000_000,
+                "frequency": "daily", "execution_time": time, "end_date": "2020-01-01"})
+            .to_string(),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["errors"][0]["field"], "end_date");
+    let (status, _) = t
+        .send(
+            reqwest::Method::POST,
+            "/api/trading/scheduled-orders",
+            &serde_json::json!({"currency": "BTC", "quote_currency": "USDT", "amount": 10_000_000,
+                "frequency": "daily", "execution_time": time, "max_executions": 0})
+            .to_string(),
+        )
+        .await;
+    assert_eq!(status, 400);
 }

@@ -50,3 +50,59 @@ pub struct AddFault {
 pub struct FaultList {
     pub faults: Vec<AddFault>,
 }
+
+/// One attempt of a webhook delivery: the receiver's HTTP status, or why
+/// none came.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeliveryAttempt {
+    pub at: DateTime<Utc>,
+    pub status_code: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One event sent (or being sent) to one URL.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WebhookDelivery {
+    pub id: u64,
+    pub event: String,
+    pub event_id: String,
+    pub url: String,
+    /// `pending`, `delivered` or `failed`.
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+    pub attempts: Vec<DeliveryAttempt>,
+}
+
+/// `data` of `GET /sandbox/webhooks/deliveries`, newest first.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeliveryList {
+    pub deliveries: Vec<WebhookDelivery>,
+}
+
+/// One call in the request journal; bodies are JSON (or a string when not
+/// JSON, null when empty) with secrets masked.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JournalEntry {
+    pub request_id: String,
+    pub method: String,
+    /// Path and query string.
+    pub path: String,
+    pub status: u16,
+    pub at: DateTime<Utc>,
+    pub request_body: serde_json::Value,
+    pub response_body: serde_json::Value,
+}
+
+/// `data` of `GET /sandbox/requests`, newest first.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RequestJournal {
+    pub requests: Vec<JournalEntry>,
+}
+
+/// `data` of `POST /sandbox/reset`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResetDone {
+    pub company_id: uuid::Uuid,
+    pub reset_at: DateTime<Utc>,
+}

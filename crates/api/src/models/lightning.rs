@@ -91,7 +91,9 @@ pub struct PaymentPreview {
     pub fee_sat: Sats,
     pub total_sat: Sats,
     pub description: String,
-    pub expires_at: i64,
+    /// Unix seconds as a string, as on invoice get and list (the spec says
+    /// "Unix timestamp"; the official client reads a string).
+    pub expires_at: String,
     pub is_expired: bool,
     /// False: the payment can't be completed.
     pub route_found: bool,
@@ -108,6 +110,9 @@ pub struct SendPayment {
     /// 0 or absent: no cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_fee: Option<u64>,
+    /// Sats, for an invoice that carries no amount (required then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<u64>,
 }
 
 /// `data` of `POST /api/lightning/payments/send`.

@@ -98,6 +98,9 @@ pub struct QuoteRequest {
 /// The payout's recipient, as sent to initialize.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PayoutBeneficiary {
+    /// `bank`, `mobile_money` or `swift`; a saved beneficiary's `type`
+    /// (e.g. `BANK`, as the official client sends it) is read as the same.
+    #[serde(alias = "type")]
     pub destination_type: String,
     pub country: String,
     pub account_name: String,
@@ -109,6 +112,8 @@ pub struct PayoutBeneficiary {
 /// Body of `POST /api/payouts/{quoteId}/initialize`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InitializeRequest {
+    /// Absent (the official client's form): the quote id of the path.
+    #[serde(default)]
     pub quote_id: String,
     pub reference: String,
     pub payment_reason: String,

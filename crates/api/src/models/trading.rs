@@ -175,6 +175,12 @@ pub struct NewSchedule {
     pub execution_time: String,
     #[serde(default)]
     pub reference: String,
+    /// `YYYY-MM-DD` (UTC): no tick runs after this day.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_date: Option<String>,
+    /// The schedule completes after this many completed ticks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_executions: Option<u32>,
 }
 
 /// Body of `PUT /api/trading/scheduled-orders/{id}`; omitted fields keep
@@ -219,6 +225,12 @@ pub struct Schedule {
     /// In the base currency's smallest unit.
     pub total_quantity_acquired: BaseUnits,
     pub reference: String,
+    /// `YYYY-MM-DD`, null without an end date.
+    #[serde(default)]
+    pub end_date: Option<String>,
+    /// Null without a limit.
+    #[serde(default)]
+    pub max_executions: Option<u32>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

@@ -19,7 +19,7 @@ use crate::pagination::{paginate, Sequenced};
 use crate::respond::{envelope, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct AddressRecord {
     seq: u64,
     pub address: Address,
@@ -31,7 +31,7 @@ impl Sequenced for AddressRecord {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct AddressBook {
     records: Vec<AddressRecord>,
     stellar_shared: Option<String>,
@@ -90,7 +90,11 @@ pub fn generate(
             ),
         ));
     }
-    if let Some(email) = request.customer_email.as_deref().filter(|e| !e.is_empty()) {
+    if let Some(email) = request
+        .customer_email
+        .as_deref()
+        .filter(|e| !e.is_empty() && company.customers.by_email(e).is_none())
+    {
         return Err(ApiError::field(
             "customer_email",
             format!(
@@ -205,6 +209,23 @@ pub async fn one(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Resu
     ))
 }
 
+/// The flat validation answer plus `data: {valid, address, chain}`, which
+/// the provider's official client reads; the flat fields stay as the spec
+/// lists them.
+#[derive(serde::Serialize)]
+struct ValidationAnswer {
+    #[serde(flatten)]
+    flat: AddressValidation,
+    data: ValidationData,
+}
+
+#[derive(serde::Serialize)]
+struct ValidationData {
+    valid: bool,
+    address: String,
+    chain: String,
+}
+
 /// `POST /api/addresses/validate`: checks format and checksum; stores nothing.
 pub async fn validate(shared: Data<Shared>, body: JsonBody<ValidateAddress>) -> Result<JsonAnswer, ApiError> {
     let request = body.value;
@@ -224,7 +245,12 @@ pub async fn validate(shared: Data<Shared>, body: JsonBody<ValidateAddress>) -> 
         error: outcome.err().map(str::to_owned),
         timestamp: shared.clock.now(),
     };
-    Ok(json(StatusCode::OK, &answer))
+    let data = ValidationData {
+        valid: answer.valid,
+        address: answer.address.clone(),
+        chain: answer.chain.clone(),
+    };
+    Ok(json(StatusCode::OK, &ValidationAnswer { flat: answer, data }))
 }
 
 /// `GET /api/stablecoins/supported-chains`: the chains this sandbox serves.

@@ -18,7 +18,7 @@ use crate::error::ApiError;
 use crate::respond::{envelope, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BeneficiaryBook {
     records: Vec<Beneficiary>,
 }
@@ -53,9 +53,19 @@ fn nonblank(field: &str, value: &str) -> Result<String, ApiError> {
     }
 }
 
-/// Checks a destination against its type.
+/// Checks a destination against its type. The official client sends the
+/// destination as a string holding the JSON object; that string is read
+/// as the object it holds.
 fn destination(kind: &str, raw: &serde_json::Value) -> Result<Destination, ApiError> {
     let shape = |e: serde_json::Error| ApiError::field("destination", e.to_string());
+    let parsed;
+    let raw = match raw.as_str() {
+        Some(text) => {
+            parsed = serde_json::from_str::<serde_json::Value>(text).map_err(shape)?;
+            &parsed
+        }
+        None => raw,
+    };
     match kind {
         "bank" | "mobile_money" => {
             let a: AccountFields = serde_json::from_value(raw.clone()).map_err(shape)?;

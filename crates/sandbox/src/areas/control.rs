@@ -1,14 +1,20 @@
 //! The sandbox's control API (DESIGN.md): the clock, the company's webhook
-//! setting and injected faults. Signed like every call; acts on the
+//! setting, injected faults, reset, the request journal and the webhook
+//! deliveries. Signed like every call; acts on the
 //! caller's company (the clock is the process's one clock).
 
 use actix_web::http::StatusCode;
 use actix_web::web::Data;
-use paydesk_api::models::control::{AddFault, AdvanceClock, ClockNow, FaultList, SetWebhook, WebhookSetting};
+use actix_web::web::Path;
+use paydesk_api::models::control::{
+    AddFault, AdvanceClock, ClockNow, DeliveryList, FaultList, RequestJournal, ResetDone, SetWebhook,
+    WebhookSetting,
+};
 
 use crate::error::ApiError;
 use crate::faults::Fault;
-use crate::respond::{envelope, Caller, JsonAnswer, JsonBody};
+use crate::journal::KEPT_PER_COMPANY;
+use crate::respond::{envelope, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
 use crate::webhooks;
 
@@ -141,5 +147,79 @@ pub async fn clear_faults(shared: Data<Shared>, caller: Caller) -> Result<JsonAn
         fault_list(company),
         &caller.request_id,
         now,
+    ))
+}
+
+/// `POST /sandbox/reset`: the caller's company as its fixture made it.
+pub async fn reset(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    shared.store().reset_company(caller.company_id, now)?;
+    Ok(envelope(
+        StatusCode::OK,
+        "Company reset to its fixture state",
+        ResetDone {
+            company_id: caller.company_id,
+            reset_at: now,
+        },
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `GET /sandbox/requests?limit`: the company's latest calls, newest first
+/// (the journal's own reads are not journaled).
+pub async fn requests(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    let limit = q.limit(50, KEPT_PER_COMPANY)?;
+    let requests = shared.journal().latest(caller.company_id, limit);
+    Ok(envelope(
+        StatusCode::OK,
+        "Requests retrieved",
+        RequestJournal { requests },
+        &caller.request_id,
+        shared.clock.now(),
+    ))
+}
+
+/// `GET /sandbox/webhooks/deliveries?limit`: newest first.
+pub async fn deliveries(
+    shared: Data<Shared>,
+    caller: Caller,
+    q: QueryParams,
+) -> Result<JsonAnswer, ApiError> {
+    let limit = q.limit(50, 1_000)?;
+    let deliveries = shared
+        .store()
+        .outbox
+        .of_company(caller.company_id)
+        .into_iter()
+        .take(limit)
+        .map(|d| d.wire())
+        .collect();
+    Ok(envelope(
+        StatusCode::OK,
+        "Webhook deliveries retrieved",
+        DeliveryList { deliveries },
+        &caller.request_id,
+        shared.clock.now(),
+    ))
+}
+
+/// `POST /sandbox/webhooks/deliveries/{id}/resend`: one more attempt now,
+/// made before answering (the answer shows it); a failed resend is not
+/// retried.
+pub async fn resend(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Result<JsonAnswer, ApiError> {
+    let missing = || ApiError::NotFound(format!("no webhook delivery {id}"));
+    let delivery_id = id.parse::<u64>().map_err(|_| missing())?;
+    let delivery = shared
+        .resend(caller.company_id, delivery_id)
+        .await
+        .map(|d| d.wire())
+        .ok_or_else(missing)?;
+    Ok(envelope(
+        StatusCode::OK,
+        "Webhook delivery resent",
+        delivery,
+        &caller.request_id,
+        shared.clock.now(),
     ))
 }

@@ -28,7 +28,7 @@ pub const KYC_REVIEW_SECS: i64 = 60;
 /// Test value: an `id_number` ending so is rejected.
 pub const REJECTED_SUFFIX: &str = "0000";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CustomerRecord {
     seq: u64,
     pub customer: Customer,
@@ -41,7 +41,7 @@ impl Sequenced for CustomerRecord {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CustomerBook {
     records: Vec<CustomerRecord>,
 }
@@ -371,6 +371,13 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     let id = q.get("id").map(parse_id).transpose()?;
     let customer_type = q.one_of("customer_type", &["individual", "business"])?;
     let is_active = q.parse_opt("is_active", "true, false", |v| v.parse::<bool>().ok())?;
+    // Blacklisting is what makes a customer inactive, so the blacklist
+    // filters (the official client's `blacklisted`, also `is_blacklisted`)
+    // are the inverse of `is_active`.
+    let blacklisted = ["blacklisted", "is_blacklisted"]
+        .iter()
+        .map(|key| q.parse_opt(key, "true, false", |v| v.parse::<bool>().ok()))
+        .collect::<Result<Vec<_>, _>>()?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -383,6 +390,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
                 && q.get("email").is_none_or(|v| c.email.eq_ignore_ascii_case(v))
                 && customer_type.as_deref().is_none_or(|v| c.customer_type == v)
                 && is_active.is_none_or(|v| c.is_active == v)
+                && blacklisted.iter().flatten().all(|b| c.is_active != *b)
         },
         q.get("cursor"),
         limit,

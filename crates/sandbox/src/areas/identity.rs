@@ -6,6 +6,15 @@ use crate::error::ApiError;
 use crate::respond::{envelope, Caller, JsonAnswer};
 use crate::state::Shared;
 
+/// The identity plus a top-level `authenticated: true`, which the provider's
+/// official client reads; an addition to what the spec shows.
+#[derive(serde::Serialize)]
+struct WhoamiAnswer {
+    #[serde(flatten)]
+    identity: Identity,
+    authenticated: bool,
+}
+
 /// `/api/whoami`, any method and payload.
 pub async fn whoami(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
     let now = shared.clock.now();
@@ -26,7 +35,10 @@ pub async fn whoami(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, 
     Ok(envelope(
         StatusCode::OK,
         "Authenticated",
-        identity,
+        WhoamiAnswer {
+            identity,
+            authenticated: true,
+        },
         &caller.request_id,
         now,
     ))

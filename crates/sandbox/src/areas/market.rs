@@ -24,11 +24,49 @@ pub fn spread() -> Decimal {
     Decimal::new(5, 3)
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(into = "KeptMarket", from = "KeptMarket")]
 pub struct Market {
     prices: BTreeMap<PairKey, (Decimal, DateTime<Utc>)>,
     /// Every price each pair had, oldest first, from the start.
-    history: BTreeMap<PairKey, Vec<(DateTime<Utc>, Decimal)>>,
+    history: BTreeMap<PairKey, PriceHistory>,
+}
+
+/// The market as the data directory keeps it: lists, since JSON objects
+/// can't have pairs as keys.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptMarket {
+    prices: Vec<(String, String, Decimal, DateTime<Utc>)>,
+    history: Vec<(String, String, PriceHistory)>,
+}
+
+/// Every price a pair had, oldest first.
+type PriceHistory = Vec<(DateTime<Utc>, Decimal)>;
+
+impl From<Market> for KeptMarket {
+    fn from(m: Market) -> Self {
+        KeptMarket {
+            prices: m
+                .prices
+                .into_iter()
+                .map(|((b, q), (p, at))| (b, q, p, at))
+                .collect(),
+            history: m.history.into_iter().map(|((b, q), h)| (b, q, h)).collect(),
+        }
+    }
+}
+
+impl From<KeptMarket> for Market {
+    fn from(k: KeptMarket) -> Self {
+        Market {
+            prices: k
+                .prices
+                .into_iter()
+                .map(|(b, q, p, at)| ((b, q), (p, at)))
+                .collect(),
+            history: k.history.into_iter().map(|(b, q, h)| ((b, q), h)).collect(),
+        }
+    }
 }
 
 impl Market {

@@ -11,7 +11,16 @@ use crate::state::Shared;
 const TYPES: &str = "DEPOSIT_CONFIRMED, DEPOSIT_DETECTED, DEPOSIT_PENDING, WITHDRAWAL_INITIATED, WITHDRAWAL_FAILED, P2P_TRANSFER, SWAP_INTERNAL, FX_REBALANCING, FEE_ONLY, REVERSAL";
 const STATES: &str = "PENDING, IN_PROGRESS, SETTLED, FAILED, REVERSED";
 
-/// `GET /api/transactions`: filters type, status, currency; newest first.
+/// Whether a transaction concerns `address`: a deposit's `address` or a
+/// withdrawal's `to_address` in its metadata.
+fn concerns_address(metadata: &serde_json::Map<String, serde_json::Value>, address: &str) -> bool {
+    ["address", "to_address"]
+        .iter()
+        .any(|key| metadata.get(*key).and_then(|v| v.as_str()) == Some(address))
+}
+
+/// `GET /api/transactions`: filters type, status, currency, `reference`
+/// (exact) and `address` (the deposit or withdrawal address); newest first.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
     let kind = q.parse_opt("type", TYPES, TransactionType::parse)?;
     let state = q.parse_opt("status", STATES, TransactionState::parse)?;
@@ -28,6 +37,9 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
             kind.is_none_or(|k| e.tx.kind == k)
                 && state.is_none_or(|s| e.tx.state == s)
                 && currency.as_ref().is_none_or(|c| &e.tx.currency == c)
+                && q.get("reference").is_none_or(|r| e.tx.reference == r)
+                && q.get("address")
+                    .is_none_or(|a| concerns_address(&e.tx.metadata, a))
         },
         q.get("cursor"),
         limit,

@@ -32,7 +32,7 @@ use crate::state::{Company, Effects, Shared};
 const BANK_NAME: &str = "Sandbox Microfinance Bank";
 const BANK_CODE: &str = "090999";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Record {
     seq: u64,
     account: VirtualAccount,
@@ -44,7 +44,7 @@ impl Sequenced for Record {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct VirtualAccountBook {
     records: Vec<Record>,
 }

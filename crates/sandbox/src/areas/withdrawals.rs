@@ -34,7 +34,7 @@ pub const SETTLE_SECS: i64 = 60;
 /// Test value: a withdrawal with this memo fails on chain.
 const FAILING_MEMO: &str = "fail";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Record {
     seq: u64,
     withdrawal: Withdrawal,
@@ -46,7 +46,7 @@ impl Sequenced for Record {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct WithdrawalBook {
     records: Vec<Record>,
 }

@@ -128,6 +128,8 @@ pub struct Receiver {
 #[derive(Debug, Clone)]
 pub struct Delivery {
     pub signature: String,
+    /// Every header, names lowercase.
+    pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     pub json: serde_json::Value,
 }
@@ -154,6 +156,13 @@ impl Receiver {
                                 .and_then(|v| v.to_str().ok())
                                 .unwrap_or_default()
                                 .to_owned(),
+                            headers: req
+                                .headers()
+                                .iter()
+                                .map(|(k, v)| {
+                                    (k.as_str().to_owned(), v.to_str().unwrap_or_default().to_owned())
+                                })
+                                .collect(),
                             json: serde_json::from_slice(&body).unwrap_or_default(),
                             body: body.to_vec(),
                         });

@@ -33,7 +33,7 @@ use crate::state::{Company, Effects};
 
 pub const MAX_ITEMS: usize = 1_000;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BatchRecord {
     seq: u64,
     pub batch: Batch,
@@ -45,7 +45,7 @@ impl Sequenced for BatchRecord {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BatchBook {
     pub records: Vec<BatchRecord>,
 }

@@ -22,7 +22,7 @@ use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct BulkScheduleRecord {
     pub schedule: BulkSchedule,
     pub executions: Vec<BulkExecution>,
@@ -51,7 +51,7 @@ impl BulkScheduleRecord {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BulkScheduleBook {
     pub records: Vec<BulkScheduleRecord>,
 }

@@ -61,7 +61,7 @@ pub const LITE_MAX_AMOUNT: i64 = 250_000_000;
 const FUNDING_WALLET: &str = "USDT";
 const CARD_CURRENCY: &str = "USD";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct TxRecord {
     seq: u64,
     tx: CardTransaction,
@@ -75,7 +75,7 @@ impl Sequenced for TxRecord {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CardRecord {
     seq: u64,
     pub card: Card,
@@ -123,7 +123,7 @@ pub fn page_info<T>(page: &Page<'_, T>) -> PageInfo {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CardBook {
     records: Vec<CardRecord>,
 }

@@ -40,6 +40,20 @@ impl NodeKey {
         }
     }
 
+    /// The secret key, hex, for the data directory.
+    pub fn secret_hex(&self) -> String {
+        hex::encode(self.secret.secret_bytes())
+    }
+
+    pub fn from_secret_hex(text: &str) -> Option<Self> {
+        let bytes = hex::decode(text).ok()?;
+        let secret = SecretKey::from_slice(&bytes).ok()?;
+        Some(NodeKey {
+            public: PublicKey::from_secret_key(&Secp256k1::new(), &secret),
+            secret,
+        })
+    }
+
     pub fn id(&self) -> String {
         self.public.to_string()
     }

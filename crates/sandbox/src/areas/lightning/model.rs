@@ -7,9 +7,17 @@
 //! told by `btc.lightning.received.success`); any other valid invoice has
 //! no route: the payment is recorded `failed` and nothing is debited.
 //!
+//! Test values (sandbox-rules.md): paying an invoice of this sandbox whose
+//! description is `hold` answers `pending` (the payer's debit held) and
+//! settles `paid` 60 s of sandbox time later; `hold fail` ends `failed`
+//! and releases the hold. An invoice without an amount is paid with
+//! `amount` (sats) in the send body; without it the send is a 400.
+//!
 //! Decisions where the documents are silent: an invoice of one's own
-//! company has no route (no self-payments); an invoice without an amount
-//! can't be paid (400); ledger movements are P2P_TRANSFER between
+//! company has no route (no self-payments); the hold values apply to
+//! invoices of this sandbox (others have no route and fail at once); a
+//! held payment whose invoice was paid or expired meanwhile fails; an
+//! `amount` that differs from the invoice's is a 400; ledger movements are P2P_TRANSFER between
 //! companies and DEPOSIT_CONFIRMED for an outside payer
 //! (`POST /sandbox/lightning/pay`); invoice expiry is 1 s to 30 days.
 
@@ -45,6 +53,21 @@ pub struct Node {
     by_hash: HashMap<String, (Uuid, Uuid)>,
 }
 
+impl Node {
+    /// Forgets a company's invoices (its state was reset).
+    pub fn forget_company(&mut self, company_id: Uuid) {
+        self.by_hash.retain(|_, (company, _)| *company != company_id);
+    }
+
+    /// Routes to a company's invoices again (its state was restored).
+    pub fn learn_company(&mut self, company_id: Uuid, book: &LightningBook) {
+        for r in book.records.iter().filter(|r| r.invoice.direction == "incoming") {
+            self.by_hash
+                .insert(r.invoice.payment_hash.clone(), (company_id, r.invoice.id));
+        }
+    }
+}
+
 impl Default for Node {
     fn default() -> Self {
         Node {
@@ -54,7 +77,7 @@ impl Default for Node {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Record {
     invoice: Invoice,
     preimage: String,
@@ -63,7 +86,7 @@ struct Record {
     transaction_id: Option<Uuid>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct LightningBook {
     records: Vec<Record>,
 }
@@ -280,7 +303,7 @@ pub fn preview(
         payment_hash: d.payment_hash,
         destination: d.payee,
         description: d.description,
-        expires_at: d.expires_at,
+        expires_at: d.expires_at.to_string(),
     })
 }
 
@@ -429,14 +452,27 @@ pub fn pay(
     if req.reference.trim().is_empty() {
         return Err(ApiError::field("reference", "is required"));
     }
-    let d = decode(&req.request)?;
-    let amount = sats_of(&d);
-    if amount == 0 {
-        return Err(ApiError::field(
-            "request",
-            "the invoice has no amount; ask the payee for one with an amount",
-        ));
+    let mut d = decode(&req.request)?;
+    match (d.amount_msat, req.amount) {
+        (0, None | Some(0)) => {
+            return Err(ApiError::field(
+                "amount",
+                "the invoice carries no amount: send the amount (sats) to pay",
+            ))
+        }
+        (0, Some(sats)) => d.amount_msat = sats.saturating_mul(1000),
+        (msat, Some(sats)) if msat.div_ceil(1000) != sats => {
+            return Err(ApiError::field(
+                "amount",
+                format!(
+                    "the invoice is for {} sats; omit amount or send that",
+                    msat.div_ceil(1000)
+                ),
+            ))
+        }
+        _ => {}
     }
+    let amount = sats_of(&d);
     if now.timestamp() >= d.expires_at {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
@@ -482,6 +518,7 @@ pub fn pay(
         payable(&payee_company.lightning.records[index], now)?;
         index
     };
+    let held = hold_outcome(&d.description).is_some();
     let payer_company = store
         .companies
         .get_mut(&payer)
@@ -492,7 +529,11 @@ pub fn pay(
             NewTransaction {
                 currency: btc(),
                 kind: TransactionType::P2pTransfer,
-                state: TransactionState::Settled,
+                state: if held {
+                    TransactionState::Pending
+                } else {
+                    TransactionState::Settled
+                },
                 amount: BaseUnits(-amount),
                 fee: BaseUnits(fee),
                 reference: format!("LN_OUT_{}", Uuid::new_v4().simple()),
@@ -505,6 +546,28 @@ pub fn pay(
             now,
         )?
         .transaction_id;
+    if held {
+        let payment = record_outgoing(
+            payer_company,
+            &d,
+            req,
+            Outcome {
+                status: "pending",
+                fee,
+                preimage: "",
+                tx: Some(tx),
+            },
+            now,
+        );
+        store.scheduler.schedule(
+            now + Duration::seconds(HOLD_SECS),
+            Job::SettleHeldPayment {
+                company_id: payer,
+                payment_id: payment.id,
+            },
+        );
+        return Ok(payment);
+    }
     let preimage = settle_incoming(store, payee, index, TransactionType::P2pTransfer, now)?;
     let payer_company = store.companies.get_mut(&payer).expect("found above");
     Ok(record_outgoing(
@@ -519,6 +582,78 @@ pub fn pay(
         },
         now,
     ))
+}
+
+/// Seconds of sandbox time a held payment (test value `hold`) stays pending.
+pub const HOLD_SECS: i64 = 60;
+
+/// Whether an invoice's description is a hold test value, and how the
+/// held payment ends: `hold` settles paid, `hold fail` fails.
+fn hold_outcome(description: &str) -> Option<bool> {
+    match description.trim() {
+        "hold" => Some(true),
+        "hold fail" => Some(false),
+        _ => None,
+    }
+}
+
+/// A held payment's time came: `hold` pays the invoice (the payer's held
+/// debit settles, the payee is credited) if it can still be paid, else
+/// the payment fails and the hold is released, as with `hold fail`.
+pub fn settle_held(store: &mut Store, payer: Uuid, payment_id: Uuid, now: DateTime<Utc>) {
+    let Some(company) = store.companies.get(&payer) else {
+        return;
+    };
+    let Some(pi) = company.lightning.index(payment_id) else {
+        return;
+    };
+    let r = &company.lightning.records[pi];
+    if r.invoice.status != "pending" {
+        return;
+    }
+    let (hash, tx, request) = (
+        r.invoice.payment_hash.clone(),
+        r.transaction_id,
+        r.invoice.request.clone(),
+    );
+    let payee = decode(&request)
+        .ok()
+        .filter(|d| hold_outcome(&d.description) == Some(true))
+        .and_then(|d| route(store, payer, &d))
+        .and_then(|(company_id, invoice_id)| {
+            let c = store.companies.get(&company_id)?;
+            let index = c.lightning.index(invoice_id)?;
+            payable(&c.lightning.records[index], now).ok()?;
+            Some((company_id, index))
+        });
+    let preimage = payee.and_then(|(company_id, index)| {
+        store.touch(company_id);
+        settle_incoming(store, company_id, index, TransactionType::P2pTransfer, now).ok()
+    });
+    let Some(company) = store.companies.get_mut(&payer) else {
+        return;
+    };
+    let state = if preimage.is_some() {
+        TransactionState::Settled
+    } else {
+        TransactionState::Failed
+    };
+    if let Some(tx) = tx {
+        if let Err(e) = company
+            .ledger
+            .transition(tx, TransactionType::P2pTransfer, state, now)
+        {
+            tracing::error!(error = %e, payment = %payment_id, hash = %hash, "held payment could not move in the ledger");
+        }
+    }
+    let rec = &mut company.lightning.records[pi];
+    rec.invoice.status = if preimage.is_some() { "paid" } else { "failed" }.to_owned();
+    rec.invoice.updated_at = now.to_rfc3339();
+    if let Some(preimage) = preimage {
+        rec.invoice.preimage = preimage.clone();
+        rec.preimage = preimage;
+        rec.settled_at = Some(now);
+    }
 }
 
 /// `POST /sandbox/lightning/pay`: someone outside pays an invoice of ours.

@@ -8,7 +8,7 @@ use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use paydesk_api::models::payouts::{
     AccountLookup, AccountName, Bank, BankList, Corridor, Country, CountryList, InitializeAnswer,
-    InitializeRequest, PayoutData, PayoutLimit, PayoutPage, QuoteData, QuoteRequest, SettlePayout,
+    InitializeRequest, Payout, PayoutData, PayoutLimit, PayoutPage, QuoteData, QuoteRequest, SettlePayout,
 };
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
@@ -132,8 +132,12 @@ pub async fn lookup(
     let req = body.value;
     let c =
         corridors::find(&req.country).ok_or_else(|| ApiError::field("country", "must be NG, KE or GH"))?;
-    if !matches!(req.kind.as_str(), "bank" | "mobile_money") {
-        return Err(ApiError::field("type", "must be bank or mobile_money"));
+    // The official client's README sends `bank_account` for `bank`.
+    if !matches!(req.kind.as_str(), "bank" | "bank_account" | "mobile_money") {
+        return Err(ApiError::field(
+            "type",
+            "must be bank (or bank_account) or mobile_money",
+        ));
     }
     if c.bank(&req.bank_code).is_none() {
         return Err(ApiError::field(
@@ -322,6 +326,85 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     let data = PayoutPage {
         payouts: page.items.iter().map(|r| r.payout.clone()).collect(),
         total: page.total as u64,
+    };
+    Ok(envelope(
+        StatusCode::OK,
+        "Payouts retrieved",
+        data,
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `GET /api/payouts/fetch/reference/{reference}` (the official client's
+/// path): the newest payout with that reference.
+pub async fn get_by_reference(
+    shared: Data<Shared>,
+    caller: Caller,
+    reference: Path<String>,
+) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let payout = company
+        .payouts
+        .by_reference(&reference)
+        .cloned()
+        .ok_or_else(|| ApiError::NotFound(format!("no payout with the reference '{}'", *reference)))?;
+    Ok(envelope(
+        StatusCode::OK,
+        "Payout retrieved",
+        payout,
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `GET /api/payouts/?order&page&take` (the official client's list):
+/// `take` 1..100 (default 20), `page` from 1, `order` `desc` (newest
+/// first, the default) or `asc`; same answer shape as the cursor list.
+pub async fn list_paged(
+    shared: Data<Shared>,
+    caller: Caller,
+    q: QueryParams,
+) -> Result<JsonAnswer, ApiError> {
+    let take = q.parse_opt("take", "the integers 1 to 100", |v| {
+        v.parse::<usize>().ok().filter(|n| (1..=100).contains(n))
+    })?;
+    let page = q.parse_opt("page", "the integers from 1", |v| {
+        v.parse::<usize>().ok().filter(|n| *n >= 1)
+    })?;
+    let oldest_first = q
+        .parse_opt("order", "asc or desc", |v| {
+            match v.to_ascii_lowercase().as_str() {
+                "asc" => Some(true),
+                "desc" => Some(false),
+                _ => None,
+            }
+        })?
+        .unwrap_or(false);
+    let status = q.parse_opt("status", STATUSES, |v| {
+        let upper = v.to_ascii_uppercase();
+        STATUSES.split(", ").any(|s| s == upper).then_some(upper)
+    })?;
+    let take = take.unwrap_or(20);
+    let skip = (page.unwrap_or(1) - 1).saturating_mul(take);
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let mut matching: Vec<&Payout> = company
+        .payouts
+        .records()
+        .iter()
+        .map(|r| &r.payout)
+        .filter(|p| status.as_ref().is_none_or(|s| &p.status == s))
+        .collect();
+    if !oldest_first {
+        matching.reverse();
+    }
+    let data = PayoutPage {
+        total: matching.len() as u64,
+        payouts: matching.into_iter().skip(skip).take(take).cloned().collect(),
     };
     Ok(envelope(
         StatusCode::OK,

@@ -36,7 +36,7 @@ pub const TO_SETTLED_SECS: i64 = 60;
 /// Beneficiary account numbers ending so fail on the rail (test value).
 const FAILING_SUFFIX: &str = "9999";
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PayoutRecord {
     seq: u64,
     pub payout: Payout,
@@ -51,7 +51,7 @@ impl Sequenced for PayoutRecord {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PayoutBook {
     records: Vec<PayoutRecord>,
 }
@@ -67,6 +67,15 @@ impl PayoutBook {
 
     fn index_by_id(&self, id: Uuid) -> Option<usize> {
         self.records.iter().position(|r| r.payout.id == id)
+    }
+
+    /// A payout by the reference of its quote (and initialize).
+    pub fn by_reference(&self, reference: &str) -> Option<&Payout> {
+        self.records
+            .iter()
+            .rev()
+            .find(|r| r.payout.reference == reference)
+            .map(|r| &r.payout)
     }
 
     /// A payout by its id or its quote id.
@@ -265,7 +274,8 @@ fn quote_index(company: &Company, quote_id: &str) -> Result<usize, ApiError> {
 
 fn check_beneficiary(corridor: &Corridor, b: &PayoutBeneficiary) -> Result<(), ApiError> {
     let field = |name: &str, message: &str| ApiError::field(format!("beneficiary.{name}"), message);
-    let kind = b.destination_type.as_str();
+    let kind = b.destination_type.to_ascii_lowercase();
+    let kind = kind.as_str();
     if !matches!(kind, "bank" | "mobile_money" | "swift") {
         return Err(field("destination_type", "must be bank, mobile_money or swift"));
     }
@@ -318,7 +328,7 @@ pub fn initialize(
     req: &InitializeRequest,
     fx: &mut Effects<'_>,
 ) -> Result<Payout, ApiError> {
-    if req.quote_id != path_quote_id {
+    if !req.quote_id.is_empty() && req.quote_id != path_quote_id {
         return Err(ApiError::field("quote_id", "must match the quote id in the path"));
     }
     if req.reference.trim().is_empty() {
@@ -362,7 +372,9 @@ pub fn initialize(
     }
     let payout = &mut company.payouts.records[index].payout;
     payout.status = "INITIATED".to_owned();
-    payout.beneficiary = Some(req.beneficiary.clone());
+    let mut beneficiary = req.beneficiary.clone();
+    beneficiary.destination_type = beneficiary.destination_type.to_ascii_lowercase();
+    payout.beneficiary = Some(beneficiary);
     payout.payment_reason = reason.to_owned();
     payout.callback_url = req.callback_url.clone().unwrap_or_default();
     payout.trip.initialized_at = Some(fx.now);

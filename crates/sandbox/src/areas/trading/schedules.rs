@@ -10,10 +10,18 @@
 //! `currency` is the base of a non-NGN pair); `total_executions` counts
 //! completed ticks; each completed tick is also an order in the orders list
 //! (`market`, one fill, no quote: `quote_id` is the nil UUID and
-//! `quote_consumption` null); `completed` is
-//! never reached, since schedules have no end; DELETE cancels.
+//! `quote_consumption` null); DELETE cancels.
+//!
+//! Ends (sandbox-rules.md): optional `end_date` (YYYY-MM-DD, UTC) and
+//! `max_executions`; the tick that reaches either leaves the schedule
+//! `completed` with `next_execution_at` null. Decisions: `max_executions`
+//! counts completed ticks (as `total_executions` does), not failed or
+//! skipped ones; the end date's whole day counts, so a tick whose next
+//! occurrence falls after it is the last; an end date before the first
+//! tick is a 400; a completed schedule can't be changed or cancelled
+//! (422).
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use paydesk_api::models::trading::{Execution, Fill, NewSchedule, Order, Schedule, ScheduleUpdate};
 use paydesk_api::units::BaseUnits;
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -25,11 +33,27 @@ use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleRecord {
     pub schedule: Schedule,
     pub executions: Vec<Execution>,
     cadence: Cadence,
+    /// The last day a tick may run.
+    #[serde(default)]
+    end_date: Option<NaiveDate>,
+}
+
+impl ScheduleRecord {
+    /// Whether the schedule ends after the tick that just ran.
+    fn reached_end(&self) -> bool {
+        let s = &self.schedule;
+        let by_count = s.max_executions.is_some_and(|max| s.total_executions >= max);
+        let by_date = self
+            .end_date
+            .zip(self.cadence.next)
+            .is_some_and(|(end, next)| next.date_naive() > end);
+        by_count || by_date
+    }
 }
 
 impl ScheduleRecord {
@@ -55,7 +79,7 @@ impl ScheduleRecord {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleBook {
     pub records: Vec<ScheduleRecord>,
 }
@@ -101,6 +125,27 @@ pub fn create(company: &mut Company, req: &NewSchedule, fx: &mut Effects<'_>) ->
         req.day_of_month,
         &req.execution_time,
     )?;
+    if req.max_executions == Some(0) {
+        return Err(ApiError::field("max_executions", "must be at least 1"));
+    }
+    let end_date = req
+        .end_date
+        .as_deref()
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| {
+            NaiveDate::parse_from_str(d.trim(), "%Y-%m-%d")
+                .map_err(|_| ApiError::field("end_date", "must be a date YYYY-MM-DD"))
+        })
+        .transpose()?;
+    let cadence = Cadence::start(timing, fx.now);
+    if let (Some(end), Some(first)) = (end_date, cadence.next) {
+        if first.date_naive() > end {
+            return Err(ApiError::field(
+                "end_date",
+                format!("is before the first execution ({first}); no tick would run"),
+            ));
+        }
+    }
     let mut record = ScheduleRecord {
         schedule: Schedule {
             id: Uuid::new_v4(),
@@ -119,11 +164,14 @@ pub fn create(company: &mut Company, req: &NewSchedule, fx: &mut Effects<'_>) ->
             total_amount_spent: BaseUnits::ZERO,
             total_quantity_acquired: BaseUnits::ZERO,
             reference: req.reference.clone(),
+            end_date: end_date.map(|d| d.format("%Y-%m-%d").to_string()),
+            max_executions: req.max_executions,
             created_at: fx.now,
             updated_at: fx.now,
         },
         executions: Vec::new(),
-        cadence: Cadence::start(timing, fx.now),
+        cadence,
+        end_date,
     };
     record.show(fx.now);
     record.queue(fx.scheduler, company.id);
@@ -203,6 +251,11 @@ pub fn tick(company: &mut Company, id: Uuid, generation: u64, fx: &mut Effects<'
     }
     s.last_executed_at = fx.now.to_rfc3339();
     record.cadence.ticked(fx.now);
+    if record.reached_end() {
+        record.cadence.complete();
+        record.show(fx.now);
+        return;
+    }
     record.show(fx.now);
     record.queue(fx.scheduler, company.id);
 }

@@ -56,7 +56,7 @@ pub const PAIRS: &[(&str, &str)] = &[
     ("NGN", "BTC"),
 ];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Side {
     Buy,
     Sell,
@@ -80,7 +80,7 @@ impl Side {
 }
 
 /// A tradable pair and its currencies' decimals.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Pair {
     pub base: Currency,
     pub quote: Currency,
@@ -203,7 +203,7 @@ impl Pair {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct QuoteRecord {
     quote: Quote,
     pair: Pair,
@@ -211,7 +211,7 @@ struct QuoteRecord {
     orders: u32,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct OrderRecord {
     seq: u64,
     pub order: Order,
@@ -223,7 +223,7 @@ impl Sequenced for OrderRecord {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TradeBook {
     quotes: HashMap<Uuid, QuoteRecord>,
     orders: Vec<OrderRecord>,
@@ -262,11 +262,19 @@ impl TradeBook {
         self.quotes.retain(|_, r| r.quote.expires_at > cutoff);
     }
 
+    /// A quote still remembered at `now`: one that expired more than
+    /// `QUOTE_RETENTION_SECS` ago is forgotten on the spot, whether or not
+    /// the sweep has removed it from memory yet.
+    fn remembered(&self, id: Uuid, now: DateTime<Utc>) -> Option<&QuoteRecord> {
+        self.quotes
+            .get(&id)
+            .filter(|r| now < r.quote.expires_at + Duration::seconds(QUOTE_RETENTION_SECS))
+    }
+
     /// A quote as it stands now (expiry read on the clock).
     pub fn quote(&self, id: Uuid, now: DateTime<Utc>) -> Result<Quote, ApiError> {
         let r = self
-            .quotes
-            .get(&id)
+            .remembered(id, now)
             .ok_or_else(|| ApiError::NotFound(format!("no quote {id}")))?;
         let mut q = r.quote.clone();
         q.is_expired = now >= q.expires_at;
@@ -355,8 +363,7 @@ pub fn settle_trade(
 pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>) -> Result<Order, ApiError> {
     let record = company
         .trades
-        .quotes
-        .get(&req.quote_id)
+        .remembered(req.quote_id, now)
         .ok_or_else(|| ApiError::NotFound(format!("no quote {}; request one first", req.quote_id)))?
         .clone();
     let pair = Pair::parse(&req.base_currency, &req.quote_currency)?;
@@ -536,9 +543,13 @@ mod tests {
             .insert(old, quote(old, t0 - Duration::seconds(QUOTE_RETENTION_SECS + 1)));
         book.quotes
             .insert(recent, quote(recent, t0 - Duration::seconds(60)));
+        // Forgotten at once, before any sweep runs; the sweep only frees memory.
+        assert!(book.quote(old, t0).is_err());
+        assert!(book.quote(recent, t0).is_ok());
         for _ in 0..SWEEP_EVERY {
             book.sweep(t0);
         }
+        assert!(!book.quotes.contains_key(&old));
         assert!(book.quote(old, t0).is_err());
         assert!(book.quote(recent, t0).unwrap().is_expired);
     }

@@ -31,7 +31,7 @@ pub const FILL_DELAY_SECS: i64 = 10;
 /// No target price is above this, in whole units of the quote currency.
 const MAX_PRICE: i64 = 1_000_000_000_000;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TargetRecord {
     pub order: TargetOrder,
     pair: Pair,
@@ -41,7 +41,7 @@ pub struct TargetRecord {
     fill: (i64, i64, i64),
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TargetBook {
     pub records: Vec<TargetRecord>,
 }

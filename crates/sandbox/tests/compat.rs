@@ -1,0 +1,326 @@
+//! Additions for the provider's official command-line client, where the
+//! spec leaves room (issue 16), and the small fixes that came with them,
+//! over real HTTP with raw JSON as that client sends it.
+
+mod support;
+
+use std::net::TcpListener;
+
+use paydesk_api::models::addresses::GenerateAddress;
+use paydesk_api::models::control::SimulateDeposit;
+use paydesk_api::units::BaseUnits;
+use paydesk_sandbox::fixture::Fixture;
+use paydesk_sandbox::state::Options;
+use paydesk_sandbox::RunningSandbox;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+#[tokio::test]
+async fn an_address_may_name_a_customer_just_created_by_email() {
+    let t = support::spawn().await;
+    let (status, _) = t
+        .send(
+            Method::POST,
+            "/api/customers",
+            r#"{"first_name": "Ada", "last_name": "Okafor", "email": "ada@example.com", "customer_type": "individual"}"#,
+        )
+        .await;
+    assert_eq!(status, 201);
+    let (status, body) = t
+        .send(
+            Method::POST,
+            "/api/addresses",
+            r#"{"chain": "ethereum", "customer_email": "ADA@example.com"}"#,
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = t
+        .send(
+            Method::POST,
+            "/api/addresses",
+            r#"{"chain": "ethereum", "customer_email": "nobody@example.com"}"#,
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(body["errors"][0]["field"], "customer_email");
+}
+
+#[tokio::test]
+async fn identity_validation_problems_and_405_carry_the_added_fields() {
+    let t = support::spawn().await;
+    let (_, who) = t.send(Method::GET, "/api/whoami", "").await;
+    assert_eq!(who["data"]["authenticated"], true);
+    assert_eq!(who["data"]["client_id"], t.client_id.as_str());
+
+    let address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+    let (status, v) = t
+        .send(
+            Method::POST,
+            "/api/addresses/validate",
+            &json!({"address": address, "chain": "ethereum"}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(v["valid"], true);
+    assert_eq!(
+        v["data"],
+        json!({"valid": true, "address": address, "chain": "ethereum"})
+    );
+
+    let (status, problem) = t.send(Method::GET, "/api/balances/XYZ", "").await;
+    assert_eq!(status, 404);
+    assert_eq!(problem["message"], problem["detail"]);
+
+    let res = t
+        .signed(Method::DELETE, "/api/balances", "")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 405);
+    assert_eq!(res.headers()["allow"], "GET");
+    let res = t
+        .signed(
+            Method::PATCH,
+            "/api/cards/00000000-0000-0000-0000-000000000000",
+            "",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 405);
+    assert_eq!(res.headers()["allow"], "GET, DELETE");
+    // The v1 card paths stay unserved.
+    let (status, _) = t
+        .send(
+            Method::POST,
+            "/api/cards/00000000-0000-0000-0000-000000000000/fund",
+            "{}",
+        )
+        .await;
+    assert_eq!(status, 404);
+}
+
+async fn quote(t: &support::TestSandbox, reference: &str) -> String {
+    let (status, q) = t
+        .send(
+            Method::POST,
+            "/api/payouts/quotes",
+            &json!({"amount": "10", "country": "NG", "from_asset": "USDT", "to_currency": "NGN", "source": "offchain", "reference": reference}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 201, "{q}");
+    q["data"]["quote_id"]
+        .as_str()
+        .or(q["data"]["quote"]["quote_id"].as_str())
+        .unwrap_or_else(|| panic!("no quote id in {q}"))
+        .to_owned()
+}
+
+#[tokio::test]
+async fn payouts_answer_on_the_official_clients_paths() {
+    let t = support::spawn().await;
+    let quote_id = quote(&t, "cli-1").await;
+    let (status, init) = t
+        .send(
+            Method::POST,
+            &format!("/api/payouts/quotes/{quote_id}/initialize"),
+            &json!({"reference": "cli-1", "payment_reason": "salary", "beneficiary": {"type": "BANK", "country": "NG", "account_name": "Ada Okafor", "account_number": "0123456789", "bank_code": "058"}}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200, "{init}");
+    assert_eq!(init["payout"]["status"], "INITIATED");
+    assert_eq!(init["payout"]["beneficiary"]["destination_type"], "bank");
+    let (status, fin) = t
+        .send(
+            Method::POST,
+            &format!("/api/payouts/quotes/{quote_id}/finalize"),
+            "",
+        )
+        .await;
+    assert_eq!(status, 200, "{fin}");
+    let id = fin["data"]["payout"]["id"].as_str().unwrap().to_owned();
+
+    let (status, one) = t.send(Method::GET, &format!("/api/payouts/fetch/{id}"), "").await;
+    assert_eq!((status, one["data"]["id"].as_str()), (200, Some(id.as_str())));
+    let (status, one) = t
+        .send(Method::GET, "/api/payouts/fetch/reference/cli-1", "")
+        .await;
+    assert_eq!((status, one["data"]["id"].as_str()), (200, Some(id.as_str())));
+    let (status, _) = t.send(Method::GET, "/api/payouts/fetch/reference/nope", "").await;
+    assert_eq!(status, 404);
+
+    quote(&t, "cli-2").await;
+    let (status, page) = t
+        .send(Method::GET, "/api/payouts/?order=asc&page=1&take=1", "")
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(page["data"]["total"], 2);
+    assert_eq!(page["data"]["payouts"][0]["id"], id.as_str());
+    let (_, page) = t.send(Method::GET, "/api/payouts/?page=2&take=1", "").await;
+    assert_eq!(
+        page["data"]["payouts"][0]["id"],
+        id.as_str(),
+        "newest first by default"
+    );
+    let (status, _) = t.send(Method::GET, "/api/payouts/?take=0", "").await;
+    assert_eq!(status, 400);
+    let (status, _) = t.send(Method::GET, "/api/payouts/?order=sideways", "").await;
+    assert_eq!(status, 400);
+
+    let (status, req) = t
+        .send(
+            Method::GET,
+            "/api/payouts/supported-countries/GH/requirements",
+            "",
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(req["data"]["payment_reasons"][0], "salary");
+}
+
+#[tokio::test]
+async fn beneficiaries_and_lookups_take_the_official_clients_forms() {
+    let t = support::spawn().await;
+    let destination = json!({"account_name": "Ada Okafor", "account_number": "0123456789", "bank_code": "058", "country": "NG"});
+    let (status, b) = t
+        .send(
+            Method::POST,
+            "/api/beneficiaries",
+            &json!({"type": "bank", "name": "Ada", "destination": destination.to_string()}).to_string(),
+        )
+        .await;
+    assert_eq!(status, 201, "{b}");
+    assert_eq!(b["data"]["destination"]["account_number"], "0123456789");
+    let (status, found) = t
+        .send(
+            Method::POST,
+            "/api/payouts/beneficiary-lookup",
+            r#"{"country": "NG", "account_number": "0123456789", "bank_code": "058", "type": "bank_account"}"#,
+        )
+        .await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["data"]["account_number"], "0123456789");
+}
+
+#[tokio::test]
+async fn a_lightning_preview_gives_expires_at_as_a_string_of_unix_seconds() {
+    let t = support::spawn().await;
+    let (status, inv) = t
+        .send(
+            Method::POST,
+            "/api/lightning/invoices",
+            r#"{"amount": 1000, "description": "tea", "reference": "ln-1"}"#,
+        )
+        .await;
+    assert_eq!(status, 201, "{inv}");
+    let request = inv["data"]["request"].as_str().unwrap();
+    let (status, preview) = t
+        .send(
+            Method::POST,
+            "/api/lightning/payments/initiate",
+            &json!({ "request": request }).to_string(),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let at = preview["data"]["expires_at"].as_str().expect("a string");
+    assert!(at.parse::<i64>().is_ok(), "{at}");
+}
+
+#[tokio::test]
+async fn list_filters_filter_or_are_refused() {
+    let t = support::spawn().await;
+    let (_, all) = t
+        .send(Method::GET, "/api/transactions?reference=OPENING_USDT", "")
+        .await;
+    let txs = all["data"]["transactions"].as_array().unwrap();
+    assert_eq!(txs.len(), 1);
+    assert_eq!(txs[0]["reference"], "OPENING_USDT");
+    let (_, none) = t
+        .send(
+            Method::GET,
+            "/api/transactions?address=0x0000000000000000000000000000000000000000",
+            "",
+        )
+        .await;
+    assert_eq!(none["data"]["transactions"], json!([]));
+
+    for (email, reference) in [("a@example.com", "c-a"), ("b@example.com", "c-b")] {
+        let (status, _) = t
+            .send(
+                Method::POST,
+                "/api/customers",
+                &json!({"first_name": "A", "last_name": "B", "email": email, "customer_type": "individual", "reference": reference}).to_string(),
+            )
+            .await;
+        assert_eq!(status, 201);
+    }
+    let (_, list) = t.send(Method::GET, "/api/customers?reference=c-b", "").await;
+    let id = list["data"]["customers"][0]["id"].as_str().unwrap().to_owned();
+    let (status, _) = t
+        .send(
+            Method::POST,
+            &format!("/api/customers/blacklist/{id}"),
+            r#"{"blacklist": true}"#,
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (_, listed) = t.send(Method::GET, "/api/customers?blacklisted=true", "").await;
+    let emails: Vec<&Value> = listed["data"]["customers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["email"])
+        .collect();
+    assert_eq!(emails, [&json!("b@example.com")]);
+    let (_, listed) = t.send(Method::GET, "/api/customers?blacklisted=false", "").await;
+    assert_eq!(listed["data"]["customers"][0]["email"], "a@example.com");
+    let (status, _) = t.send(Method::GET, "/api/customers?blacklisted=maybe", "").await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn webhooks_carry_the_signature_under_extra_header_names_too() {
+    let fixture = Fixture::demo();
+    let sandbox = RunningSandbox::start_with(
+        &fixture,
+        TcpListener::bind("127.0.0.1:0").unwrap(),
+        1,
+        Options {
+            webhook_signature_headers: vec!["X-Webhook-Signature".into()],
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let first = &fixture.companies[0].clients[0];
+    let client = support::client_for(&sandbox, &first.client_id.to_string(), &first.client_secret);
+    let receiver = support::Receiver::start(0).await;
+    client.sandbox_set_webhook(&receiver.url, None).await.unwrap();
+    let address = client
+        .generate_address(&GenerateAddress {
+            chain: "ethereum".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .address;
+    client
+        .sandbox_deposit(&SimulateDeposit {
+            chain: "ethereum".into(),
+            address,
+            currency: "USDT".into(),
+            amount: BaseUnits(1_000),
+        })
+        .await
+        .unwrap();
+    client.sandbox_advance_clock(60).await.unwrap();
+    let d = receiver.wait_for("deposit.success").await;
+    let extra = d
+        .headers
+        .iter()
+        .find(|(name, _)| name == "x-webhook-signature")
+        .map(|(_, v)| v.clone());
+    assert_eq!(extra.as_deref(), Some(d.signature.as_str()));
+    assert!(!d.signature.is_empty());
+    sandbox.stop().await;
+}
