@@ -124,8 +124,10 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
 #[cfg(feature = "builtin-sandbox")]
 mod embedded {
     use std::net::SocketAddr;
+    use std::path::PathBuf;
 
     use paydesk_api::{Client, Credentials};
+    use paydesk_sandbox::state::Options;
     use paydesk_sandbox::{Fixture, RunningSandbox};
     use secrecy::ExposeSecret;
     use sqlx::PgPool;
@@ -143,14 +145,28 @@ mod embedded {
         }
     }
 
-    pub async fn start(pool: &PgPool, key: &MasterKey, portal: SocketAddr) -> Result<Embedded, StartupError> {
+    /// The sandbox keeps its data under `data_dir`, so a restart of the
+    /// portal shows the same cards, customers and history. The folder is
+    /// named after the demo tenant's client id: a new demo tenant (a fresh
+    /// database) starts a fresh sandbox instead of meeting another's data.
+    pub async fn start(
+        pool: &PgPool,
+        key: &MasterKey,
+        portal: SocketAddr,
+        data_dir: PathBuf,
+    ) -> Result<Embedded, StartupError> {
         let demo = bootstrap::ensure_demo_tenant(pool, key).await?;
         let fixture = Fixture::single_company(
             bootstrap::DEMO_TENANT,
             demo.client_id,
             demo.client_secret.expose_secret().to_owned(),
         );
-        let sandbox = RunningSandbox::start(&fixture).await?;
+        let options = Options {
+            data_dir: Some(data_dir.join(format!("sandbox-{}", demo.client_id.simple()))),
+            ..Options::default()
+        };
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let sandbox = RunningSandbox::start_with(&fixture, listener, 1, options).await?;
         tenants::set_base_url(pool, demo.connection_id, &sandbox.base_url).await?;
         let hooks = format!("http://{portal}/hooks/{}", demo.connection_id);
         let client = Client::new(
@@ -170,6 +186,7 @@ mod embedded {
 #[cfg(not(feature = "builtin-sandbox"))]
 mod embedded {
     use std::net::SocketAddr;
+    use std::path::PathBuf;
 
     use sqlx::PgPool;
 
@@ -184,7 +201,12 @@ mod embedded {
         }
     }
 
-    pub async fn start(_: &PgPool, _: &MasterKey, _: SocketAddr) -> Result<Embedded, StartupError> {
+    pub async fn start(
+        _: &PgPool,
+        _: &MasterKey,
+        _: SocketAddr,
+        _: PathBuf,
+    ) -> Result<Embedded, StartupError> {
         Err(StartupError::Io(std::io::Error::other(
             "this build has no built-in sandbox (feature builtin-sandbox); set PAYDESK_BUILTIN_SANDBOX=false",
         )))
@@ -212,7 +234,7 @@ impl Application {
         let first_admin = bootstrap::ensure_first_admin(&pool).await?;
         let addr = listener.local_addr()?;
         let sandbox = if settings.builtin_sandbox {
-            Some(embedded::start(&pool, &key, loopback(addr)).await?)
+            Some(embedded::start(&pool, &key, loopback(addr), settings.data_dir.clone()).await?)
         } else {
             None
         };

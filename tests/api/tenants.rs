@@ -376,3 +376,33 @@ async fn payees_are_saved_changed_and_deleted_through_the_gate() {
         .beneficiaries
         .is_empty());
 }
+
+/// Default mode keeps the built-in sandbox's data under the portal's data
+/// directory: a portal started again on the same database and directory
+/// finds the same customers.
+#[tokio::test]
+async fn the_built_in_sandbox_keeps_its_data_across_restarts() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let sandbox = app.sandbox().await;
+    let customer = sandbox
+        .create_customer(&paydesk_api::models::customers::NewCustomer {
+            email: "kept@example.com".into(),
+            customer_type: "individual".into(),
+            first_name: Some("Kept".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let again = paydesk::startup::Application::build_on(
+        &app.settings,
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+    )
+    .await
+    .expect("the portal starts again");
+    let url = again.sandbox_url().unwrap().to_owned();
+    assert_ne!(url, app.sandbox_url, "a new sandbox process");
+    let restarted = paydesk_api::Client::new(url, app.sandbox_credentials().await);
+    let found = restarted.customer(&customer.id.to_string()).await.unwrap();
+    assert_eq!(found.email, "kept@example.com");
+}
