@@ -21,7 +21,7 @@ use crate::areas::lightning::bolt11::NodeKey;
 use crate::areas::lightning::{model as lightning, LightningBook, Node};
 use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
-use crate::areas::trading::{schedules, targets, ScheduleBook, TargetBook, TradeBook};
+use crate::areas::trading::{schedules, spot, targets, ScheduleBook, TargetBook, TradeBook};
 use crate::areas::virtual_accounts::VirtualAccountBook;
 use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
@@ -293,6 +293,7 @@ impl Store {
         } = self;
         for company in companies.values_mut() {
             targets::check_triggers(company, market, scheduler, now);
+            spot::fill_resting(company, market, now);
         }
         self.touched.extend(self.companies.keys().copied());
     }
@@ -524,8 +525,8 @@ impl Shared {
             let touched: Vec<Uuid> = store.touched.drain().collect();
             let mut companies = Vec::with_capacity(touched.len());
             for id in touched {
-                if let Ok(doc) = store.snapshot(id, now) {
-                    companies.push((id, doc.to_string()));
+                if let Ok(doc) = store.snapshot_text(id, now) {
+                    companies.push((id, doc));
                 }
             }
             Write {
