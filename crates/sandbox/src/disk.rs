@@ -8,7 +8,13 @@
 //! records, webhook setting and pending clock-driven steps), written in one
 //! transaction with the shared state (clock offset, market prices, the
 //! Lightning node key) and the write's nonce, before the answer is sent.
-//! Only companies touched since the last write are written.
+//! Only companies touched since the last write are written, and a write
+//! whose change an earlier keep already covered writes only its nonce, so
+//! concurrent writes share one serialization (kept on the blocking pool,
+//! the worker goes on serving meanwhile). The cost: a company's whole
+//! document is serialized per keep, so writes slow down as its history
+//! grows (see `bench/README.md`); keeping each record as its own row is
+//! the way past that.
 //!
 //! Why SQLite: its write-ahead log with `synchronous=NORMAL` is documented
 //! to keep every committed transaction across an application crash (only a
@@ -39,6 +45,8 @@ pub enum DiskError {
     Sqlite(#[from] rusqlite::Error),
     #[error("the data directory holds state this sandbox can't read: {0}")]
     Unreadable(String),
+    #[error("keeping the state was interrupted: {0}")]
+    Interrupted(String),
     #[error("the data directory was started with another fixture; give the same fixture, none, or an empty directory")]
     OtherFixture,
 }
@@ -54,7 +62,8 @@ pub struct Globals {
 pub struct Write {
     /// Snapshot documents of the companies touched, by id.
     pub companies: Vec<(Uuid, String)>,
-    pub globals: Globals,
+    /// None when an earlier write already covered the state.
+    pub globals: Option<Globals>,
     /// The write's nonce: client, nonce, and when it may be forgotten
     /// (Unix seconds).
     pub nonce: Option<(Uuid, String, i64)>,
@@ -189,17 +198,18 @@ impl Disk {
                 params![id.to_string(), state],
             )?;
         }
-        let g = &write.globals;
-        for (key, value) in [
-            ("clock_offset_ms", g.clock_offset_ms.to_string()),
-            ("market", g.market.to_string()),
-            ("node_secret", g.node_secret.clone()),
-        ] {
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                params![key, value],
-            )?;
+        if let Some(g) = &write.globals {
+            for (key, value) in [
+                ("clock_offset_ms", g.clock_offset_ms.to_string()),
+                ("market", g.market.to_string()),
+                ("node_secret", g.node_secret.clone()),
+            ] {
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    params![key, value],
+                )?;
+            }
         }
         if let Some((client, nonce, expires)) = &write.nonce {
             tx.execute(

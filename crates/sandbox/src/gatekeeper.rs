@@ -13,7 +13,7 @@ use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
-use actix_web::web::{Bytes, BytesMut, Data};
+use actix_web::web::{self, Bytes, BytesMut, Data};
 use actix_web::{HttpMessage, HttpResponse};
 use futures_util::StreamExt;
 use paydesk_api::models::control::JournalEntry;
@@ -21,6 +21,7 @@ use paydesk_api::paths::Operation;
 use paydesk_api::signing::{self, SignatureError, MAX_CLOCK_SKEW_SECS};
 use uuid::Uuid;
 
+use crate::disk::DiskError;
 use crate::error::ApiError;
 use crate::faults::{self, FaultMode};
 use crate::journal;
@@ -308,10 +309,16 @@ pub async fn gatekeeper(
                 .map(str::to_owned);
             let res = next.call(req).await?.map_into_boxed_body();
             let res = render_error(res, &shared, &request_id);
-            // A write is kept before it is answered (with --data-dir).
+            // A write is kept before it is answered (with --data-dir), on
+            // the blocking pool: the worker serves other requests meanwhile,
+            // and their changes join the next keep.
             let caller = res.request().extensions().get::<Caller>().map(|c| c.client_id);
-            let kept = if write {
-                shared.keep(caller.zip(nonce))
+            let kept = if write && shared.keeps_state() {
+                let keeper = shared.clone();
+                let covering = shared.store().changes();
+                web::block(move || keeper.keep(Some(covering), caller.zip(nonce)))
+                    .await
+                    .unwrap_or_else(|e| Err(DiskError::Interrupted(e.to_string())))
             } else {
                 Ok(())
             };

@@ -37,30 +37,43 @@ pub struct Snapshot {
     pub pending: Vec<(DateTime<Utc>, Job)>,
 }
 
+/// A snapshot serialized through a borrowed view, so the company is not
+/// cloned.
+#[derive(Serialize)]
+struct View<'a> {
+    snapshot_version: u32,
+    company_id: Uuid,
+    taken_at: DateTime<Utc>,
+    company: &'a Company,
+    pending: Vec<(DateTime<Utc>, Job)>,
+}
+
 impl Store {
-    /// The company's state as a snapshot.
-    pub fn snapshot(&self, company_id: Uuid, now: DateTime<Utc>) -> Result<serde_json::Value, ApiError> {
+    fn view(&self, company_id: Uuid, now: DateTime<Utc>) -> Result<View<'_>, ApiError> {
         let company = self
             .companies
             .get(&company_id)
             .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
-        // Serialized through a borrowed view, so the company is not cloned.
-        #[derive(Serialize)]
-        struct View<'a> {
-            snapshot_version: u32,
-            company_id: Uuid,
-            taken_at: DateTime<Utc>,
-            company: &'a Company,
-            pending: Vec<(DateTime<Utc>, Job)>,
-        }
-        serde_json::to_value(View {
+        Ok(View {
             snapshot_version: SNAPSHOT_VERSION,
             company_id,
             taken_at: now,
             company,
             pending: self.scheduler.jobs_of(company_id),
         })
-        .map_err(|e| ApiError::invalid(format!("the company's state could not be written: {e}")))
+    }
+
+    /// The company's state as a snapshot.
+    pub fn snapshot(&self, company_id: Uuid, now: DateTime<Utc>) -> Result<serde_json::Value, ApiError> {
+        serde_json::to_value(self.view(company_id, now)?)
+            .map_err(|e| ApiError::invalid(format!("the company's state could not be written: {e}")))
+    }
+
+    /// The same snapshot as JSON text, written straight from the state
+    /// (the data directory's path, where no JSON tree is needed).
+    pub fn snapshot_text(&self, company_id: Uuid, now: DateTime<Utc>) -> Result<String, ApiError> {
+        serde_json::to_string(&self.view(company_id, now)?)
+            .map_err(|e| ApiError::invalid(format!("the company's state could not be written: {e}")))
     }
 
     /// Replaces a company's state with a snapshot's.

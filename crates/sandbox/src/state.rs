@@ -21,7 +21,7 @@ use crate::areas::lightning::bolt11::NodeKey;
 use crate::areas::lightning::{model as lightning, LightningBook, Node};
 use crate::areas::market::Market;
 use crate::areas::payouts::{model as payouts, PayoutBook};
-use crate::areas::trading::{schedules, targets, ScheduleBook, TargetBook, TradeBook};
+use crate::areas::trading::{schedules, spot, targets, ScheduleBook, TargetBook, TradeBook};
 use crate::areas::virtual_accounts::VirtualAccountBook;
 use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
@@ -197,6 +197,9 @@ pub struct Store {
     /// Companies changed (or read mutably) since the data directory last
     /// kept them.
     touched: HashSet<Uuid>,
+    /// Counts every mutable access to a company, so a write can tell
+    /// whether a keep already covered its change.
+    changes: u64,
 }
 
 impl Store {
@@ -211,6 +214,7 @@ impl Store {
             outbox: Outbox::default(),
             node: Node::default(),
             touched: HashSet::new(),
+            changes: 0,
         };
         for cf in &fixture.companies {
             let id = cf.id.unwrap_or_else(Uuid::new_v4);
@@ -244,11 +248,13 @@ impl Store {
         company_id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<(&mut Company, Effects<'_>), ApiError> {
-        let company = self
-            .companies
-            .get_mut(&company_id)
-            .ok_or_else(|| ApiError::Unauthorized("the client's company no longer exists".to_owned()))?;
-        self.touched.insert(company_id);
+        if !self.companies.contains_key(&company_id) {
+            return Err(ApiError::Unauthorized(
+                "the client's company no longer exists".to_owned(),
+            ));
+        }
+        self.mark(company_id);
+        let company = self.companies.get_mut(&company_id).expect("checked just above");
         Ok((
             company,
             Effects {
@@ -274,13 +280,23 @@ impl Store {
         self.scheduler.forget_company(company_id);
         self.node.forget_company(company_id);
         self.companies.insert(company_id, fresh);
-        self.touched.insert(company_id);
+        self.mark(company_id);
         Ok(())
     }
 
     /// Marks a company for the data directory to keep.
     pub fn touch(&mut self, company_id: Uuid) {
+        self.mark(company_id);
+    }
+
+    fn mark(&mut self, company_id: Uuid) {
         self.touched.insert(company_id);
+        self.changes += 1;
+    }
+
+    /// The change count so far (see `Shared::keep`).
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// A market price moved: target orders it crossed trigger.
@@ -293,8 +309,10 @@ impl Store {
         } = self;
         for company in companies.values_mut() {
             targets::check_triggers(company, market, scheduler, now);
+            spot::fill_resting(company, market, now);
         }
-        self.touched.extend(self.companies.keys().copied());
+        let ids: Vec<Uuid> = self.companies.keys().copied().collect();
+        ids.into_iter().for_each(|id| self.mark(id));
     }
 
     /// Runs one due job.
@@ -439,8 +457,16 @@ pub struct Shared {
     advancing: tokio::sync::Mutex<()>,
     disk: Option<Disk>,
     /// Serializes writes to the disk, so a later state never lands before
-    /// an earlier one.
-    keeping: Mutex<()>,
+    /// an earlier one, and holds what the last write covered.
+    keeping: Mutex<KeptMark>,
+}
+
+/// What the data directory holds: the change count and clock offset of
+/// the last state written.
+#[derive(Debug, Default)]
+struct KeptMark {
+    changes: u64,
+    offset_ms: i64,
 }
 
 impl Shared {
@@ -500,46 +526,69 @@ impl Shared {
             options,
             advancing: tokio::sync::Mutex::new(()),
             disk,
-            keeping: Mutex::new(()),
+            keeping: Mutex::new(KeptMark::default()),
         };
-        shared.keep(None)?;
+        shared.keep(None, None)?;
         Ok(shared)
+    }
+
+    /// Whether the state is kept in a data directory.
+    pub fn keeps_state(&self) -> bool {
+        self.disk.is_some()
     }
 
     /// With a data directory: keeps the companies touched since the last
     /// keep, the shared state and a write's nonce, in one transaction.
-    /// Called before a write is answered and after clock-driven steps ran.
-    pub fn keep(&self, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+    /// Called before a write is answered, with the change count seen after
+    /// it ran (`covering`): when an earlier keep already covered that
+    /// count, only the nonce is written, so concurrent writes share one
+    /// serialization. Also called after clock-driven steps ran (`None`).
+    pub fn keep(&self, covering: Option<u64>, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
         let Some(disk) = &self.disk else {
             return Ok(());
         };
-        let _order = self.keeping.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept = self.keeping.lock().unwrap_or_else(|p| p.into_inner());
         let now_unix = Utc::now().timestamp();
-        let write = {
+        let offset_ms = self.clock.offset_ms();
+        let (write, changes) = {
             let mut store = self.store();
-            if store.touched.is_empty() && nonce.is_none() {
+            let state_due = offset_ms != kept.offset_ms
+                || match covering {
+                    Some(c) => c > kept.changes,
+                    None => !store.touched.is_empty(),
+                };
+            if !state_due && nonce.is_none() {
                 return Ok(());
             }
             let now = self.clock.now();
-            let touched: Vec<Uuid> = store.touched.drain().collect();
-            let mut companies = Vec::with_capacity(touched.len());
-            for id in touched {
-                if let Ok(doc) = store.snapshot(id, now) {
-                    companies.push((id, doc.to_string()));
+            let mut companies = Vec::new();
+            let mut globals = None;
+            if state_due {
+                let touched: Vec<Uuid> = store.touched.drain().collect();
+                for id in touched {
+                    if let Ok(doc) = store.snapshot_text(id, now) {
+                        companies.push((id, doc));
+                    }
                 }
-            }
-            Write {
-                companies,
-                globals: Globals {
-                    clock_offset_ms: self.clock.offset_ms(),
+                globals = Some(Globals {
+                    clock_offset_ms: offset_ms,
                     market: serde_json::to_value(&store.market)
                         .map_err(|e| DiskError::Unreadable(e.to_string()))?,
                     node_secret: store.node.key.secret_hex(),
-                },
-                nonce: nonce.map(|(client, n)| (client, n, NonceCache::expiry(now_unix))),
+                });
             }
+            let write = Write {
+                companies,
+                globals,
+                nonce: nonce.map(|(client, n)| (client, n, NonceCache::expiry(now_unix))),
+            };
+            (write, state_due.then_some(store.changes))
         };
-        disk.keep(write, now_unix)
+        disk.keep(write, now_unix)?;
+        if let Some(changes) = changes {
+            *kept = KeptMark { changes, offset_ms };
+        }
+        Ok(())
     }
 
     pub fn journal(&self) -> MutexGuard<'_, Journal> {

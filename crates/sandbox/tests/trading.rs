@@ -746,3 +746,73 @@ async fn scheduled_orders_complete_at_max_executions_or_end_date() {
         .await;
     assert_eq!(status, 400);
 }
+
+#[tokio::test]
+async fn limit_orders_rest_hold_funds_fill_at_their_price_or_cancel() {
+    let t = support::spawn().await;
+    let c = &t.client;
+    let usdt0 = available(c, "USDT").await;
+    let btc0 = available(c, "BTC").await;
+    let limit = |q: &paydesk_api::models::trading::Quote, side: &str, price: &str| OrderRequest {
+        order_type: Some("limit".into()),
+        price: Some(dec(price)),
+        ..order_on(q, side, "0.01")
+    };
+
+    // Marketable (at or above the quoted 60,300): fills at once at the quote.
+    let q = c
+        .create_trading_quote(&quote("BTC", "USDT", "buy", "0.01"))
+        .await
+        .unwrap();
+    let at_once = c.create_order(&limit(&q, "buy", "61000")).await.unwrap();
+    assert_eq!((at_once.status.as_str(), at_once.price), ("filled", dec("60300")));
+
+    // Below the market: rests with 0.01 × 59,000 = 590 USDT held.
+    let q = c
+        .create_trading_quote(&quote("BTC", "USDT", "buy", "0.01"))
+        .await
+        .unwrap();
+    let rests = c.create_order(&limit(&q, "buy", "59000")).await.unwrap();
+    assert_eq!(rests.status, "pending");
+    assert_eq!(
+        (rests.filled_quantity, rests.remaining_quantity),
+        (dec("0"), dec("0.01"))
+    );
+    let usdt1 = available(c, "USDT").await;
+    assert_eq!(usdt1, usdt0 - 603_000_000 - 590_000_000);
+    let (_, txs) = t
+        .send(reqwest::Method::GET, "/api/transactions?status=PENDING", "")
+        .await;
+    let held = &txs["data"]["transactions"][0];
+    assert_eq!(held["metadata"]["hold_type"], "limit_order");
+    assert_eq!(held["metadata"]["order_id"], rests.id.to_string());
+    assert!(held["metadata"]["hold_id"].is_string());
+
+    // A sell above the market rests too, and is cancelled.
+    let q = c
+        .create_trading_quote(&quote("BTC", "USDT", "sell", "0.01"))
+        .await
+        .unwrap();
+    let sell = c.create_order(&limit(&q, "sell", "70000")).await.unwrap();
+    assert_eq!(sell.status, "pending");
+    let cancelled = c.cancel_order(&sell.id.to_string()).await.unwrap();
+    assert_eq!(cancelled.status, "cancelled");
+    assert_eq!(
+        available(c, "BTC").await,
+        btc0 + 1_000_000,
+        "the sell's hold is released"
+    );
+    let again = c.cancel_order(&sell.id.to_string()).await.unwrap_err();
+    assert_eq!(again.status(), Some(422));
+
+    // The market moves to 59,500: not yet; to 59,000: the buy fills at 59,000.
+    c.sandbox_set_price("BTC", "USDT", dec("59500")).await.unwrap();
+    assert_eq!(c.order(&rests.id.to_string()).await.unwrap().status, "pending");
+    c.sandbox_set_price("BTC", "USDT", dec("59000")).await.unwrap();
+    let filled = c.order(&rests.id.to_string()).await.unwrap();
+    assert_eq!((filled.status.as_str(), filled.price), ("filled", dec("59000")));
+    assert_eq!(filled.fills.len(), 1);
+    assert_eq!(available(c, "USDT").await, usdt1);
+    assert_eq!(available(c, "BTC").await, btc0 + 2_000_000);
+    assert_ledger_adds_up(c).await;
+}

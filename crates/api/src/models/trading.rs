@@ -89,9 +89,13 @@ pub struct OrderRequest {
     pub side: String,
     /// Whole units, or base units with `quantity_in_base_units`.
     pub quantity: Decimal,
-    /// Optional: the quote's price is used.
+    /// Optional: the quote's price is used, unless a `limit` order's price
+    /// is not marketable (then the order rests at it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub price: Option<Decimal>,
+    /// `market` (the default) or `limit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_type: Option<String>,
     pub quote_id: Uuid,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantity_in_base_units: Option<bool>,

@@ -384,6 +384,9 @@ fn settle_incoming(
     kind: TransactionType,
     now: DateTime<Utc>,
 ) -> Result<String, ApiError> {
+    // The payee is another company than the caller's: mark it for the
+    // data directory.
+    store.touch(company_id);
     let Store {
         companies, outbox, ..
     } = store;
@@ -627,7 +630,6 @@ pub fn settle_held(store: &mut Store, payer: Uuid, payment_id: Uuid, now: DateTi
             Some((company_id, index))
         });
     let preimage = payee.and_then(|(company_id, index)| {
-        store.touch(company_id);
         settle_incoming(store, company_id, index, TransactionType::P2pTransfer, now).ok()
     });
     let Some(company) = store.companies.get_mut(&payer) else {

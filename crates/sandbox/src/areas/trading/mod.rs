@@ -138,7 +138,7 @@ pub async fn cancel_order(
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
-    let order = spot::cancel_order(company, id)?;
+    let order = spot::cancel_order(company, id, now)?;
     Ok(answer(
         StatusCode::OK,
         "Order cancelled",

@@ -8,10 +8,20 @@
 //! SWAP_INTERNAL transaction with the order as `trade_id`, so every unit
 //! that moves is on an order.
 //!
+//! Resting orders (sandbox-rules.md): an order with `order_type: "limit"`
+//! whose `price` is not marketable against its quote (a buy below the
+//! quoted price, a sell above it) rests `pending` with its funds held (a
+//! PENDING SWAP_INTERNAL debit whose metadata names `hold_id`, `hold_type`
+//! and `order_id`), and fills whole at its own price when `PUT
+//! /sandbox/prices` moves the market (no spread) to it or beyond; DELETE
+//! cancels it and releases the hold.
+//!
 //! Decisions where the documents are silent: an order must name a quote
-//! and match its pair and side; a `price` in the order is recorded (the
-//! order is then `limit`) but the fill is at the quote's price; orders
-//! fill at once, so cancelling one is a 422; a quote stays readable for an
+//! and match its pair and side; a `price` in an order without `order_type`
+//! is recorded (the order is then `limit`) but the fill is at the quote's
+//! price; a resting order consumes its quote like any order; NGN pairs
+//! can't rest (400); a buy holds quantity × price rounded up, a sell the
+//! quantity; a filled or cancelled order can't be cancelled (422); a quote stays readable for an
 //! hour after it expires, then is forgotten (404); quoted prices keep 15
 //! significant digits; a trade is at most 10^12 units of its base.
 
@@ -223,6 +233,18 @@ impl Sequenced for OrderRecord {
     }
 }
 
+/// What a resting order needs to fill or be cancelled.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Resting {
+    pub order_id: Uuid,
+    pair: Pair,
+    side: Side,
+    /// Base and quote units moved by the fill at the order's price.
+    base_units: i64,
+    quote_units: i64,
+    hold_tx: Uuid,
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TradeBook {
     quotes: HashMap<Uuid, QuoteRecord>,
@@ -230,6 +252,9 @@ pub struct TradeBook {
     order_index: HashMap<Uuid, usize>,
     /// Quotes made since the last sweep of old ones.
     since_sweep: u32,
+    /// Limit orders resting until the market reaches their price.
+    #[serde(default)]
+    resting: Vec<Resting>,
 }
 
 impl TradeBook {
@@ -242,6 +267,11 @@ impl TradeBook {
             .get(&id)
             .map(|i| &self.orders[*i].order)
             .ok_or_else(|| ApiError::NotFound(format!("no order {id}")))
+    }
+
+    fn order_mut(&mut self, id: Uuid) -> Option<&mut Order> {
+        let index = *self.order_index.get(&id)?;
+        Some(&mut self.orders[index].order)
     }
 
     pub fn record_order(&mut self, order: Order) {
@@ -379,6 +409,7 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
             ),
         ));
     }
+    let rests_at = limit_price(req, &pair, side, record.quote.price)?;
     let in_base_units = req.quantity_in_base_units.unwrap_or(false);
     if in_base_units && pair.is_ngn() {
         return Err(ApiError::field(
@@ -435,9 +466,23 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
             ),
         ));
     }
-    let (base_units, quote_units) = pair.amounts(quantity, quote.price, side)?;
+    let fill_price = rests_at.unwrap_or(quote.price);
+    let (base_units, quote_units) = pair.amounts(quantity, fill_price, side)?;
     let id = Uuid::new_v4();
-    settle_trade(company, &pair, side, base_units, quote_units, id, now)?;
+    match rests_at {
+        None => settle_trade(company, &pair, side, base_units, quote_units, id, now)?,
+        Some(_) => {
+            let hold_tx = hold(company, &pair, side, base_units, quote_units, id, now)?;
+            company.trades.resting.push(Resting {
+                order_id: id,
+                pair: pair.clone(),
+                side,
+                base_units,
+                quote_units,
+                hold_tx,
+            });
+        }
+    }
 
     let record = company.trades.quotes.get_mut(&req.quote_id).expect("found above");
     record.orders += 1;
@@ -458,15 +503,23 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
         }
         .to_owned(),
         quantity,
-        price: q.price,
-        status: "filled".to_owned(),
+        price: fill_price,
+        status: if rests_at.is_some() { "pending" } else { "filled" }.to_owned(),
         exchange: (!ngn).then(|| pair.exchange(side, base_units, quote_units)),
         created_at: now,
         updated_at: now,
-        filled_quantity: quantity,
-        remaining_quantity: Decimal::ZERO,
+        filled_quantity: if rests_at.is_some() {
+            Decimal::ZERO
+        } else {
+            quantity
+        },
+        remaining_quantity: if rests_at.is_some() {
+            quantity
+        } else {
+            Decimal::ZERO
+        },
         quote_id: q.id,
-        fills: if ngn {
+        fills: if ngn || rests_at.is_some() {
             Vec::new()
         } else {
             vec![Fill {
@@ -488,14 +541,166 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
     Ok(order)
 }
 
-/// `DELETE /api/trading/orders/{id}`: orders fill at once, so none is
-/// still cancellable.
-pub fn cancel_order(company: &Company, id: Uuid) -> Result<Order, ApiError> {
-    let order = company.trades.order(id)?;
-    Err(ApiError::unprocessable(
-        codes::INVALID_STATE,
-        format!("the order is {} and can no longer be cancelled", order.status),
-    ))
+/// The price a `limit` order rests at: None when it fills at once (a
+/// market order, or a limit price marketable against the quote).
+fn limit_price(
+    req: &OrderRequest,
+    pair: &Pair,
+    side: Side,
+    quoted: Decimal,
+) -> Result<Option<Decimal>, ApiError> {
+    match req
+        .order_type
+        .as_deref()
+        .map(|t| t.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("") | Some("market") => Ok(None),
+        Some("limit") => {
+            let price = req
+                .price
+                .filter(|p| *p > Decimal::ZERO)
+                .ok_or_else(|| ApiError::field("price", "a limit order needs a positive price"))?;
+            let marketable = match side {
+                Side::Buy => price >= quoted,
+                Side::Sell => price <= quoted,
+            };
+            if marketable {
+                return Ok(None);
+            }
+            if pair.is_ngn() {
+                return Err(ApiError::field(
+                    "order_type",
+                    "NGN orders fill at once from their quote; they can't rest",
+                ));
+            }
+            Ok(Some(price.normalize()))
+        }
+        Some(other) => Err(ApiError::field(
+            "order_type",
+            format!("'{other}' is not one of market, limit"),
+        )),
+    }
+}
+
+/// Holds what a resting order will pay: a PENDING debit of the quote
+/// currency (buy) or of the base (sell).
+fn hold(
+    company: &mut Company,
+    pair: &Pair,
+    side: Side,
+    base_units: i64,
+    quote_units: i64,
+    order_id: Uuid,
+    now: DateTime<Utc>,
+) -> Result<Uuid, ApiError> {
+    let (currency, units) = match side {
+        Side::Buy => (&pair.quote, quote_units),
+        Side::Sell => (&pair.base, base_units),
+    };
+    let hold_id = Uuid::new_v4();
+    Ok(company
+        .ledger
+        .post(
+            NewTransaction {
+                currency: currency.clone(),
+                kind: TransactionType::SwapInternal,
+                state: TransactionState::Pending,
+                amount: BaseUnits(-units),
+                fee: BaseUnits::ZERO,
+                reference: format!("ORDER_{}_HOLD", order_id.simple()),
+                idempotency_key: String::new(),
+                metadata: json!({"channel": "trading", "hold_id": hold_id, "hold_type": "limit_order", "order_id": order_id})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            now,
+        )?
+        .transaction_id)
+}
+
+/// Fills every resting order of the company the market reached, whole, at
+/// the order's own price.
+pub fn fill_resting(company: &mut Company, market: &Market, now: DateTime<Utc>) {
+    let due: Vec<Resting> = company
+        .trades
+        .resting
+        .iter()
+        .filter(|r| {
+            market
+                .mid(r.pair.base.code(), r.pair.quote.code())
+                .zip(company.trades.order(r.order_id).ok().map(|o| o.price))
+                .is_some_and(|(mid, limit)| match r.side {
+                    Side::Buy => mid <= limit,
+                    Side::Sell => mid >= limit,
+                })
+        })
+        .cloned()
+        .collect();
+    for r in due {
+        let filled = company
+            .ledger
+            .transition(
+                r.hold_tx,
+                TransactionType::SwapInternal,
+                TransactionState::Reversed,
+                now,
+            )
+            .map(|_| ())
+            .and_then(|()| {
+                settle_trade(
+                    company,
+                    &r.pair,
+                    r.side,
+                    r.base_units,
+                    r.quote_units,
+                    r.order_id,
+                    now,
+                )
+            });
+        if let Err(e) = filled {
+            tracing::error!(error = %e, order = %r.order_id, "a resting order could not be filled");
+            continue;
+        }
+        company.trades.resting.retain(|x| x.order_id != r.order_id);
+        if let Some(o) = company.trades.order_mut(r.order_id) {
+            o.status = "filled".to_owned();
+            o.filled_quantity = o.quantity;
+            o.remaining_quantity = Decimal::ZERO;
+            o.updated_at = now;
+            o.fills.push(Fill {
+                id: Uuid::new_v4(),
+                order_id: r.order_id,
+                quantity: o.quantity,
+                price: o.price,
+                created_at: now,
+            });
+        }
+    }
+}
+
+/// `DELETE /api/trading/orders/{id}`: a resting order is cancelled and its
+/// hold released; any other order has filled (or ended) and can't be.
+pub fn cancel_order(company: &mut Company, id: Uuid, now: DateTime<Utc>) -> Result<Order, ApiError> {
+    let status = company.trades.order(id)?.status.clone();
+    let Some(index) = company.trades.resting.iter().position(|r| r.order_id == id) else {
+        return Err(ApiError::unprocessable(
+            codes::INVALID_STATE,
+            format!("the order is {status} and can no longer be cancelled"),
+        ));
+    };
+    let r = company.trades.resting.remove(index);
+    company.ledger.transition(
+        r.hold_tx,
+        TransactionType::SwapInternal,
+        TransactionState::Reversed,
+        now,
+    )?;
+    let o = company.trades.order_mut(id).expect("a resting order is recorded");
+    o.status = "cancelled".to_owned();
+    o.updated_at = now;
+    Ok(o.clone())
 }
 
 #[cfg(test)]

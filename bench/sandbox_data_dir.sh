@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# What --data-dir costs, in one run: signed GET /api/balances (wrk) and
+# quote + order pairs (the typed client, crates/sandbox/examples/
+# trading_pairs.rs) on the release sandbox in memory, then with
+# --data-dir on a fresh directory; prints each figure and the ratios
+# (data-dir / memory). Each measurement gets a fresh sandbox with one
+# worker, leaving the other core to the load generator.
+# Usage: bench/sandbox_data_dir.sh [SECONDS] [CONNECTIONS] [CONCURRENCY]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_TO_RUN="${1:-10}"
+CONNECTIONS="${2:-32}"
+CONCURRENCY="${3:-16}"
+PORT=18093
+OUT=bench/results
+mkdir -p "$OUT"
+
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
+cargo build --release -q -p paydesk-sandbox --bin paydesk-sandbox --example trading_pairs
+
+CLIENT_ID=9c1e0c52-8a8e-4c3b-9d2a-6b7f1a2c9e03
+SECRET=bench-secret-not-for-production
+cat > "$OUT/data_dir_fixture.json" <<JSON
+{"companies": [{"id": "4d0c1a52-1111-4c3b-9d2a-6b7f1a2c9e03", "name": "Bench Keepers",
+  "balances": {"BTC": "250000000", "USDT": "1000000000000000", "USDC": "10000000000", "NGN": "5000000"},
+  "clients": [{"client_id": "$CLIENT_ID", "client_secret": "$SECRET", "name": "bench"}]}]}
+JSON
+COUNT=$((SECONDS_TO_RUN * 60000))
+python3 bench/lib/sign_requests.py "$CLIENT_ID" "$SECRET" "$COUNT" > "$OUT/data_dir_headers.tsv"
+
+SANDBOX=
+trap '[ -n "$SANDBOX" ] && kill "$SANDBOX" 2>/dev/null || true' EXIT
+
+# start_sandbox MODE: MODE is "memory" or "disk" (a fresh data directory).
+start_sandbox() {
+  local extra=()
+  if [ "$1" = disk ]; then
+    rm -rf "$OUT/data_dir_state"
+    extra=(--data-dir "$OUT/data_dir_state")
+  fi
+  ./target/release/paydesk-sandbox --listen "127.0.0.1:$PORT" --fixture "$OUT/data_dir_fixture.json" \
+    --workers 1 "${extra[@]}" >"$OUT/data_dir_sandbox.log" 2>&1 &
+  SANDBOX=$!
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && return; sleep 0.1; done
+  echo "the sandbox did not start" >&2
+  exit 1
+}
+
+stop_sandbox() {
+  kill "$SANDBOX"
+  wait "$SANDBOX" 2>/dev/null || true
+  SANDBOX=
+}
+
+declare -A RESULT
+for mode in memory disk; do
+  start_sandbox "$mode"
+  WRK_THREADS=1 HEADERS_FILE="$OUT/data_dir_headers.tsv" TARGET_PATH=/api/balances \
+    wrk -t1 -c"$CONNECTIONS" -d"${SECONDS_TO_RUN}s" -s bench/lib/signed.lua "http://127.0.0.1:$PORT" \
+    > "$OUT/data_dir_balances_$mode.txt"
+  stop_sandbox
+  RESULT[balances_$mode]=$(awk '/^throughput_rps:/ {print $2}' "$OUT/data_dir_balances_$mode.txt")
+
+  start_sandbox "$mode"
+  ./target/release/examples/trading_pairs "http://127.0.0.1:$PORT" "$CLIENT_ID" "$SECRET" \
+    "$SECONDS_TO_RUN" "$CONCURRENCY" > "$OUT/data_dir_trading_$mode.txt"
+  stop_sandbox
+  RESULT[pairs_$mode]=$(sed -n 's/.* = \([0-9]*\) pairs\/s.*/\1/p' "$OUT/data_dir_trading_$mode.txt")
+done
+
+{
+  echo "sandbox with and without --data-dir, ${SECONDS_TO_RUN}s each, 1 sandbox worker"
+  echo "GET /api/balances (signed, $CONNECTIONS connections): memory ${RESULT[balances_memory]} req/s, data-dir ${RESULT[balances_disk]} req/s"
+  echo "quote+order pairs ($CONCURRENCY at a time): memory ${RESULT[pairs_memory]} pairs/s, data-dir ${RESULT[pairs_disk]} pairs/s"
+  grep -h "latency\|errors" "$OUT"/data_dir_trading_*.txt "$OUT"/data_dir_balances_*.txt | sed 's/^/  /'
+  awk -v bm="${RESULT[balances_memory]}" -v bd="${RESULT[balances_disk]}" \
+      -v pm="${RESULT[pairs_memory]}" -v pd="${RESULT[pairs_disk]}" \
+      'BEGIN { printf "ratio data-dir/memory: reads %.2f, writes %.2f\n", bd / bm, pd / pm }'
+} | tee "$OUT/sandbox_data_dir.txt"
