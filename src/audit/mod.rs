@@ -70,6 +70,7 @@ events! {
     RolesDeleted => "roles.deleted";
     RolesPermissionsChanged => "roles.permissions_changed";
     SandboxClockAdvanced => "sandbox.clock_advanced";
+    SandboxDeliveryResent => "sandbox.delivery_resent";
     TenantsCreated => "tenants.created";
     TransactionsExported => "transactions.exported";
     UpstreamCall => "upstream.call";

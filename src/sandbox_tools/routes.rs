@@ -1,7 +1,8 @@
-use actix_web::web::{self, Data, Form, Query};
+use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
 use chrono::{DateTime, Utc};
+use paydesk_api::models::control::{JournalEntry, WebhookDelivery};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -26,7 +27,8 @@ const STEPS: &[(u64, &str)] = &[
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/sandbox-tools", web::get().to(page))
-        .route("/sandbox-tools/advance", web::post().to(advance));
+        .route("/sandbox-tools/advance", web::post().to(advance))
+        .route("/sandbox-tools/deliveries/{id}/resend", web::post().to(resend));
 }
 
 /// Whether the member is offered the tools: a sandbox connection and the
@@ -52,12 +54,36 @@ struct Page {
     now: Result<DateTime<Utc>, String>,
     steps: &'static [(u64, &'static str)],
     notice: Option<String>,
+    /// The sandbox's journal of this company's calls, newest first.
+    calls: Result<Vec<Call>, String>,
+    calls_shown: u32,
+    deliveries: Result<Vec<WebhookDelivery>, String>,
+}
+
+/// A journal entry with its bodies laid out for reading.
+pub struct Call {
+    entry: JournalEntry,
+    request_body: String,
+    response_body: String,
+}
+
+/// How many calls the page shows.
+const CALLS_SHOWN: u32 = 50;
+
+fn pretty(body: &serde_json::Value) -> String {
+    if body.is_null() {
+        String::new()
+    } else {
+        serde_json::to_string_pretty(body).unwrap_or_default()
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub struct Moved {
     #[serde(default)]
     moved: Option<u64>,
+    #[serde(default)]
+    resent: Option<u64>,
 }
 
 async fn page(state: Data<AppState>, member: Member, q: Query<Moved>) -> Result<HttpResponse, PortalError> {
@@ -68,17 +94,42 @@ async fn page(state: Data<AppState>, member: Member, q: Query<Moved>) -> Result<
         .await
         .map(|c| c.now)
         .map_err(|e| describe_upstream(&e).0);
-    let notice = q
+    let moved = q
         .moved
         .and_then(|s| STEPS.iter().find(|(secs, _)| *secs == s))
         .map(|(_, label)| {
             format!("The sandbox clock moved forward {label}; everything that fell due has run.")
         });
+    let resent = q
+        .resent
+        .map(|id| format!("Delivery {id} was sent again; its new attempt is listed below."));
+    let calls = client
+        .sandbox_requests(Some(CALLS_SHOWN))
+        .await
+        .map(|j| {
+            j.requests
+                .into_iter()
+                .map(|entry| Call {
+                    request_body: pretty(&entry.request_body),
+                    response_body: pretty(&entry.response_body),
+                    entry,
+                })
+                .collect()
+        })
+        .map_err(|e| describe_upstream(&e).0);
+    let deliveries = client
+        .sandbox_webhook_deliveries()
+        .await
+        .map(|d| d.deliveries)
+        .map_err(|e| describe_upstream(&e).0);
     html(&Page {
         shell: Shell::new(&member, "/sandbox-tools"),
         now,
         steps: STEPS,
-        notice,
+        notice: moved.or(resent),
+        calls,
+        calls_shown: CALLS_SHOWN,
+        deliveries,
     })
 }
 
@@ -109,4 +160,20 @@ async fn advance(
     )
     .await?;
     Ok(redirect(&format!("/sandbox-tools?moved={}", form.seconds)))
+}
+
+/// Sends a webhook delivery again, as the provider's dashboard would.
+async fn resend(state: Data<AppState>, member: Member, id: Path<u64>) -> Result<HttpResponse, PortalError> {
+    require(&member)?;
+    let client = state.client_for(&member, PERMISSION).await?;
+    let delivery = client.sandbox_resend_delivery(*id).await?;
+    audit::member_did(
+        &state.pool,
+        &member,
+        Event::SandboxDeliveryResent,
+        format!("sandbox:delivery:{}", delivery.id),
+        json!({"event": delivery.event, "event_id": delivery.event_id, "url": delivery.url}),
+    )
+    .await?;
+    Ok(redirect(&format!("/sandbox-tools?resent={}", delivery.id)))
 }

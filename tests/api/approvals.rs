@@ -61,8 +61,10 @@ pub async fn file_payout(maker: &TestApp, account: &str, amount: &str) -> reqwes
         .await
 }
 
+/// Waits up to 30 s: a payout on the rail is read back every 5 s, and a
+/// loaded CI machine runs many tests at once.
 pub async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
-    for _ in 0..100 {
+    for _ in 0..300 {
         let status: String =
             sqlx::query_scalar("SELECT status::text FROM action_requests WHERE id = $1::uuid")
                 .bind(request)
@@ -142,7 +144,7 @@ pub async fn approve(approver: &TestApp, request: &str) -> reqwest::Response {
 /// rail); the request is executing until the rail settles it.
 pub async fn wait_for_finalize(app: &TestApp, request: &str) {
     assert!(
-        wait_for_payout_status(app, request, "PENDING", 100).await,
+        wait_for_payout_status(app, request, "PENDING", 300).await,
         "the payout was never finalized"
     );
     wait_for_status(app, request, "executing").await;

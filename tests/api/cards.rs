@@ -709,6 +709,35 @@ async fn sandbox_tools_move_the_clock_and_simulate_purchases() {
     let card_page = app.get_html(&page).await;
     assert!(card_page.contains("Request termination") && card_page.contains("Charge the card"));
 
+    // The journal shows the portal's calls; deliveries show the events
+    // (provisioning done) and can be sent again.
+    let tools = app.get_html("/sandbox-tools").await;
+    assert!(
+        tools.contains("Recent calls") && tools.contains("POST /api/cards"),
+        "{tools}"
+    );
+    assert!(tools.contains("virtualcard.created.completed"), "{tools}");
+    let delivery = tools
+        .split("/sandbox-tools/deliveries/")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let res = app
+        .post_form(
+            "/sandbox-tools",
+            &format!("/sandbox-tools/deliveries/{delivery}/resend"),
+            &[],
+        )
+        .await;
+    assert_eq!(location(&res), format!("/sandbox-tools?resent={delivery}"));
+    assert!(app
+        .get_html(&location(&res))
+        .await
+        .contains(&format!("Delivery {delivery} was sent again")));
+
     // Purchases: approved, then declined once frozen.
     let res = app
         .post_form(

@@ -201,6 +201,7 @@ pub const ROUTES: &[Route] = &[
     ),
     ("GET", "/sandbox-tools", &[]),
     ("POST", "/sandbox-tools/advance", &[("seconds", "60")]),
+    ("POST", "/sandbox-tools/deliveries/1/resend", &[]),
     ("GET", "/policies", &[]),
     (
         "POST",
