@@ -15,9 +15,7 @@ use super::permissions::{self, Permission};
 use super::store::{self, MemberRow, RoleRow};
 use super::Member;
 use crate::approvals::action::Action;
-use crate::approvals::engine::Filing;
-use crate::approvals::executor;
-use crate::approvals::routes::control_outcome;
+use crate::approvals::routes::submit_control;
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
@@ -27,7 +25,7 @@ use crate::controls::roles::{PermissionsChange, PermissionsChangeAction, RoleDif
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
-use crate::web::page::{redirect, Shell};
+use crate::web::page::{redirect, refused_or_ok, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/roles", web::get().to(roles_page))
@@ -233,32 +231,14 @@ async fn save_matrix(
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let filing = control_filing("roles", &summary, PermissionsChange { roles: changes });
-        control_outcome(
-            &state,
-            executor::submit::<PermissionsChangeAction>(&state, &member, filing).await,
-        )
-        .await?
+        let change = PermissionsChange { roles: changes };
+        submit_control::<PermissionsChangeAction>(&state, &member, "roles", &summary, change).await?
     };
-    let status = if error.is_some() {
-        actix_web::http::StatusCode::UNPROCESSABLE_ENTITY
-    } else {
-        actix_web::http::StatusCode::OK
-    };
-    Ok(page(status, render_roles(&state, &member, notice, error).await?))
-}
-
-/// A control change, filed with nothing to weigh.
-fn control_filing<'a, P>(target: &'a str, summary: &'a str, payload: P) -> Filing<'a, P> {
-    Filing {
-        target,
-        summary,
-        payload,
-        amount: rust_decimal::Decimal::ZERO,
-        currency: "",
-        reference: None,
-        payee_saved_at: None,
-    }
+    let refused = error.is_some();
+    Ok(refused_or_ok(
+        render_roles(&state, &member, notice, error).await?,
+        refused,
+    ))
 }
 
 async fn delete_role(
@@ -503,12 +483,8 @@ async fn change_role(
         "Change {}'s role from {} to {}",
         target.email, target.role_name, role.name
     );
-    let filing = control_filing(&target_key, &summary, change);
-    let (notice, error) = control_outcome(
-        &state,
-        executor::submit::<RoleChangeAction>(&state, &member, filing).await,
-    )
-    .await?;
+    let (notice, error) =
+        submit_control::<RoleChangeAction>(&state, &member, &target_key, &summary, change).await?;
     if let Some(message) = error {
         return refuse_members(&state, &member, message).await;
     }

@@ -166,6 +166,21 @@ pub struct Filing<'a, P> {
     pub payee_saved_at: Option<DateTime<Utc>>,
 }
 
+impl<'a, P> Filing<'a, P> {
+    /// A control change: nothing to weigh, no reference of its own, no payee.
+    pub fn control(target: &'a str, summary: &'a str, payload: P) -> Self {
+        Filing {
+            target,
+            summary,
+            payload,
+            amount: Decimal::ZERO,
+            currency: "",
+            reference: None,
+            payee_saved_at: None,
+        }
+    }
+}
+
 /// How filing ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FiledAs {

@@ -22,7 +22,7 @@ use crate::controls::policies::{PolicyChange, PolicyChangeAction};
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
-use crate::web::page::{html, redirect, Shell};
+use crate::web::page::{html, ok, redirect, refused_or_ok, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/approvals", web::get().to(inbox))
@@ -344,9 +344,7 @@ async fn render_detail_confirming(
 /// sees it once escalated).
 async fn detail(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
     let body = render_detail(&state, &member, *id, None).await?;
-    Ok(HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .body(body))
+    Ok(ok(body))
 }
 
 #[derive(Deserialize)]
@@ -408,9 +406,7 @@ async fn approve(
 ) -> Result<HttpResponse, PortalError> {
     if form.confirmed != "yes" {
         let body = render_detail_confirming(&state, &member, *id, None, Some(form.comment.clone())).await?;
-        return Ok(HttpResponse::Ok()
-            .content_type("text/html; charset=utf-8")
-            .body(body));
+        return Ok(ok(body));
     }
     decide(&state, &member, *id, true, &form).await
 }
@@ -456,9 +452,7 @@ async fn cancel(
         Err(ApprovalError::Db(e)) => Err(e.into()),
         Err(e) => {
             let body = render_detail(&state, &member, *id, Some(capitalize(&e.to_string()))).await?;
-            Ok(HttpResponse::UnprocessableEntity()
-                .content_type("text/html; charset=utf-8")
-                .body(body))
+            Ok(crate::web::page::unprocessable(body))
         }
     }
 }
@@ -520,6 +514,19 @@ pub fn confirm_page(
 }
 
 // --- Controls (four eyes) -------------------------------------------------------
+
+/// Files a control change through the gate and says how it ended:
+/// (notice, error).
+pub async fn submit_control<A: Action>(
+    state: &AppState,
+    member: &Member,
+    target: &str,
+    summary: &str,
+    payload: A::Payload,
+) -> Result<(Option<String>, Option<String>), PortalError> {
+    let filing = Filing::control(target, summary, payload);
+    control_outcome(state, super::executor::submit::<A>(state, member, filing).await).await
+}
 
 /// How a control change ended, as the entity's page tells it:
 /// (notice, error).
@@ -625,9 +632,7 @@ async fn render_policies(
 async fn policies(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
     require_read(&state, &member).or_else(|_| member.require(Permission::PoliciesManage))?;
     let body = render_policies(&state, &member, None, None).await?;
-    Ok(HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .body(body))
+    Ok(ok(body))
 }
 
 #[derive(Deserialize)]
@@ -821,9 +826,7 @@ async fn save_policy(
         Ok(p) => p,
         Err(message) => {
             let body = render_policies(&state, &member, Some(message), None).await?;
-            return Ok(HttpResponse::UnprocessableEntity()
-                .content_type("text/html; charset=utf-8")
-                .body(body));
+            return Ok(crate::web::page::unprocessable(body));
         }
     };
     let change = PolicyChange {
@@ -834,29 +837,13 @@ async fn save_policy(
     };
     let target = format!("policy:{}", kind.key);
     let summary = format!("New {} policy: {}", kind.label.to_lowercase(), change.summary());
-    let filing = Filing {
-        target: &target,
-        summary: &summary,
-        payload: change,
-        amount: Decimal::ZERO,
-        currency: "",
-        reference: None,
-        payee_saved_at: None,
-    };
-    let (notice, error) = control_outcome(
-        &state,
-        super::executor::submit::<PolicyChangeAction>(&state, &member, filing).await,
-    )
-    .await?;
-    let status = if error.is_some() {
-        StatusCode::UNPROCESSABLE_ENTITY
-    } else {
-        StatusCode::OK
-    };
-    let body = render_policies(&state, &member, error, notice).await?;
-    Ok(HttpResponse::build(status)
-        .content_type("text/html; charset=utf-8")
-        .body(body))
+    let (notice, error) =
+        submit_control::<PolicyChangeAction>(&state, &member, &target, &summary, change).await?;
+    let refused = error.is_some();
+    Ok(refused_or_ok(
+        render_policies(&state, &member, error, notice).await?,
+        refused,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -895,13 +882,7 @@ async fn set_reporting_currency(
     .await?;
     tx.commit().await?;
     let notice = format!("Policies now weigh new requests in {currency}. Amounts in the tiers and limits are read in {currency}; review them.");
-    html_page(render_policies(&state, &member, None, Some(notice)).await?)
-}
-
-fn html_page(body: String) -> Result<HttpResponse, PortalError> {
-    Ok(HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .body(body))
+    Ok(ok(render_policies(&state, &member, None, Some(notice)).await?))
 }
 
 // --- Notifications --------------------------------------------------------------

@@ -4,7 +4,6 @@ use actix_web::web::{self, Data, Form, Path};
 use actix_web::HttpResponse;
 use askama::Template;
 use paydesk_api::models::beneficiaries::{Beneficiary, Destination};
-use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -13,12 +12,11 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::action::Action;
 use crate::approvals::engine::{self, ApprovalError, Filing};
-use crate::approvals::executor;
-use crate::approvals::routes::{confirm_page, control_outcome, Submission};
+use crate::approvals::routes::{confirm_page, submit_control, Submission};
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::page::{unprocessable, Shell};
+use crate::web::page::{ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/beneficiaries", web::get().to(list))
@@ -253,7 +251,7 @@ async fn new_form(state: Data<AppState>, member: Member) -> Result<HttpResponse,
         country: "NG".to_owned(),
         ..PayeeDraft::default()
     };
-    html_body(render_form(&state, &member, None, Some(draft), None).await?)
+    Ok(ok(render_form(&state, &member, None, Some(draft), None).await?))
 }
 
 async fn detail(
@@ -262,37 +260,7 @@ async fn detail(
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
     let id = payee_id(&id)?;
-    html_body(render_form(&state, &member, Some(id), None, None).await?)
-}
-
-fn html_body(body: String) -> Result<HttpResponse, PortalError> {
-    Ok(HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .body(body))
-}
-
-/// A payee change filed through the gate; there is no amount to weigh.
-async fn submit(
-    state: &AppState,
-    member: &Member,
-    target: &str,
-    summary: &str,
-    change: PayeeChange,
-) -> Result<(Option<String>, Option<String>), PortalError> {
-    let filing = Filing {
-        target,
-        summary,
-        payload: change,
-        amount: Decimal::ZERO,
-        currency: "",
-        reference: None,
-        payee_saved_at: None,
-    };
-    control_outcome(
-        state,
-        executor::submit::<PayeeChangeAction>(state, member, filing).await,
-    )
-    .await
+    Ok(ok(render_form(&state, &member, Some(id), None, None).await?))
 }
 
 async fn create(
@@ -312,13 +280,20 @@ async fn create(
     };
     let target = format!("new-payee:{}:{}", payee.name, payee.destination_text());
     let summary = format!("Save the payee {} ({})", payee.name, payee.destination_text());
-    let (notice, error) = submit(&state, &member, &target, &summary, PayeeChange::Create { payee }).await?;
+    let (notice, error) = submit_control::<PayeeChangeAction>(
+        &state,
+        &member,
+        &target,
+        &summary,
+        PayeeChange::Create { payee },
+    )
+    .await?;
     if let Some(message) = error {
         return Ok(unprocessable(
             render_form(&state, &member, None, Some(draft), Some(message)).await?,
         ));
     }
-    html_body(render_list(&state, &member, notice, None).await?)
+    Ok(ok(render_list(&state, &member, notice, None).await?))
 }
 
 async fn update(
@@ -341,7 +316,13 @@ async fn update(
         }
     };
     if after == before {
-        return html_body(render_list(&state, &member, Some("Nothing changed.".to_owned()), None).await?);
+        return Ok(ok(render_list(
+            &state,
+            &member,
+            Some("Nothing changed.".to_owned()),
+            None,
+        )
+        .await?));
     }
     let target = format!("payee:{id}");
     let summary = format!(
@@ -355,13 +336,14 @@ async fn update(
         before,
         after,
     };
-    let (notice, error) = submit(&state, &member, &target, &summary, change).await?;
+    let (notice, error) =
+        submit_control::<PayeeChangeAction>(&state, &member, &target, &summary, change).await?;
     if let Some(message) = error {
         return Ok(unprocessable(
             render_form(&state, &member, Some(id), Some(draft), Some(message)).await?,
         ));
     }
-    html_body(render_list(&state, &member, notice, None).await?)
+    Ok(ok(render_list(&state, &member, notice, None).await?))
 }
 
 /// Deleting asks for confirmation first, on a page that says what goes.
@@ -383,15 +365,7 @@ async fn delete(
     };
     let submission = Submission(form.into_inner());
     if !submission.confirmed() {
-        let filing = Filing {
-            target: &target,
-            summary: &summary,
-            payload: change,
-            amount: Decimal::ZERO,
-            currency: "",
-            reference: None,
-            payee_saved_at: None,
-        };
+        let filing = Filing::control(&target, &summary, change);
         let preview = match engine::preview::<PayeeChangeAction>(&state, &member, &filing).await {
             Ok(p) => p,
             Err(ApprovalError::Db(e)) => return Err(e.into()),
@@ -410,6 +384,7 @@ async fn delete(
             &submission,
         );
     }
-    let (notice, error) = submit(&state, &member, &target, &summary, change).await?;
-    html_body(render_list(&state, &member, notice, error).await?)
+    let (notice, error) =
+        submit_control::<PayeeChangeAction>(&state, &member, &target, &summary, change).await?;
+    Ok(ok(render_list(&state, &member, notice, error).await?))
 }

@@ -19,9 +19,7 @@ use crate::access::permissions::Permission;
 use crate::access::store as access;
 use crate::access::{Member, PlatformAdmin};
 use crate::approvals::action::Action;
-use crate::approvals::engine::Filing;
-use crate::approvals::executor;
-use crate::approvals::routes::control_outcome;
+use crate::approvals::routes::submit_control;
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
@@ -30,7 +28,7 @@ use crate::controls::connections::{sealed_text, ConnectionChange, ConnectionChan
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{html, is_htmx, redirect, Shell};
+use crate::web::page::{html, is_htmx, redirect, refused_or_ok, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/tenants/switch", web::post().to(switch))
@@ -202,45 +200,16 @@ async fn add_connection(
         "Add the {} connection '{}' ({base_url})",
         draft.environment, draft.name
     );
-    let (notice, error) = submit_change(&state, &member, &target, &summary, change).await?;
-    let status = if error.is_some() {
-        StatusCode::UNPROCESSABLE_ENTITY
-    } else {
-        StatusCode::OK
-    };
-    let draft = if error.is_some() {
+    let (notice, error) =
+        submit_control::<ConnectionChangeAction>(&state, &member, &target, &summary, change).await?;
+    let refused = error.is_some();
+    let draft = if refused {
         draft
     } else {
         ConnectionDraft::default()
     };
-    Ok(page(
-        status,
-        render_connections(&state, &member, draft, error, notice).await?,
-    ))
-}
-
-/// Files a connection change through the gate (four eyes with a second admin).
-async fn submit_change(
-    state: &AppState,
-    member: &Member,
-    target: &str,
-    summary: &str,
-    change: ConnectionChange,
-) -> Result<(Option<String>, Option<String>), PortalError> {
-    let filing = Filing {
-        target,
-        summary,
-        payload: change,
-        amount: rust_decimal::Decimal::ZERO,
-        currency: "",
-        reference: None,
-        payee_saved_at: None,
-    };
-    control_outcome(
-        state,
-        executor::submit::<ConnectionChangeAction>(state, member, filing).await,
-    )
-    .await
+    let body = render_connections(&state, &member, draft, error, notice).await?;
+    Ok(refused_or_ok(body, refused))
 }
 
 async fn owned_connection(state: &AppState, member: &Member, id: Uuid) -> Result<Connection, PortalError> {
@@ -306,7 +275,8 @@ async fn make_primary(
     };
     let target = format!("connection:{}", connection.id);
     let summary = format!("Make '{}' the primary connection", connection.name);
-    let (notice, error) = submit_change(&state, &member, &target, &summary, change).await?;
+    let (notice, error) =
+        submit_control::<ConnectionChangeAction>(&state, &member, &target, &summary, change).await?;
     connections_after(&state, &member, notice, error).await
 }
 
@@ -344,7 +314,8 @@ async fn delete_connection(
     };
     let target = format!("connection:{}", connection.id);
     let summary = format!("Delete the connection '{}'", connection.name);
-    let (notice, error) = submit_change(&state, &member, &target, &summary, change).await?;
+    let (notice, error) =
+        submit_control::<ConnectionChangeAction>(&state, &member, &target, &summary, change).await?;
     connections_after(&state, &member, notice, error).await
 }
 
@@ -354,13 +325,9 @@ async fn connections_after(
     notice: Option<String>,
     error: Option<String>,
 ) -> Result<HttpResponse, PortalError> {
-    let status = if error.is_some() {
-        StatusCode::UNPROCESSABLE_ENTITY
-    } else {
-        StatusCode::OK
-    };
+    let refused = error.is_some();
     let body = render_connections(state, member, ConnectionDraft::default(), error, notice).await?;
-    Ok(page(status, body))
+    Ok(refused_or_ok(body, refused))
 }
 
 // --- Platform administration -------------------------------------------------

@@ -189,6 +189,22 @@ pub fn html(template: &impl Template) -> Result<HttpResponse, PortalError> {
         .body(template.render()?))
 }
 
+/// A page already rendered (200).
+pub fn ok(body: String) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .body(body)
+}
+
+/// A page shown again with what was refused (422), or as it is (200).
+pub fn refused_or_ok(body: String, refused: bool) -> HttpResponse {
+    if refused {
+        unprocessable(body)
+    } else {
+        ok(body)
+    }
+}
+
 /// A page shown again with what was refused (422).
 pub fn unprocessable(body: String) -> HttpResponse {
     HttpResponse::UnprocessableEntity()
