@@ -1,6 +1,7 @@
 //! Secrets at rest: API client secrets and webhook secrets are sealed with
 //! AES-256-GCM under the master key (a fresh 96-bit nonce per value, stored
-//! in front of the ciphertext). The key never leaves this module's types.
+//! in front of the ciphertext). The key never leaves this module's types;
+//! the notice cookie is signed with a key derived from it.
 
 use aes_gcm::aead::{Aead, KeyInit, OsRng};
 use aes_gcm::{AeadCore, Aes256Gcm, Key, Nonce};
@@ -39,6 +40,12 @@ impl MasterKey {
 
     fn cipher(&self) -> Aes256Gcm {
         Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(self.0.expose_secret()))
+    }
+
+    /// The key that signs the notice cookie, derived (HKDF) so the master
+    /// key itself never signs anything a browser holds.
+    pub fn derive_cookie_key(&self) -> actix_web::cookie::Key {
+        actix_web::cookie::Key::derive_from(self.0.expose_secret())
     }
 
     /// Seals a secret: nonce || ciphertext+tag.

@@ -238,6 +238,7 @@ impl Application {
         } else {
             None
         };
+        let notices = portal_web::notice::framework(key.derive_cookie_key(), settings.secure_cookies);
         let state = Data::new(AppState {
             pool: pool.clone(),
             key,
@@ -254,6 +255,8 @@ impl Application {
                 .wrap(middleware::from_fn(portal_web::middleware::sign_in_redirects))
                 .wrap(middleware::from_fn(crate::metrics::record_requests))
                 .wrap(middleware::from_fn(portal_web::middleware::session_and_csrf))
+                // Outside the session middleware, which hands its notices to the page.
+                .wrap(notices.clone())
                 .wrap(middleware::from_fn(portal_web::middleware::security_headers))
                 // Outermost: one span per request, with its request id.
                 .wrap(tracing_actix_web::TracingLogger::default())

@@ -3,7 +3,9 @@
 //! page uses.
 
 pub mod member;
+pub mod members;
 pub mod permissions;
+pub mod roles;
 pub mod routes;
 pub mod store;
 

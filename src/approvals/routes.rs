@@ -22,7 +22,8 @@ use crate::controls::policies::{PolicyChange, PolicyChangeAction};
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
-use crate::web::page::{html, ok, redirect, refused_or_ok, Shell};
+use crate::web::form::{split, Failure, Refusal};
+use crate::web::page::{done, html, ok, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/approvals", web::get().to(inbox))
@@ -515,60 +516,52 @@ pub fn confirm_page(
 
 // --- Controls (four eyes) -------------------------------------------------------
 
-/// Files a control change through the gate and says how it ended:
-/// (notice, error).
+/// Files a control change through the gate: what to tell the user, or why
+/// it was refused.
 pub async fn submit_control<A: Action>(
     state: &AppState,
     member: &Member,
     target: &str,
     summary: &str,
     payload: A::Payload,
-) -> Result<(Option<String>, Option<String>), PortalError> {
+) -> Result<String, Failure> {
     let filing = Filing::control(target, summary, payload);
     control_outcome(state, super::executor::submit::<A>(state, member, filing).await).await
 }
 
-/// How a control change ended, as the entity's page tells it:
-/// (notice, error).
-pub async fn control_outcome(
+/// How a control change ended, as the entity's page tells it.
+async fn control_outcome(
     state: &AppState,
     submitted: Result<super::executor::Submitted, ApprovalError>,
-) -> Result<(Option<String>, Option<String>), PortalError> {
+) -> Result<String, Failure> {
     use super::executor::Submitted;
-    Ok(match submitted {
-        Ok(Submitted::Waiting(_)) => (
-            Some(
-                "This change waits for a second admin's approval; it is listed under Pending changes."
-                    .to_owned(),
-            ),
-            None,
+    match submitted {
+        Ok(Submitted::Waiting(_)) => Ok(
+            "This change waits for a second admin's approval; it is listed under Pending changes.".to_owned(),
         ),
         Ok(Submitted::Ran(request)) if request.status == RequestStatus::Executed => {
             let timeline = store::timeline(&state.pool, request.id).await?;
-            (timeline.last().map(|(_, _, detail)| detail.clone()), None)
+            Ok(timeline
+                .last()
+                .map(|(_, _, detail)| detail.clone())
+                .unwrap_or_else(|| "The change was applied.".to_owned()))
         }
-        Ok(Submitted::Ran(request)) if request.status == RequestStatus::Failed => (
-            None,
-            Some(
-                request
-                    .failure_reason
-                    .unwrap_or_else(|| "The change was not applied.".to_owned()),
-            ),
-        ),
-        Ok(Submitted::Ran(_)) => (
-            Some("The change is being applied; it is listed under Approvals until it is done.".to_owned()),
-            None,
-        ),
-        Err(ApprovalError::Duplicate(_)) => (
-            None,
-            Some(
-                "A change to this is already waiting for approval; decide on it first (see Pending changes)."
-                    .to_owned(),
-            ),
-        ),
-        Err(ApprovalError::Db(e)) => return Err(e.into()),
-        Err(e) => (None, Some(capitalize(&e.to_string()))),
-    })
+        Ok(Submitted::Ran(request)) if request.status == RequestStatus::Failed => Err(Refusal::form(
+            request
+                .failure_reason
+                .unwrap_or_else(|| "The change was not applied.".to_owned()),
+        )
+        .into()),
+        Ok(Submitted::Ran(_)) => {
+            Ok("The change is being applied; it is listed under Approvals until it is done.".to_owned())
+        }
+        Err(ApprovalError::Duplicate(_)) => Err(Refusal::form(
+            "A change to this is already waiting for approval; decide on it first (see Pending changes).",
+        )
+        .into()),
+        Err(ApprovalError::Db(e)) => Err(e.into()),
+        Err(e) => Err(Refusal::form(capitalize(&e.to_string())).into()),
+    }
 }
 
 // --- Policies -----------------------------------------------------------------
@@ -837,13 +830,12 @@ async fn save_policy(
     };
     let target = format!("policy:{}", kind.key);
     let summary = format!("New {} policy: {}", kind.label.to_lowercase(), change.summary());
-    let (notice, error) =
-        submit_control::<PolicyChangeAction>(&state, &member, &target, &summary, change).await?;
-    let refused = error.is_some();
-    Ok(refused_or_ok(
-        render_policies(&state, &member, error, notice).await?,
-        refused,
-    ))
+    match split(submit_control::<PolicyChangeAction>(&state, &member, &target, &summary, change).await)? {
+        Ok(notice) => Ok(done("/policies", notice)),
+        Err(refusal) => Ok(unprocessable(
+            render_policies(&state, &member, Some(refusal.message), None).await?,
+        )),
+    }
 }
 
 #[derive(Deserialize)]
@@ -882,7 +874,7 @@ async fn set_reporting_currency(
     .await?;
     tx.commit().await?;
     let notice = format!("Policies now weigh new requests in {currency}. Amounts in the tiers and limits are read in {currency}; review them.");
-    Ok(ok(render_policies(&state, &member, None, Some(notice)).await?))
+    Ok(done("/policies", notice))
 }
 
 // --- Notifications --------------------------------------------------------------

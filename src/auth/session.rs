@@ -40,6 +40,9 @@ pub struct SignedIn {
     pub active_tenant_id: Option<Uuid>,
     pub ip: String,
     pub user_agent: String,
+    /// What the user's last change said (post, then redirect), shown once
+    /// on the page they land on.
+    pub notices: Vec<String>,
 }
 
 impl SignedIn {
@@ -190,6 +193,7 @@ pub async fn load(
         active_tenant_id: row.active_tenant_id,
         ip: ip.to_owned(),
         user_agent: user_agent.to_owned(),
+        notices: Vec::new(),
     };
     Ok(Some((signed_in, membership)))
 }

@@ -25,6 +25,14 @@ pub struct Payee {
 }
 
 impl Payee {
+    pub fn of(b: &paydesk_api::models::beneficiaries::Beneficiary) -> Payee {
+        Payee {
+            kind: b.kind.clone(),
+            name: b.name.clone(),
+            destination: b.destination.clone(),
+        }
+    }
+
     pub fn destination_text(&self) -> String {
         describe_destination(&self.destination)
     }

@@ -4,4 +4,5 @@
 //! payee saved in the last 24 hours always waits for approval.
 
 pub mod action;
+pub mod payees;
 pub mod routes;

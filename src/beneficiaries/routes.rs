@@ -3,11 +3,11 @@
 use actix_web::web::{self, Data, Form, Path};
 use actix_web::HttpResponse;
 use askama::Template;
-use paydesk_api::models::beneficiaries::{Beneficiary, Destination};
-use serde::Deserialize;
+use paydesk_api::models::beneficiaries::Beneficiary;
 use uuid::Uuid;
 
-use super::action::{describe_destination, Payee, PayeeChange, PayeeChangeAction};
+use super::action::{describe_destination, Payee, PayeeChangeAction};
+use super::payees::{self, PayeeDraft};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::action::Action;
@@ -16,7 +16,8 @@ use crate::approvals::routes::{confirm_page, submit_control, Submission};
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::page::{ok, unprocessable, Shell};
+use crate::web::form::{split, FieldErrors, Refusal};
+use crate::web::page::{done, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/beneficiaries", web::get().to(list))
@@ -50,7 +51,6 @@ struct ListPage {
     rows: Vec<Row>,
     total: u64,
     can_manage: bool,
-    notice: Option<String>,
     error: Option<String>,
     pending: Vec<ActionRequest>,
 }
@@ -58,7 +58,6 @@ struct ListPage {
 async fn render_list(
     state: &AppState,
     member: &Member,
-    notice: Option<String>,
     error: Option<String>,
 ) -> Result<String, PortalError> {
     let client = state.client_for(member, Permission::BeneficiariesRead).await?;
@@ -68,7 +67,6 @@ async fn render_list(
         total: page.total,
         rows: page.beneficiaries.into_iter().map(row).collect(),
         can_manage: member.can(Permission::BeneficiariesManage),
-        notice,
         error,
         pending: approvals::pending_of(&state.pool, member.tenant_id, &[PayeeChangeAction::KIND]).await?,
     }
@@ -76,112 +74,7 @@ async fn render_list(
 }
 
 async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    let body = render_list(&state, &member, None, None).await?;
-    Ok(HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .body(body))
-}
-
-/// The payee form as typed.
-#[derive(Debug, Default, Clone, Deserialize)]
-pub struct PayeeDraft {
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    kind: String,
-    #[serde(default)]
-    country: String,
-    #[serde(default)]
-    bank_code: String,
-    #[serde(default)]
-    account_number: String,
-    #[serde(default)]
-    account_name: String,
-    #[serde(default)]
-    chain: String,
-    #[serde(default)]
-    address: String,
-}
-
-impl PayeeDraft {
-    fn from_payee(p: &Payee) -> PayeeDraft {
-        let mut draft = PayeeDraft {
-            name: p.name.clone(),
-            kind: p.kind.clone(),
-            ..PayeeDraft::default()
-        };
-        match &p.destination {
-            Destination::Account {
-                account_name,
-                account_number,
-                bank_code,
-                country,
-            } => {
-                draft.account_name = account_name.clone();
-                draft.account_number = account_number.clone();
-                draft.bank_code = bank_code.clone();
-                draft.country = country.clone().unwrap_or_default();
-            }
-            Destination::Crypto { address, chain } => {
-                draft.address = address.clone();
-                draft.chain = chain.clone();
-            }
-        }
-        draft
-    }
-
-    /// The payee, or what to fix, in the form's words.
-    fn check(&self) -> Result<Payee, String> {
-        let name = self.name.trim();
-        if name.is_empty() || name.chars().count() > 100 {
-            return Err("Give the payee a name of 1 to 100 characters.".to_owned());
-        }
-        let destination = match self.kind.as_str() {
-            "bank" | "mobile_money" => {
-                let country = self.country.trim().to_uppercase();
-                if country.len() != 2 || !country.chars().all(|c| c.is_ascii_alphabetic()) {
-                    return Err("Enter the account's country as two letters, e.g. NG.".to_owned());
-                }
-                let number = self.account_number.trim();
-                if !(6..=20).contains(&number.len()) || !number.chars().all(|c| c.is_ascii_digit()) {
-                    return Err("The account number is 6 to 20 digits.".to_owned());
-                }
-                if self.bank_code.trim().is_empty() || self.bank_code.trim().len() > 20 {
-                    return Err("Enter the bank's (or mobile-money provider's) code, e.g. 058.".to_owned());
-                }
-                let holder = self.account_name.trim();
-                if holder.is_empty() || holder.chars().count() > 100 {
-                    return Err("Enter the account holder's name (up to 100 characters).".to_owned());
-                }
-                Destination::Account {
-                    account_name: holder.to_owned(),
-                    account_number: number.to_owned(),
-                    bank_code: self.bank_code.trim().to_owned(),
-                    country: Some(country),
-                }
-            }
-            "crypto" => {
-                let chain = self.chain.trim().to_lowercase();
-                let address = self.address.trim();
-                if chain.is_empty() || chain.len() > 30 {
-                    return Err("Choose the address's chain.".to_owned());
-                }
-                if address.len() < 20 || address.len() > 128 || address.contains(char::is_whitespace) {
-                    return Err("Enter the whole address, without spaces.".to_owned());
-                }
-                Destination::Crypto {
-                    address: address.to_owned(),
-                    chain,
-                }
-            }
-            _ => return Err("Choose a bank account, a mobile-money account or a crypto address.".to_owned()),
-        };
-        Ok(Payee {
-            kind: self.kind.clone(),
-            name: name.to_owned(),
-            destination,
-        })
-    }
+    Ok(ok(render_list(&state, &member, None).await?))
 }
 
 #[derive(Template)]
@@ -193,7 +86,7 @@ struct FormPage {
     draft: PayeeDraft,
     beneficiary: Option<Row>,
     can_manage: bool,
-    error: Option<String>,
+    errors: FieldErrors,
     pending: Vec<ActionRequest>,
 }
 
@@ -202,13 +95,13 @@ async fn render_form(
     member: &Member,
     id: Option<String>,
     draft: Option<PayeeDraft>,
-    error: Option<String>,
+    errors: FieldErrors,
 ) -> Result<String, PortalError> {
     let (beneficiary, draft) = match &id {
         Some(id) => {
             let client = state.client_for(member, Permission::BeneficiariesRead).await?;
             let b = client.beneficiary(id).await?;
-            let saved = PayeeDraft::from_payee(&payee_of(&b));
+            let saved = PayeeDraft::from_payee(&Payee::of(&b));
             (Some(row(b)), draft.unwrap_or(saved))
         }
         None => (None, draft.unwrap_or_default()),
@@ -224,18 +117,23 @@ async fn render_form(
         draft,
         beneficiary,
         can_manage: member.can(Permission::BeneficiariesManage),
-        error,
+        errors,
         pending,
     }
     .render()?)
 }
 
-fn payee_of(b: &Beneficiary) -> Payee {
-    Payee {
-        kind: b.kind.clone(),
-        name: b.name.clone(),
-        destination: b.destination.clone(),
-    }
+/// The form again with what was refused beside its field (422).
+async fn refuse_form(
+    state: &AppState,
+    member: &Member,
+    id: Option<String>,
+    draft: Option<PayeeDraft>,
+    refusal: Refusal,
+) -> Result<HttpResponse, PortalError> {
+    Ok(unprocessable(
+        render_form(state, member, id, draft, refusal.into()).await?,
+    ))
 }
 
 fn payee_id(raw: &str) -> Result<String, PortalError> {
@@ -251,7 +149,14 @@ async fn new_form(state: Data<AppState>, member: Member) -> Result<HttpResponse,
         country: "NG".to_owned(),
         ..PayeeDraft::default()
     };
-    Ok(ok(render_form(&state, &member, None, Some(draft), None).await?))
+    Ok(ok(render_form(
+        &state,
+        &member,
+        None,
+        Some(draft),
+        FieldErrors::default(),
+    )
+    .await?))
 }
 
 async fn detail(
@@ -260,7 +165,14 @@ async fn detail(
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
     let id = payee_id(&id)?;
-    Ok(ok(render_form(&state, &member, Some(id), None, None).await?))
+    Ok(ok(render_form(
+        &state,
+        &member,
+        Some(id),
+        None,
+        FieldErrors::default(),
+    )
+    .await?))
 }
 
 async fn create(
@@ -269,31 +181,10 @@ async fn create(
     form: Form<PayeeDraft>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::BeneficiariesManage)?;
-    let draft = form.into_inner();
-    let payee = match draft.check() {
-        Ok(p) => p,
-        Err(message) => {
-            return Ok(unprocessable(
-                render_form(&state, &member, None, Some(draft), Some(message)).await?,
-            ))
-        }
-    };
-    let target = format!("new-payee:{}:{}", payee.name, payee.destination_text());
-    let summary = format!("Save the payee {} ({})", payee.name, payee.destination_text());
-    let (notice, error) = submit_control::<PayeeChangeAction>(
-        &state,
-        &member,
-        &target,
-        &summary,
-        PayeeChange::Create { payee },
-    )
-    .await?;
-    if let Some(message) = error {
-        return Ok(unprocessable(
-            render_form(&state, &member, None, Some(draft), Some(message)).await?,
-        ));
+    match split(payees::create(&state, &member, &form).await)? {
+        Ok(notice) => Ok(done("/beneficiaries", notice)),
+        Err(refusal) => refuse_form(&state, &member, None, Some(form.into_inner()), refusal).await,
     }
-    Ok(ok(render_list(&state, &member, notice, None).await?))
 }
 
 async fn update(
@@ -304,46 +195,10 @@ async fn update(
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::BeneficiariesManage)?;
     let id = payee_id(&id)?;
-    let client = state.client_for(&member, Permission::BeneficiariesManage).await?;
-    let before = payee_of(&client.beneficiary(&id).await?);
-    let draft = form.into_inner();
-    let after = match draft.check() {
-        Ok(p) => p,
-        Err(message) => {
-            return Ok(unprocessable(
-                render_form(&state, &member, Some(id), Some(draft), Some(message)).await?,
-            ))
-        }
-    };
-    if after == before {
-        return Ok(ok(render_list(
-            &state,
-            &member,
-            Some("Nothing changed.".to_owned()),
-            None,
-        )
-        .await?));
+    match split(payees::update(&state, &member, &id, &form).await)? {
+        Ok(notice) => Ok(done("/beneficiaries", notice)),
+        Err(refusal) => refuse_form(&state, &member, Some(id), Some(form.into_inner()), refusal).await,
     }
-    let target = format!("payee:{id}");
-    let summary = format!(
-        "Change the payee {} to {} ({})",
-        before.name,
-        after.name,
-        after.destination_text()
-    );
-    let change = PayeeChange::Update {
-        id: id.clone(),
-        before,
-        after,
-    };
-    let (notice, error) =
-        submit_control::<PayeeChangeAction>(&state, &member, &target, &summary, change).await?;
-    if let Some(message) = error {
-        return Ok(unprocessable(
-            render_form(&state, &member, Some(id), Some(draft), Some(message)).await?,
-        ));
-    }
-    Ok(ok(render_list(&state, &member, notice, None).await?))
 }
 
 /// Deleting asks for confirmation first, on a page that says what goes.
@@ -355,36 +210,32 @@ async fn delete(
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::BeneficiariesManage)?;
     let id = payee_id(&id)?;
-    let client = state.client_for(&member, Permission::BeneficiariesManage).await?;
-    let payee = payee_of(&client.beneficiary(&id).await?);
-    let target = format!("payee:{id}");
-    let summary = format!("Delete the payee {} ({})", payee.name, payee.destination_text());
-    let change = PayeeChange::Delete {
-        id: id.clone(),
-        payee,
-    };
+    let (target, summary, change) = split(payees::deletion(&state, &member, &id).await)?
+        .map_err(|r| PortalError::BadRequest(r.message))?;
     let submission = Submission(form.into_inner());
-    if !submission.confirmed() {
-        let filing = Filing::control(&target, &summary, change);
-        let preview = match engine::preview::<PayeeChangeAction>(&state, &member, &filing).await {
-            Ok(p) => p,
-            Err(ApprovalError::Db(e)) => return Err(e.into()),
-            Err(e) => {
-                return Ok(unprocessable(
-                    render_form(&state, &member, Some(id), None, Some(e.to_string())).await?,
-                ))
-            }
+    if submission.confirmed() {
+        return match split(
+            submit_control::<PayeeChangeAction>(&state, &member, &target, &summary, change).await,
+        )? {
+            Ok(notice) => Ok(done("/beneficiaries", notice)),
+            Err(refusal) => Ok(unprocessable(
+                render_list(&state, &member, Some(refusal.message)).await?,
+            )),
         };
-        let back = format!("/beneficiaries/{id}");
-        return confirm_page(
-            &member,
-            "Delete a payee",
-            preview,
-            (&format!("{back}/delete"), &back),
-            &submission,
-        );
     }
-    let (notice, error) =
-        submit_control::<PayeeChangeAction>(&state, &member, &target, &summary, change).await?;
-    Ok(ok(render_list(&state, &member, notice, error).await?))
+    let filing = Filing::control(&target, &summary, change);
+    match engine::preview::<PayeeChangeAction>(&state, &member, &filing).await {
+        Ok(preview) => {
+            let back = format!("/beneficiaries/{id}");
+            confirm_page(
+                &member,
+                "Delete a payee",
+                preview,
+                (&format!("{back}/delete"), &back),
+                &submission,
+            )
+        }
+        Err(ApprovalError::Db(e)) => Err(e.into()),
+        Err(e) => refuse_form(&state, &member, Some(id), None, Refusal::form(e.to_string())).await,
+    }
 }

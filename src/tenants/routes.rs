@@ -1,34 +1,32 @@
 //! Tenants and their connections: switching tenant; the tenant admin's
 //! connections page (add, test, make primary, delete); the platform
-//! admin's tenants and base-URL allow-list. Secrets are sealed on save
-//! and never shown again.
+//! admin's tenants and base-URL allow-list. The rules live in
+//! `connections` and `platform`.
 
-use actix_web::http::StatusCode;
 use actix_web::web::{self, Data, Form, Path};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use paydesk_api::models::identity::Identity;
 use paydesk_api::{Client, Credentials};
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::ExposeSecret;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::model::{is_allowed, normalize_base_url};
+use super::connections::{self, ConnectionDraft, ConnectionForm};
+use super::platform;
 use super::store::{self, Connection, TenantRow};
 use crate::access::permissions::Permission;
 use crate::access::store as access;
 use crate::access::{Member, PlatformAdmin};
 use crate::approvals::action::Action;
-use crate::approvals::routes::submit_control;
 use crate::approvals::store::{self as approvals, ActionRequest};
-use crate::audit::Event;
-use crate::audit::{self, outcome, NewRecord};
 use crate::auth::session::{self, SignedIn};
-use crate::controls::connections::{sealed_text, ConnectionChange, ConnectionChangeAction};
+use crate::controls::connections::ConnectionChangeAction;
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{html, is_htmx, redirect, refused_or_ok, Shell};
+use crate::web::form::{split, Failure, FieldErrors};
+use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/tenants/switch", web::post().to(switch))
@@ -63,22 +61,7 @@ async fn switch(
     Ok(redirect("/"))
 }
 
-fn page(status: StatusCode, body: String) -> HttpResponse {
-    HttpResponse::build(status)
-        .content_type("text/html; charset=utf-8")
-        .body(body)
-}
-
 // --- Connections ------------------------------------------------------------
-
-/// What the add form keeps when it is shown again; never the secrets.
-#[derive(Default)]
-pub struct ConnectionDraft {
-    name: String,
-    environment: String,
-    base_url: String,
-    client_id: String,
-}
 
 #[derive(Template)]
 #[template(path = "tenants/connections.html")]
@@ -87,8 +70,7 @@ struct ConnectionsPage {
     connections: Vec<Connection>,
     allow_list: Vec<String>,
     draft: ConnectionDraft,
-    error: Option<String>,
-    notice: Option<String>,
+    errors: FieldErrors,
     pending: Vec<ActionRequest>,
 }
 
@@ -96,16 +78,14 @@ async fn render_connections(
     state: &AppState,
     member: &Member,
     draft: ConnectionDraft,
-    error: Option<String>,
-    notice: Option<String>,
+    errors: FieldErrors,
 ) -> Result<String, PortalError> {
     Ok(ConnectionsPage {
         shell: Shell::new(member, "/connections"),
         connections: store::connections(&state.pool, member.tenant_id).await?,
         allow_list: store::allowed_base_urls(&state.pool).await?,
         draft,
-        error,
-        notice,
+        errors,
         pending: approvals::pending_of(&state.pool, member.tenant_id, &[ConnectionChangeAction::KIND])
             .await?,
     }
@@ -114,108 +94,39 @@ async fn render_connections(
 
 async fn connections_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
     member.require(Permission::ConnectionsManage)?;
-    let body = render_connections(&state, &member, ConnectionDraft::default(), None, None).await?;
-    Ok(page(StatusCode::OK, body))
+    Ok(ok(render_connections(
+        &state,
+        &member,
+        ConnectionDraft::default(),
+        FieldErrors::default(),
+    )
+    .await?))
 }
 
-#[derive(Deserialize)]
-pub struct ConnectionForm {
-    name: String,
-    environment: String,
-    base_url: String,
-    client_id: String,
-    client_secret: String,
-    #[serde(default)]
-    webhook_secret: String,
+/// Back to the connections page with the notice, or the page again with
+/// what was refused (422).
+async fn connections_after(
+    state: &AppState,
+    member: &Member,
+    result: Result<String, Failure>,
+    draft: ConnectionDraft,
+) -> Result<HttpResponse, PortalError> {
+    match split(result)? {
+        Ok(notice) => Ok(done("/connections", notice)),
+        Err(refusal) => Ok(unprocessable(
+            render_connections(state, member, draft, refusal.into()).await?,
+        )),
+    }
 }
 
-/// Saves a connection after checking every field; the base URL must be on
-/// the platform's allow-list, so no tenant can point the server at an
-/// internal address.
 async fn add_connection(
     state: Data<AppState>,
     member: Member,
     form: Form<ConnectionForm>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::ConnectionsManage)?;
-    let form = form.into_inner();
-    let draft = ConnectionDraft {
-        name: form.name.trim().to_owned(),
-        environment: form.environment.clone(),
-        base_url: form.base_url.trim().to_owned(),
-        client_id: form.client_id.trim().to_owned(),
-    };
-    let problem = async {
-        if draft.name.is_empty() || draft.name.len() > 60 {
-            return Ok(Some(
-                "Give the connection a name of 1 to 60 characters.".to_owned(),
-            ));
-        }
-        if store::connection_name_taken(&state.pool, member.tenant_id, &draft.name).await? {
-            return Ok(Some(format!(
-                "A connection named '{}' already exists.",
-                draft.name
-            )));
-        }
-        if !matches!(draft.environment.as_str(), "sandbox" | "live") {
-            return Ok(Some("Choose sandbox or live.".to_owned()));
-        }
-        let base_url = match normalize_base_url(&draft.base_url) {
-            Ok(url) => url,
-            Err(message) => return Ok(Some(message)),
-        };
-        if !is_allowed(&base_url, &store::allowed_base_urls(&state.pool).await?) {
-            return Ok(Some(format!(
-                "{base_url} is not on the platform's allow-list. Ask a platform admin to allow it first."
-            )));
-        }
-        if draft.client_id.is_empty() {
-            return Ok(Some("Enter the client id.".to_owned()));
-        }
-        if form.client_secret.trim().is_empty() {
-            return Ok(Some("Enter the client secret.".to_owned()));
-        }
-        Ok::<_, PortalError>(None)
-    }
-    .await?;
-    if let Some(message) = problem {
-        let body = render_connections(&state, &member, draft, Some(message), None).await?;
-        return Ok(page(StatusCode::UNPROCESSABLE_ENTITY, body));
-    }
-    let base_url = normalize_base_url(&draft.base_url).map_err(PortalError::Unavailable)?;
-    let client_secret = SecretString::from(form.client_secret.trim().to_owned());
-    let webhook_secret = Some(form.webhook_secret.trim().to_owned())
-        .filter(|s| !s.is_empty())
-        .map(|s| state.key.seal(&SecretString::from(s)));
-    let change = ConnectionChange::Add {
-        name: draft.name.clone(),
-        environment: draft.environment.clone(),
-        base_url: base_url.clone(),
-        client_id: draft.client_id.clone(),
-        client_secret_sealed: sealed_text(&state.key.seal(&client_secret)),
-        webhook_secret_sealed: webhook_secret.as_deref().map(sealed_text),
-    };
-    let target = format!("connection:{}", draft.name);
-    let summary = format!(
-        "Add the {} connection '{}' ({base_url})",
-        draft.environment, draft.name
-    );
-    let (notice, error) =
-        submit_control::<ConnectionChangeAction>(&state, &member, &target, &summary, change).await?;
-    let refused = error.is_some();
-    let draft = if refused {
-        draft
-    } else {
-        ConnectionDraft::default()
-    };
-    let body = render_connections(&state, &member, draft, error, notice).await?;
-    Ok(refused_or_ok(body, refused))
-}
-
-async fn owned_connection(state: &AppState, member: &Member, id: Uuid) -> Result<Connection, PortalError> {
-    store::connection(&state.pool, member.tenant_id, id)
-        .await?
-        .ok_or_else(|| PortalError::NotFound("no such connection".to_owned()))
+    let result = connections::add(&state, &member, &form).await;
+    connections_after(&state, &member, result, ConnectionDraft::from(&*form)).await
 }
 
 #[derive(Template)]
@@ -240,7 +151,7 @@ async fn test_connection(
     id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::ConnectionsManage)?;
-    let connection = owned_connection(&state, &member, *id).await?;
+    let connection = connections::owned(&state, &member, *id).await?;
     let secret = state.key.open(&connection.client_secret_enc)?;
     let client = Client::new(
         connection.base_url.clone(),
@@ -268,16 +179,9 @@ async fn make_primary(
     id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::ConnectionsManage)?;
-    let connection = owned_connection(&state, &member, *id).await?;
-    let change = ConnectionChange::MakePrimary {
-        id: connection.id,
-        name: connection.name.clone(),
-    };
-    let target = format!("connection:{}", connection.id);
-    let summary = format!("Make '{}' the primary connection", connection.name);
-    let (notice, error) =
-        submit_control::<ConnectionChangeAction>(&state, &member, &target, &summary, change).await?;
-    connections_after(&state, &member, notice, error).await
+    let connection = connections::owned(&state, &member, *id).await?;
+    let result = connections::make_primary(&state, &member, &connection).await;
+    connections_after(&state, &member, result, ConnectionDraft::default()).await
 }
 
 async fn delete_connection(
@@ -287,47 +191,25 @@ async fn delete_connection(
     confirmed: Form<Confirmed>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::ConnectionsManage)?;
-    let connection = owned_connection(&state, &member, *id).await?;
-    if connection.is_builtin {
-        let error = Some("The built-in sandbox connection can't be deleted.".to_owned());
-        return connections_after(&state, &member, None, error).await;
+    let connection = connections::owned(&state, &member, *id).await?;
+    if confirmed.yes() || connections::deletable(&connection).is_err() {
+        let result = connections::delete(&state, &member, &connection).await;
+        return connections_after(&state, &member, result, ConnectionDraft::default()).await;
     }
-    if !confirmed.yes() {
-        let consequences = [
-            format!("'{}' and its stored secrets are destroyed.", connection.name),
-            "If it is the primary connection, pages use the next one; with two admins the deletion waits for the other."
-                .to_owned(),
-        ];
-        return Confirm {
-            title: &format!("Delete the connection {}", connection.name),
-            consequences: &consequences,
-            action: &format!("/connections/{}/delete", connection.id),
-            back: "/connections",
-            button: "Delete connection",
-            fields: &[],
-        }
-        .page(&member);
+    let consequences = [
+        format!("'{}' and its stored secrets are destroyed.", connection.name),
+        "If it is the primary connection, pages use the next one; with two admins the deletion waits for the other."
+            .to_owned(),
+    ];
+    Confirm {
+        title: &format!("Delete the connection {}", connection.name),
+        consequences: &consequences,
+        action: &format!("/connections/{}/delete", connection.id),
+        back: "/connections",
+        button: "Delete connection",
+        fields: &[],
     }
-    let change = ConnectionChange::Delete {
-        id: connection.id,
-        name: connection.name.clone(),
-    };
-    let target = format!("connection:{}", connection.id);
-    let summary = format!("Delete the connection '{}'", connection.name);
-    let (notice, error) =
-        submit_control::<ConnectionChangeAction>(&state, &member, &target, &summary, change).await?;
-    connections_after(&state, &member, notice, error).await
-}
-
-async fn connections_after(
-    state: &AppState,
-    member: &Member,
-    notice: Option<String>,
-    error: Option<String>,
-) -> Result<HttpResponse, PortalError> {
-    let refused = error.is_some();
-    let body = render_connections(state, member, ConnectionDraft::default(), error, notice).await?;
-    Ok(refused_or_ok(body, refused))
+    .page(&member)
 }
 
 // --- Platform administration -------------------------------------------------
@@ -338,22 +220,23 @@ struct PlatformPage {
     shell: Shell,
     tenants: Vec<TenantRow>,
     allow_list: Vec<String>,
-    error: Option<String>,
-    notice: Option<String>,
+    errors: FieldErrors,
+    /// The forms as typed, when refused: (tenant name, base URL).
+    draft: (String, String),
 }
 
 async fn render_platform(
     state: &AppState,
     admin: &SignedIn,
-    error: Option<String>,
-    notice: Option<String>,
+    errors: FieldErrors,
+    draft: (String, String),
 ) -> Result<String, PortalError> {
     Ok(PlatformPage {
         shell: Shell::for_platform_admin(&state.pool, admin, "/platform").await?,
         tenants: store::tenants(&state.pool).await?,
         allow_list: store::allowed_base_urls(&state.pool).await?,
-        error,
-        notice,
+        errors,
+        draft,
     }
     .render()?)
 }
@@ -362,10 +245,29 @@ async fn platform_page(
     state: Data<AppState>,
     PlatformAdmin(admin): PlatformAdmin,
 ) -> Result<HttpResponse, PortalError> {
-    Ok(page(
-        StatusCode::OK,
-        render_platform(&state, &admin, None, None).await?,
-    ))
+    Ok(ok(render_platform(
+        &state,
+        &admin,
+        FieldErrors::default(),
+        Default::default(),
+    )
+    .await?))
+}
+
+/// Back to the platform page with the notice, or the page again with what
+/// was refused (422).
+async fn platform_after(
+    state: &AppState,
+    admin: &SignedIn,
+    result: Result<String, Failure>,
+    draft: (String, String),
+) -> Result<HttpResponse, PortalError> {
+    match split(result)? {
+        Ok(notice) => Ok(done("/platform", notice)),
+        Err(refusal) => Ok(unprocessable(
+            render_platform(state, admin, refusal.into(), draft).await?,
+        )),
+    }
 }
 
 #[derive(Deserialize)]
@@ -373,49 +275,13 @@ pub struct NewTenant {
     name: String,
 }
 
-/// Creates a tenant with its built-in roles; the platform admin who made it
-/// is its first owner and can add members there.
 async fn create_tenant(
     state: Data<AppState>,
     PlatformAdmin(admin): PlatformAdmin,
     form: Form<NewTenant>,
 ) -> Result<HttpResponse, PortalError> {
-    let name = form.name.trim();
-    let error = if name.is_empty() || name.len() > 80 {
-        Some("Give the tenant a name of 1 to 80 characters.".to_owned())
-    } else if store::tenant_name_taken(&state.pool, name).await? {
-        Some(format!("A tenant named '{name}' already exists."))
-    } else {
-        None
-    };
-    if let Some(message) = error {
-        return Ok(page(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            render_platform(&state, &admin, Some(message), None).await?,
-        ));
-    }
-    let mut tx = state.pool.begin().await?;
-    let (tenant_id, owner) = store::create_tenant(&mut tx, name).await?;
-    access::add_member(&mut tx, tenant_id, admin.user_id, owner, None).await?;
-    audit::store::append_in(
-        &mut tx,
-        &[NewRecord::new(
-            &admin.actor(),
-            Some(tenant_id),
-            Event::TenantsCreated,
-            format!("tenant:{tenant_id}"),
-            outcome::SUCCESS,
-        )
-        .with_details(serde_json::json!({"name": name}))],
-    )
-    .await?;
-    tx.commit().await?;
-    let notice =
-        format!("Created '{name}'. You are its owner; switch to it to add members and a connection.");
-    Ok(page(
-        StatusCode::OK,
-        render_platform(&state, &admin, None, Some(notice)).await?,
-    ))
+    let result = platform::create_tenant(&state, &admin, &form.name).await;
+    platform_after(&state, &admin, result, (form.into_inner().name, String::new())).await
 }
 
 #[derive(Deserialize)]
@@ -428,29 +294,14 @@ async fn allow_url(
     PlatformAdmin(admin): PlatformAdmin,
     form: Form<BaseUrlForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let base_url = match normalize_base_url(&form.base_url) {
-        Ok(url) => url,
-        Err(message) => {
-            return Ok(page(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                render_platform(&state, &admin, Some(message), None).await?,
-            ))
-        }
-    };
-    if store::allow_base_url(&state.pool, &base_url).await? {
-        audit::store::append(
-            &state.pool,
-            &[NewRecord::new(
-                &admin.actor(),
-                None,
-                Event::SettingsBaseUrlAllowed,
-                &base_url,
-                outcome::SUCCESS,
-            )],
-        )
-        .await?;
-    }
-    Ok(redirect("/platform"))
+    let result = platform::allow(&state, &admin, &form.base_url).await;
+    platform_after(
+        &state,
+        &admin,
+        result,
+        (String::new(), form.into_inner().base_url),
+    )
+    .await
 }
 
 async fn disallow_url(
@@ -458,18 +309,6 @@ async fn disallow_url(
     PlatformAdmin(admin): PlatformAdmin,
     form: Form<BaseUrlForm>,
 ) -> Result<HttpResponse, PortalError> {
-    if store::disallow_base_url(&state.pool, form.base_url.trim()).await? {
-        audit::store::append(
-            &state.pool,
-            &[NewRecord::new(
-                &admin.actor(),
-                None,
-                Event::SettingsBaseUrlDisallowed,
-                form.base_url.trim(),
-                outcome::SUCCESS,
-            )],
-        )
-        .await?;
-    }
-    Ok(redirect("/platform"))
+    let result = platform::disallow(&state, &admin, &form.base_url).await;
+    platform_after(&state, &admin, result, Default::default()).await
 }

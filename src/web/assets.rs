@@ -17,9 +17,9 @@ const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("../../static/paydesk-2.js"),
     ),
     (
-        "paydesk-4.css",
+        "paydesk-5.css",
         "text/css; charset=utf-8",
-        include_bytes!("../../static/paydesk-4.css"),
+        include_bytes!("../../static/paydesk-5.css"),
     ),
 ];
 

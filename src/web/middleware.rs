@@ -8,6 +8,7 @@ use actix_web::http::Method;
 use actix_web::middleware::Next;
 use actix_web::web::{Bytes, BytesMut, Data};
 use actix_web::HttpMessage;
+use actix_web_flash_messages::IncomingFlashMessages;
 use futures_util::StreamExt;
 
 use crate::auth::csrf;
@@ -83,6 +84,14 @@ async fn check_csrf(req: &mut ServiceRequest) -> Result<(), PortalError> {
     }
 }
 
+/// The notices the last response left for this one (a signed cookie).
+async fn notices(req: &mut ServiceRequest) -> Vec<String> {
+    req.extract::<IncomingFlashMessages>()
+        .await
+        .map(|messages| messages.iter().map(|m| m.content().to_owned()).collect())
+        .unwrap_or_default()
+}
+
 /// Loads the session and enforces CSRF on unsafe methods (the webhook
 /// receiver authenticates by signature instead).
 pub async fn session_and_csrf(
@@ -104,7 +113,8 @@ pub async fn session_and_csrf(
         let ip = client_ip(req.request());
         let ua = user_agent(req.request());
         match session::load(&state.pool, cookie.value(), &ip, &ua).await {
-            Ok(Some((signed_in, membership))) => {
+            Ok(Some((mut signed_in, membership))) => {
+                signed_in.notices = notices(&mut req).await;
                 req.extensions_mut().insert(signed_in);
                 if let Some(membership) = membership {
                     req.extensions_mut().insert(membership);

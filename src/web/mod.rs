@@ -1,10 +1,13 @@
 //! What every page shares: the error type and its pages, the middleware
-//! (session, CSRF, security headers), the page shell and static files.
+//! (session, CSRF, security headers), the page shell, form refusals and
+//! static files.
 
 pub mod amount;
 pub mod assets;
 pub mod confirm;
 pub mod csv;
 pub mod error;
+pub mod form;
 pub mod middleware;
+pub mod notice;
 pub mod page;

@@ -4,6 +4,7 @@
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse};
+use actix_web_flash_messages::FlashMessage;
 use askama::Template;
 use sqlx::PgPool;
 
@@ -35,6 +36,8 @@ pub struct Shell {
     pub csrf_token: String,
     pub nav: Vec<NavItem>,
     pub tenants: Vec<TenantChoice>,
+    /// What the user's last change said, shown once.
+    pub notices: Vec<String>,
 }
 
 /// (path, label, permissions of which one is needed, `|`-separated; ""
@@ -118,6 +121,7 @@ impl Shell {
                 })
                 .collect(),
             tenants,
+            notices: member.user.notices.clone(),
         }
     }
 
@@ -144,6 +148,7 @@ impl Shell {
                 active: true,
             }],
             tenants: Vec::new(),
+            notices: user.notices.clone(),
         })
     }
 
@@ -210,6 +215,13 @@ pub fn unprocessable(body: String) -> HttpResponse {
     HttpResponse::UnprocessableEntity()
         .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
         .body(body)
+}
+
+/// After a change: post, then redirect, with `notice` shown once on the
+/// page it lands on, so a reload never repeats the change.
+pub fn done(to: &str, notice: impl Into<String>) -> HttpResponse {
+    FlashMessage::info(notice.into()).send();
+    redirect(to)
 }
 
 pub fn redirect(to: &str) -> HttpResponse {

@@ -102,12 +102,8 @@ async fn a_viewer_sees_only_what_viewers_may_and_is_refused_the_rest() {
     let mut form: Vec<(String, String)> = checked.into_iter().map(|f| (f, "on".to_owned())).collect();
     form.push((format!("{viewer_id}:audit.read"), "on".to_owned()));
     let fields: Vec<(&str, &str)> = form.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
-    let saved = app
-        .post_form("/roles", "/roles/matrix", &fields)
-        .await
-        .text()
-        .await
-        .unwrap();
+    let res = app.post_form("/roles", "/roles/matrix", &fields).await;
+    let saved = app.landing(res).await;
     let notice = saved
         .split("<p class=\"notice\">")
         .nth(1)
@@ -166,8 +162,7 @@ async fn the_last_owner_cannot_be_removed_or_demoted() {
             &[("role_id", &viewer_role)],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
-    let body = res.text().await.unwrap();
+    let body = app.landing(res).await;
     assert!(
         body.contains("Pending changes") && body.contains("waits for a second admin"),
         "{body}"
@@ -230,6 +225,12 @@ async fn custom_roles_are_created_and_deleted() {
     assert!(page.contains("Treasury"));
     let res = app.post_form("/roles", "/roles", &[("name", "Treasury")]).await;
     assert_eq!(res.status().as_u16(), 422);
+    let refused = res.text().await.unwrap();
+    assert!(
+        refused.contains(r#"<span class="field-error" id="name-error" role="alert">A role named &#39;Treasury&#39; already exists"#)
+            && refused.contains(r#"value="Treasury""#),
+        "the message sits beside the field and the name typed stays: {refused}"
+    );
     let id = page
         .split("action=\"/roles/")
         .skip(1)
@@ -248,6 +249,88 @@ async fn custom_roles_are_created_and_deleted() {
     let res = app
         .post_form("/roles", &format!("/roles/{id}/delete"), &[("confirmed", "yes")])
         .await;
+    let page = app.landing(res).await;
+    assert!(page.contains("Role &#39;Treasury&#39; deleted."), "{page}");
+    assert!(
+        !app.get_html("/roles").await.contains("Treasury"),
+        "the notice shows once"
+    );
+}
+
+/// A refused form comes back as a 422 with what was typed and the message
+/// beside the field; a change that succeeds redirects with a notice shown
+/// once (post, then redirect), so a reload never repeats it.
+#[tokio::test]
+async fn refused_member_forms_keep_the_input_and_successes_redirect_with_a_notice() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let page = app.get_html("/members").await;
+    let viewer_role = page
+        .split("<option value=\"")
+        .skip(1)
+        .find(|c| c.split('<').next().unwrap().ends_with(">Viewer"))
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let long_name = "N".repeat(300);
+    for (email, name, field, message) in [
+        ("not-an-email", "Ann", "email", "is not an email address"),
+        (
+            "ann@example.com",
+            long_name.as_str(),
+            "display_name",
+            "of 1 to 80 characters",
+        ),
+    ] {
+        let res = app
+            .post_form(
+                "/members",
+                "/members",
+                &[
+                    ("email", email),
+                    ("display_name", name),
+                    ("role_id", &viewer_role),
+                ],
+            )
+            .await;
+        assert_eq!(res.status().as_u16(), 422);
+        let body = res.text().await.unwrap();
+        assert!(
+            body.contains(&format!(r#"id="{field}-error" role="alert">"#)) && body.contains(message),
+            "{field}: {body}"
+        );
+        assert!(
+            body.contains(&format!(r#"value="{email}""#)),
+            "what was typed stays"
+        );
+        assert!(body.contains(r#"aria-invalid="true""#));
+    }
+
+    add_member(&app, "ann@example.com", "Viewer").await;
+    let res = app.post_form("/roles", "/roles", &[("name", "Auditors 2")]).await;
     assert_eq!(res.status().as_u16(), 303);
-    assert!(!app.get_html("/roles").await.contains("Treasury"));
+    let landed = app.landing(res).await;
+    assert!(
+        landed.contains(r#"<p class="notice">Role &#39;Auditors 2&#39; created"#),
+        "{landed}"
+    );
+    assert!(
+        !app.get_html("/roles").await.contains(r#"<p class="notice">"#),
+        "the notice is shown once"
+    );
+    let again = app
+        .post_form(
+            "/members",
+            "/members",
+            &[("email", "ann@example.com"), ("role_id", &viewer_role)],
+        )
+        .await;
+    assert_eq!(again.status().as_u16(), 422);
+    assert!(again
+        .text()
+        .await
+        .unwrap()
+        .contains("ann@example.com is already a member"));
 }

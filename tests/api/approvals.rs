@@ -239,7 +239,7 @@ async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
             ],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303, "the policy is saved");
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
 
     let path = format!("/approvals/{id}/approve");
@@ -766,7 +766,7 @@ async fn waiting_requests_remind_approvers_and_escalate_to_the_backup_role() {
             ],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303, "the policy is saved");
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
     // Before escalation the backup role (Viewers read payouts) can't approve.
     let res = approve(&backup, &id).await;
@@ -1027,7 +1027,7 @@ async fn policies_weigh_value_totals_and_first_payments() {
             ],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303, "the policy is saved");
 
     // 0.01 BTC at 60,000 USDT is 600 USD, like 600 USDT: both above the tier.
     let btc = request_id(
@@ -1125,7 +1125,7 @@ async fn a_tier_can_require_an_approval_from_a_named_role() {
             ],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303, "the policy is saved");
     // A second admin joins once the policy is in force (with two admins,
     // policy changes wait for four eyes).
     let admin = members(&app, "Admin", &["admin13@example.com".into()])

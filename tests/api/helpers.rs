@@ -178,6 +178,19 @@ impl TestApp {
         self.http.post(self.url(path)).form(&form).send().await.unwrap()
     }
 
+    /// A change that succeeded redirects (post, then redirect): the page it
+    /// lands on, which shows the change's notice once.
+    pub async fn landing(&self, res: reqwest::Response) -> String {
+        let status = res.status().as_u16();
+        if status != 303 {
+            panic!(
+                "expected a redirect after the change, got {status}: {}",
+                res.text().await.unwrap()
+            );
+        }
+        self.get_html(&location(&res)).await
+    }
+
     pub async fn sign_in(&self, email: &str, password: &str) -> reqwest::Response {
         self.post_form("/login", "/login", &[("email", email), ("password", password)])
             .await

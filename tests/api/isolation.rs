@@ -450,7 +450,7 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
             ],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303, "the connection is filed");
     // Tenant B has a second admin (the platform admin who created it), so
     // the new connection waits for their approval.
     let request: String = sqlx::query_scalar(

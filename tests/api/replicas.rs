@@ -36,7 +36,7 @@ async fn two_replicas_share_sessions_and_run_each_approved_action_once() {
             ],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303, "the policy is saved");
     let id = request_id(&file_payout(&operator, "0123456789", "10").await);
     let path = format!("/approvals/{id}/approve");
     let pages: Vec<String> = futures_util::future::join_all(

@@ -43,7 +43,13 @@ async fn connections_need_an_allowed_base_url_and_never_show_their_secrets() {
 
     let res = add_connection(&app, "Internal", "http://169.254.169.254", &client_id, &secret).await;
     assert_eq!(res.status().as_u16(), 422);
-    assert!(res.text().await.unwrap().contains("allow-list"));
+    let refused = res.text().await.unwrap();
+    assert!(
+        refused.contains(r#"id="base_url-error""#) && refused.contains("allow-list"),
+        "the message sits beside the base URL: {refused}"
+    );
+    assert!(refused.contains(r#"value="Internal""#), "the name typed stays");
+    assert!(!refused.contains(&secret), "the secret is never sent back");
 
     let res = app
         .post_form(
@@ -61,8 +67,7 @@ async fn connections_need_an_allowed_base_url_and_never_show_their_secrets() {
         &secret,
     )
     .await;
-    assert_eq!(res.status().as_u16(), 200);
-    let page = res.text().await.unwrap();
+    let page = app.landing(res).await;
     assert!(page.contains("be shown again"));
     assert!(!page.contains(&secret), "the secret never reaches a page");
 
@@ -99,7 +104,7 @@ async fn connections_need_an_allowed_base_url_and_never_show_their_secrets() {
     assert!(result.contains(&client_id));
 
     let res = add_connection(&app, "Wrong", &app.sandbox_url, &client_id, "not-the-secret").await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert!(app.landing(res).await.contains("Wrong"), "the notice names it");
     let page = app.get_html("/connections").await;
     let wrong_test = page
         .split("<tr>")
@@ -128,12 +133,16 @@ async fn a_platform_admin_creates_a_tenant_and_switches_to_it() {
     let res = app
         .post_form("/platform", "/platform/tenants", &[("name", "Globex")])
         .await;
-    assert_eq!(res.status().as_u16(), 200);
-    assert!(res.text().await.unwrap().contains("Created"));
+    assert!(app.landing(res).await.contains("Created"));
     let res = app
         .post_form("/platform", "/platform/tenants", &[("name", "globex")])
         .await;
-    assert_eq!(res.status().as_u16(), 422);
+    assert_eq!(res.status().as_u16(), 422, "names differ in more than case");
+    let refused = res.text().await.unwrap();
+    assert!(
+        refused.contains(r#"id="name-error""#) && refused.contains("already exists"),
+        "{refused}"
+    );
 
     let home = app.get_html("/").await;
     let globex = home
@@ -174,7 +183,7 @@ async fn a_fresh_production_install_leads_the_admin_to_create_a_tenant() {
     let res = app
         .post_form("/platform", "/platform/tenants", &[("name", "Acme")])
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303);
     let home = app.get_html("/").await;
     assert!(home.contains("Acme") && home.contains("has no API connection yet"));
 }
@@ -201,8 +210,7 @@ async fn controls_wait_for_a_second_admin() {
             ],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
-    let page = res.text().await.unwrap();
+    let page = app.landing(res).await;
     assert!(
         page.contains("Pending changes") && page.contains("New payouts policy"),
         "{page}"
@@ -239,9 +247,7 @@ async fn controls_wait_for_a_second_admin() {
     .await;
     let secret = "a-secret-nobody-may-see";
     let res = add_connection(&app, "Second", &app.sandbox_url, &creds.client_id, secret).await;
-    let status = res.status().as_u16();
-    let page = res.text().await.unwrap();
-    assert_eq!(status, 200, "{page}");
+    let page = app.landing(res).await;
     assert!(page.contains("Add the sandbox connection") && !page.contains(secret));
     let payload: String =
         sqlx::query_scalar("SELECT payload::text FROM action_requests WHERE kind = 'connection_change'")
@@ -276,9 +282,7 @@ async fn payees_are_saved_changed_and_deleted_through_the_gate() {
     let res = app
         .post_form("/beneficiaries/new", "/beneficiaries", &fields)
         .await;
-    let status = res.status().as_u16();
-    let list = res.text().await.unwrap();
-    assert_eq!(status, 200, "{list}");
+    let list = app.landing(res).await;
     assert!(list.contains("Payee &#39;Ada payroll&#39; saved."), "{list}");
     let sandbox = app.sandbox().await;
     let saved = sandbox.beneficiaries(None, None).await.unwrap().beneficiaries;
@@ -293,17 +297,17 @@ async fn payees_are_saved_changed_and_deleted_through_the_gate() {
         )
         .await;
     assert_eq!(bad.status().as_u16(), 422);
-    assert!(bad
-        .text()
-        .await
-        .unwrap()
-        .contains("account number is 6 to 20 digits"));
+    let refused = bad.text().await.unwrap();
+    assert!(
+        refused.contains(r#"<span class="field-error" id="account_number-error" role="alert">The account number is 6 to 20 digits"#),
+        "{refused}"
+    );
 
     let page = format!("/beneficiaries/{id}");
     let mut changed = fields.to_vec();
     changed[0] = ("name", "Ada Okafor (salary)");
     let res = app.post_form(&page, &page, &changed).await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303);
     assert_eq!(
         sandbox.beneficiary(&id).await.unwrap().name,
         "Ada Okafor (salary)"
@@ -326,7 +330,7 @@ async fn payees_are_saved_changed_and_deleted_through_the_gate() {
             ],
         )
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303);
     let res = app
         .post_form(
             "/payouts/new?country=NG",
@@ -355,7 +359,7 @@ async fn payees_are_saved_changed_and_deleted_through_the_gate() {
     let res = app
         .post_form(&page, &format!("{page}/delete"), &[("confirmed", "yes")])
         .await;
-    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.status().as_u16(), 303);
     assert!(sandbox
         .beneficiaries(None, None)
         .await
@@ -368,7 +372,7 @@ async fn payees_are_saved_changed_and_deleted_through_the_gate() {
     let res = app
         .post_form("/beneficiaries/new", "/beneficiaries", &fields)
         .await;
-    assert!(res.text().await.unwrap().contains("waits for a second admin"));
+    assert!(app.landing(res).await.contains("waits for a second admin"));
     assert!(sandbox
         .beneficiaries(None, None)
         .await

@@ -1,0 +1,82 @@
+//! The platform admin's work: tenants and the base-URL allow-list.
+
+use uuid::Uuid;
+
+use super::model::normalize_base_url;
+use super::store;
+use crate::access::store as access;
+use crate::audit::{self, outcome, Event, NewRecord};
+use crate::auth::session::SignedIn;
+use crate::startup::AppState;
+use crate::web::form::{self, Failure, Refusal};
+
+/// The unique index that keeps tenant names apart whatever their case.
+const TENANT_NAME_INDEX: &str = "tenants_name_ci";
+
+/// Creates a tenant with its built-in roles; the platform admin who made it
+/// is its first owner and can add members there.
+#[tracing::instrument(skip_all)]
+pub async fn create_tenant(state: &AppState, admin: &SignedIn, name: &str) -> Result<String, Failure> {
+    let name = form::bounded(name, "name", "the tenant a name", 80)?;
+    let mut tx = state.pool.begin().await?;
+    let (tenant_id, owner) = match store::create_tenant(&mut tx, &name).await {
+        Ok(created) => created,
+        Err(e) if form::unique_violation(&e) == Some(TENANT_NAME_INDEX) => {
+            return Err(Refusal::field(
+                "name",
+                format!("A tenant named '{name}' already exists; choose another name."),
+            )
+            .into())
+        }
+        Err(e) => return Err(e.into()),
+    };
+    access::add_member(&mut tx, tenant_id, admin.user_id, owner, None).await?;
+    audit::store::append_in(
+        &mut tx,
+        &[record(
+            admin,
+            Some(tenant_id),
+            Event::TenantsCreated,
+            &format!("tenant:{tenant_id}"),
+        )
+        .with_details(serde_json::json!({"name": name}))],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(format!(
+        "Created '{name}'. You are its owner; switch to it to add members and a connection."
+    ))
+}
+
+fn record(admin: &SignedIn, tenant: Option<Uuid>, event: Event, target: &str) -> NewRecord {
+    NewRecord::new(&admin.actor(), tenant, event, target, outcome::SUCCESS)
+}
+
+#[tracing::instrument(skip_all)]
+pub async fn allow(state: &AppState, admin: &SignedIn, raw: &str) -> Result<String, Failure> {
+    let base_url = normalize_base_url(raw).map_err(|m| Refusal::field("base_url", m))?;
+    if !store::allow_base_url(&state.pool, &base_url).await? {
+        return Ok(format!("{base_url} was already allowed."));
+    }
+    audit::store::append(
+        &state.pool,
+        &[record(admin, None, Event::SettingsBaseUrlAllowed, &base_url)],
+    )
+    .await?;
+    Ok(format!("Connections may now use {base_url}."))
+}
+
+#[tracing::instrument(skip_all)]
+pub async fn disallow(state: &AppState, admin: &SignedIn, base_url: &str) -> Result<String, Failure> {
+    let base_url = base_url.trim();
+    if store::disallow_base_url(&state.pool, base_url).await? {
+        audit::store::append(
+            &state.pool,
+            &[record(admin, None, Event::SettingsBaseUrlDisallowed, base_url)],
+        )
+        .await?;
+    }
+    Ok(format!(
+        "{base_url} is off the allow-list; new connections can no longer use it."
+    ))
+}
