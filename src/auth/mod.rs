@@ -1,6 +1,7 @@
 //! Staff sign-in: passwords (argon2id, hashed off the async workers),
 //! server-side sessions in Postgres, throttling and lockout, CSRF.
 
+pub mod account;
 pub mod csrf;
 pub mod password;
 pub mod routes;

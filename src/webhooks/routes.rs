@@ -1,20 +1,18 @@
+use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes, Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use paydesk_api::models::events::WebhookEvent;
-use paydesk_api::webhook::{verify_webhook, SIGNATURE_HEADER};
-use secrecy::ExposeSecret;
+use paydesk_api::webhook::SIGNATURE_HEADER;
 use serde::Deserialize;
 use serde_json::json;
 use uuid::Uuid;
 
+use super::receiver::{self, Accepted, Rejected};
 use super::store::{self, EventRow};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::audit::Event;
-use crate::audit::{self, outcome, Actor, NewRecord};
+use crate::audit::Actor;
 use crate::startup::AppState;
-use crate::tenants::store as tenants;
 use crate::web::error::PortalError;
 use crate::web::middleware::{client_ip, user_agent};
 use crate::web::page::{html, is_htmx, Shell};
@@ -31,31 +29,23 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .route("/events/{id}", web::get().to(one));
 }
 
-fn answer(status: actix_web::http::StatusCode, message: &str) -> HttpResponse {
+fn answer(status: StatusCode, message: &str) -> HttpResponse {
     HttpResponse::build(status).json(json!({ "message": message }))
 }
 
-/// Verifies, stores once, answers 200. The secret is the connection's
-/// webhook secret, or its client secret when it has none (the service
-/// signs with that by default).
+/// Verifies, stores once, answers 200 (see `receiver`).
 async fn receive(
     state: Data<AppState>,
     req: HttpRequest,
     id: Path<String>,
     body: Bytes,
 ) -> Result<HttpResponse, PortalError> {
-    use actix_web::http::StatusCode;
     let Ok(connection_id) = Uuid::parse_str(&id) else {
-        return Ok(answer(StatusCode::NOT_FOUND, "no such connection"));
+        return Ok(answer(
+            StatusCode::NOT_FOUND,
+            &Rejected::UnknownConnection.to_string(),
+        ));
     };
-    let Some(connection) = tenants::connection_by_id(&state.pool, connection_id).await? else {
-        return Ok(answer(StatusCode::NOT_FOUND, "no such connection"));
-    };
-    let sealed = connection
-        .webhook_secret_enc
-        .as_ref()
-        .unwrap_or(&connection.client_secret_enc);
-    let secret = state.key.open(sealed)?;
     let signature = req
         .headers()
         .get(SIGNATURE_HEADER)
@@ -67,64 +57,16 @@ async fn receive(
         ip: client_ip(&req),
         user_agent: user_agent(&req),
     };
-    if !verify_webhook(secret.expose_secret(), &body, signature) {
-        crate::metrics::webhook(false);
-        audit::store::append(
-            &state.pool,
-            &[NewRecord::new(
-                &actor,
-                Some(connection.tenant_id),
-                Event::WebhooksRejected,
-                format!("connection:{connection_id}"),
-                outcome::FAILURE,
-            )
-            .with_details(json!({ "reason": "bad signature", "bytes": body.len() }))],
-        )
-        .await?;
-        return Ok(answer(
-            StatusCode::UNAUTHORIZED,
-            "the x-service-signature does not match the body",
-        ));
-    }
-    let Ok(event) = serde_json::from_slice::<WebhookEvent>(&body) else {
-        crate::metrics::webhook(false);
-        return Ok(answer(StatusCode::BAD_REQUEST, "the body is not an event"));
-    };
-    crate::metrics::webhook(true);
-    let payload: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    let new = store::store_once(
-        &state.pool,
-        connection_id,
-        connection.tenant_id,
-        &event.event_id,
-        &event.event,
-        &payload,
+    Ok(
+        match receiver::accept(&state, connection_id, signature, &body, &actor).await {
+            Ok(Accepted::New) => answer(StatusCode::OK, "received"),
+            Ok(Accepted::AlreadyReceived) => answer(StatusCode::OK, "already received"),
+            Err(Rejected::Portal(e)) => return Err(e),
+            Err(e @ Rejected::UnknownConnection) => answer(StatusCode::NOT_FOUND, &e.to_string()),
+            Err(e @ Rejected::BadSignature) => answer(StatusCode::UNAUTHORIZED, &e.to_string()),
+            Err(e @ Rejected::NotAnEvent) => answer(StatusCode::BAD_REQUEST, &e.to_string()),
+        },
     )
-    .await?;
-    if new && event.event.starts_with("payouts.") {
-        if let Some(payout_id) = event.data["id"].as_str() {
-            crate::payouts::action::on_event(&state.pool, connection.tenant_id, payout_id, &event.event)
-                .await?;
-        }
-    }
-    if new {
-        audit::store::append(
-            &state.pool,
-            &[NewRecord::new(
-                &actor,
-                Some(connection.tenant_id),
-                Event::WebhooksReceived,
-                &event.event_id,
-                outcome::SUCCESS,
-            )
-            .with_details(json!({ "event": event.event, "connection": connection_id }))],
-        )
-        .await?;
-    }
-    Ok(answer(
-        StatusCode::OK,
-        if new { "received" } else { "already received" },
-    ))
 }
 
 #[derive(Template)]
