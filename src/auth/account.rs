@@ -93,7 +93,7 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInE
         _ => "wrong password",
     };
     // Only a wrong password counts against the account.
-    let counted = (reason == "wrong password").then(|| actor.user_id).flatten();
+    let counted = actor.user_id.filter(|_| reason == "wrong password");
     let now_locked = throttle::record_failure(pool, &attempt.ip, counted)
         .await?
         .or(locked);
