@@ -108,7 +108,7 @@ pub async fn ensure_demo_tenant(pool: &PgPool, key: &MasterKey) -> Result<DemoCr
     )
     .await?;
     let admins: Vec<Uuid> =
-        sqlx::query_scalar("SELECT id FROM users WHERE is_platform_admin ORDER BY created_at")
+        sqlx::query_scalar!("SELECT id FROM users WHERE is_platform_admin ORDER BY created_at")
             .fetch_all(&mut *tx)
             .await?;
     for admin in &admins {
@@ -146,8 +146,10 @@ pub async fn ensure_demo_tenant(pool: &PgPool, key: &MasterKey) -> Result<DemoCr
 }
 
 async fn tenant_exists(pool: &PgPool, name: &str) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM tenants WHERE name = $1)")
-        .bind(name)
-        .fetch_one(pool)
-        .await
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM tenants WHERE name = $1) AS "exists!""#,
+        name
+    )
+    .fetch_one(pool)
+    .await
 }

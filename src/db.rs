@@ -59,21 +59,26 @@ async fn create_database_if_missing(options: &PgConnectOptions) -> Result<(), Db
         .connect()
         .await
         .map_err(unreachable)?;
-    let exists: bool = sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-        .bind(&name)
-        .fetch_one(&mut admin)
-        .await
-        .map_err(unreachable)?;
+    let exists = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS "exists!""#,
+        name
+    )
+    .fetch_one(&mut admin)
+    .await
+    .map_err(unreachable)?;
     if !exists {
+        // The one statement not checked at compile time: a database name is
+        // an identifier, which can't be a bound parameter.
         let statement = format!("CREATE DATABASE \"{}\"", name.replace('"', "\"\""));
         if let Err(source) = sqlx::query(&statement).execute(&mut admin).await {
             // Another replica may have created it a moment ago.
-            let raced: bool =
-                sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-                    .bind(&name)
-                    .fetch_one(&mut admin)
-                    .await
-                    .unwrap_or(false);
+            let raced = sqlx::query_scalar!(
+                r#"SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS "exists!""#,
+                name
+            )
+            .fetch_one(&mut admin)
+            .await
+            .unwrap_or(false);
             if !raced {
                 return Err(DbError::Create { name, source });
             }
@@ -81,4 +86,13 @@ async fn create_database_if_missing(options: &PgConnectOptions) -> Result<(), Db
     }
     admin.close().await.ok();
     Ok(())
+}
+
+/// A duration as a Postgres `interval` parameter.
+pub fn interval(d: chrono::Duration) -> sqlx::postgres::types::PgInterval {
+    sqlx::postgres::types::PgInterval {
+        months: 0,
+        days: 0,
+        microseconds: d.num_microseconds().unwrap_or(i64::MAX),
+    }
 }

@@ -108,10 +108,14 @@ pub async fn scrape(state: Data<AppState>, req: HttpRequest) -> Result<HttpRespo
                 .body("a bearer token is needed to read the metrics"));
         }
     }
-    let by_status: Vec<(String, i64)> =
-        sqlx::query_as("SELECT status::text, count(*) FROM action_requests GROUP BY status")
-            .fetch_all(&state.pool)
-            .await?;
+    let by_status: Vec<(String, i64)> = sqlx::query!(
+        r#"SELECT status::text AS "status!", count(*) AS "count!" FROM action_requests GROUP BY status"#
+    )
+    .fetch_all(&state.pool)
+    .await?
+    .into_iter()
+    .map(|r| (r.status, r.count))
+    .collect();
     for status in crate::approvals::model::RequestStatus::ALL {
         let count = by_status
             .iter()
@@ -119,12 +123,13 @@ pub async fn scrape(state: Data<AppState>, req: HttpRequest) -> Result<HttpRespo
             .map_or(0, |(_, n)| *n);
         gauge!("paydesk_approval_requests", "status" => status.as_str()).set(count as f64);
     }
-    let (depth, oldest): (i64, Option<f64>) = sqlx::query_as(
-        "SELECT count(*), EXTRACT(EPOCH FROM now() - min(run_at))::float8 FROM jobs \
-         WHERE done_at IS NULL AND run_at <= now()",
+    let queue = sqlx::query!(
+        r#"SELECT count(*) AS "depth!", EXTRACT(EPOCH FROM now() - min(run_at))::float8 AS oldest FROM jobs
+           WHERE done_at IS NULL AND run_at <= now()"#
     )
     .fetch_one(&state.pool)
     .await?;
+    let (depth, oldest) = (queue.depth, queue.oldest);
     gauge!("paydesk_job_queue_depth").set(depth as f64);
     gauge!("paydesk_job_queue_oldest_due_seconds").set(oldest.unwrap_or(0.0).max(0.0));
     Ok(HttpResponse::Ok()

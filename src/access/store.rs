@@ -13,18 +13,22 @@ pub async fn seed_builtin_roles(
     let mut owner = Uuid::nil();
     for (name, perms) in permissions::builtin_roles() {
         let id = Uuid::new_v4();
-        sqlx::query("INSERT INTO roles (id, tenant_id, name, is_builtin) VALUES ($1, $2, $3, true)")
-            .bind(id)
-            .bind(tenant_id)
-            .bind(name)
-            .execute(&mut **tx)
-            .await?;
-        let names: Vec<&str> = perms.iter().map(|p| p.name()).collect();
-        sqlx::query("INSERT INTO role_permissions (role_id, permission) SELECT $1, unnest($2::text[])")
-            .bind(id)
-            .bind(&names)
-            .execute(&mut **tx)
-            .await?;
+        sqlx::query!(
+            "INSERT INTO roles (id, tenant_id, name, is_builtin) VALUES ($1, $2, $3, true)",
+            id,
+            tenant_id,
+            name,
+        )
+        .execute(&mut **tx)
+        .await?;
+        let names: Vec<String> = perms.iter().map(|p| p.name().to_owned()).collect();
+        sqlx::query!(
+            "INSERT INTO role_permissions (role_id, permission) SELECT $1, unnest($2::text[])",
+            id,
+            &names,
+        )
+        .execute(&mut **tx)
+        .await?;
         if name == permissions::OWNER {
             owner = id;
         }
@@ -41,12 +45,14 @@ pub async fn add_member(
     role_id: Uuid,
     by: Option<Uuid>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO memberships (tenant_id, user_id, role_id) VALUES ($1, $2, $3)")
-        .bind(tenant_id)
-        .bind(user_id)
-        .bind(role_id)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "INSERT INTO memberships (tenant_id, user_id, role_id) VALUES ($1, $2, $3)",
+        tenant_id,
+        user_id,
+        role_id,
+    )
+    .execute(&mut **tx)
+    .await?;
     record_grant(tx, tenant_id, Some(user_id), role_id, &[], by).await
 }
 
@@ -58,14 +64,14 @@ async fn record_grant(
     added: &[String],
     by: Option<Uuid>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO access_grants (tenant_id, user_id, role_id, added, granted_by) VALUES ($1, $2, $3, $4, $5)",
+        tenant_id,
+        user_id,
+        role_id,
+        added,
+        by,
     )
-    .bind(tenant_id)
-    .bind(user_id)
-    .bind(role_id)
-    .bind(added)
-    .bind(by)
     .execute(&mut **tx)
     .await?;
     Ok(())
@@ -73,7 +79,7 @@ async fn record_grant(
 
 /// One membership granted or changed (`user_id` set), or permissions added
 /// to a role (`user_id` None).
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct Grant {
     pub user_id: Option<Uuid>,
     pub role_id: Uuid,
@@ -85,15 +91,17 @@ pub struct Grant {
 /// Every grant of a tenant, oldest first. Memberships older than the
 /// grants table count as granted by the platform when they were created.
 pub async fn grants(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<Grant>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT user_id, role_id, added, granted_by, granted_at FROM access_grants WHERE tenant_id = $1 \
-         UNION ALL \
-         SELECT m.user_id, m.role_id, '{}'::text[], NULL::uuid, m.created_at FROM memberships m \
-         WHERE m.tenant_id = $1 AND NOT EXISTS \
-           (SELECT 1 FROM access_grants g WHERE g.tenant_id = $1 AND g.user_id = m.user_id) \
-         ORDER BY granted_at",
+    sqlx::query_as!(
+        Grant,
+        r#"SELECT user_id, role_id AS "role_id!", added AS "added!", granted_by, granted_at AS "granted_at!"
+           FROM (SELECT user_id, role_id, added, granted_by, granted_at FROM access_grants WHERE tenant_id = $1
+                 UNION ALL
+                 SELECT m.user_id, m.role_id, '{}'::text[], NULL::uuid, m.created_at FROM memberships m
+                 WHERE m.tenant_id = $1 AND NOT EXISTS
+                   (SELECT 1 FROM access_grants g WHERE g.tenant_id = $1 AND g.user_id = m.user_id)) grants
+           ORDER BY granted_at"#,
+        tenant_id,
     )
-    .bind(tenant_id)
     .fetch_all(pool)
     .await
 }
@@ -102,7 +110,7 @@ pub async fn grants(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<Grant>, sqlx::
 /// belong to (for the switcher) and the connection pages use, all read in
 /// one call of the `membership_of` SQL function, since every page needs
 /// them.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct Membership {
     pub tenant_id: Uuid,
     pub tenant_name: String,
@@ -122,24 +130,32 @@ pub async fn membership(
     user_id: Uuid,
     preferred: Option<Uuid>,
 ) -> Result<Option<Membership>, sqlx::Error> {
-    sqlx::query_as("SELECT * FROM membership_of($1, $2)")
-        .bind(user_id)
-        .bind(preferred)
-        .fetch_optional(pool)
+    sqlx::query_as!(
+        Membership,
+        r#"SELECT tenant_id AS "tenant_id!", tenant_name AS "tenant_name!", role_name AS "role_name!",
+                  permissions AS "permissions!", environment AS "environment?", connection_id AS "connection_id?",
+                  connection_updated_at AS "connection_updated_at?",
+                  tenants AS "tenants!: sqlx::types::Json<Vec<(Uuid, String)>>"
+           FROM membership_of($1, $2)"#,
+        user_id,
+        preferred,
+    )
+    .fetch_optional(pool)
         .await
 }
 
 /// Every tenant the user belongs to, for the switcher.
 pub async fn tenants_of(pool: &PgPool, user_id: Uuid) -> Result<Vec<(Uuid, String)>, sqlx::Error> {
-    sqlx::query_as(
+    let rows = sqlx::query!(
         "SELECT t.id, t.name FROM memberships m JOIN tenants t ON t.id = m.tenant_id WHERE m.user_id = $1 ORDER BY t.name",
+        user_id,
     )
-    .bind(user_id)
     .fetch_all(pool)
-    .await
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.name)).collect())
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct RoleRow {
     pub id: Uuid,
     pub name: String,
@@ -150,13 +166,15 @@ pub struct RoleRow {
 
 /// Every role of a tenant with its permissions and member count.
 pub async fn roles(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<RoleRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT r.id, r.name, r.is_builtin, \
-                COALESCE((SELECT array_agg(permission ORDER BY permission) FROM role_permissions WHERE role_id = r.id), '{}') AS permissions, \
-                (SELECT count(*) FROM memberships m WHERE m.role_id = r.id) AS members \
-         FROM roles r WHERE r.tenant_id = $1 ORDER BY r.is_builtin DESC, r.created_at, r.name",
+    sqlx::query_as!(
+        RoleRow,
+        r#"SELECT r.id, r.name, r.is_builtin,
+                  COALESCE((SELECT array_agg(permission ORDER BY permission) FROM role_permissions
+                            WHERE role_id = r.id), '{}') AS "permissions!",
+                  (SELECT count(*) FROM memberships m WHERE m.role_id = r.id) AS "members!"
+           FROM roles r WHERE r.tenant_id = $1 ORDER BY r.is_builtin DESC, r.created_at, r.name"#,
+        tenant_id,
     )
-    .bind(tenant_id)
     .fetch_all(pool)
     .await
 }
@@ -170,12 +188,12 @@ pub async fn role(pool: &PgPool, tenant_id: Uuid, role_id: Uuid) -> Result<Optio
 
 pub async fn create_role(pool: &PgPool, tenant_id: Uuid, name: &str) -> Result<Option<Uuid>, sqlx::Error> {
     let id = Uuid::new_v4();
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO roles (id, tenant_id, name) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, name) DO NOTHING",
+        id,
+        tenant_id,
+        name,
     )
-    .bind(id)
-    .bind(tenant_id)
-    .bind(name)
     .execute(pool)
     .await?
     .rows_affected();
@@ -184,12 +202,12 @@ pub async fn create_role(pool: &PgPool, tenant_id: Uuid, name: &str) -> Result<O
 
 /// Deletes a custom role nobody holds; false when it can't be deleted.
 pub async fn delete_role(pool: &PgPool, tenant_id: Uuid, role_id: Uuid) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query(
+    Ok(sqlx::query!(
         "DELETE FROM roles r WHERE r.id = $1 AND r.tenant_id = $2 AND NOT r.is_builtin \
          AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.role_id = r.id)",
+        role_id,
+        tenant_id,
     )
-    .bind(role_id)
-    .bind(tenant_id)
     .execute(pool)
     .await?
     .rows_affected()
@@ -209,19 +227,20 @@ pub async fn set_permissions(
     if !added.is_empty() {
         record_grant(tx, tenant_id, None, role_id, added, Some(by)).await?;
     }
-    sqlx::query("DELETE FROM role_permissions WHERE role_id = $1")
-        .bind(role_id)
+    sqlx::query!("DELETE FROM role_permissions WHERE role_id = $1", role_id)
         .execute(&mut **tx)
         .await?;
-    sqlx::query("INSERT INTO role_permissions (role_id, permission) SELECT $1, unnest($2::text[])")
-        .bind(role_id)
-        .bind(permissions)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "INSERT INTO role_permissions (role_id, permission) SELECT $1, unnest($2::text[])",
+        role_id,
+        permissions,
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct MemberRow {
     pub user_id: Uuid,
     pub email: String,
@@ -232,13 +251,14 @@ pub struct MemberRow {
 }
 
 pub async fn members(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<MemberRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT u.id AS user_id, u.email, u.display_name, r.id AS role_id, r.name AS role_name, \
-                u.disabled_at IS NOT NULL AS disabled \
-         FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id \
-         WHERE m.tenant_id = $1 ORDER BY u.email",
+    sqlx::query_as!(
+        MemberRow,
+        r#"SELECT u.id AS user_id, u.email, u.display_name, r.id AS role_id, r.name AS role_name,
+                  u.disabled_at IS NOT NULL AS "disabled!"
+           FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id
+           WHERE m.tenant_id = $1 ORDER BY u.email"#,
+        tenant_id,
     )
-    .bind(tenant_id)
     .fetch_all(pool)
     .await
 }
@@ -258,12 +278,12 @@ pub async fn other_owners(
 ) -> Result<i64, sqlx::Error> {
     // Locks the tenant's owner memberships, so two admins can't each remove
     // "the other" last owner at once.
-    let owners: Vec<Uuid> = sqlx::query_scalar(
+    let owners: Vec<Uuid> = sqlx::query_scalar!(
         "SELECT m.user_id FROM memberships m JOIN roles r ON r.id = m.role_id \
          WHERE m.tenant_id = $1 AND r.name = $2 AND r.is_builtin FOR UPDATE OF m",
+        tenant_id,
+        permissions::OWNER,
     )
-    .bind(tenant_id)
-    .bind(permissions::OWNER)
     .fetch_all(&mut **tx)
     .await?;
     Ok(owners.iter().filter(|u| **u != except).count() as i64)
@@ -276,12 +296,14 @@ pub async fn set_member_role(
     role_id: Uuid,
     by: Uuid,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE memberships SET role_id = $3 WHERE tenant_id = $1 AND user_id = $2")
-        .bind(tenant_id)
-        .bind(user_id)
-        .bind(role_id)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "UPDATE memberships SET role_id = $3 WHERE tenant_id = $1 AND user_id = $2",
+        tenant_id,
+        user_id,
+        role_id,
+    )
+    .execute(&mut **tx)
+    .await?;
     record_grant(tx, tenant_id, Some(user_id), role_id, &[], Some(by)).await
 }
 
@@ -290,10 +312,12 @@ pub async fn remove_member(
     tenant_id: Uuid,
     user_id: Uuid,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM memberships WHERE tenant_id = $1 AND user_id = $2")
-        .bind(tenant_id)
-        .bind(user_id)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM memberships WHERE tenant_id = $1 AND user_id = $2",
+        tenant_id,
+        user_id,
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }

@@ -135,43 +135,49 @@ async fn run_due(state: &AppState, only: Option<i64>) -> Result<bool, sqlx::Erro
     let mut tx = state.pool.begin().await?;
     // The runner skips jobs another runner holds; a caller waiting for one
     // job (`run_now`) waits for its lock instead, and then finds it done.
-    let lock = if only.is_some() {
-        "FOR UPDATE"
-    } else {
-        "FOR UPDATE SKIP LOCKED"
+    let job: Option<(i64, Option<Uuid>, i32)> = match only {
+        Some(only) => sqlx::query!(
+            "SELECT id, request_id, attempts FROM jobs WHERE done_at IS NULL AND run_at <= now() AND id = $1 \
+             ORDER BY run_at, id LIMIT 1 FOR UPDATE",
+            only,
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|j| (j.id, j.request_id, j.attempts)),
+        None => sqlx::query!(
+            "SELECT id, request_id, attempts FROM jobs WHERE done_at IS NULL AND run_at <= now() \
+             ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
+        )
+        .fetch_optional(&mut *tx)
+        .await?
+        .map(|j| (j.id, j.request_id, j.attempts)),
     };
-    let job: Option<(i64, Option<Uuid>, i32)> = sqlx::query_as(&format!(
-        "SELECT id, request_id, attempts FROM jobs WHERE done_at IS NULL AND run_at <= now() \
-           AND ($1::bigint IS NULL OR id = $1) \
-         ORDER BY run_at, id LIMIT 1 {lock}"
-    ))
-    .bind(only)
-    .fetch_optional(&mut *tx)
-    .await?;
     let Some((job_id, Some(request_id), attempts)) = job else {
         return Ok(false);
     };
-    let tenant: Option<Uuid> = sqlx::query_scalar("SELECT tenant_id FROM action_requests WHERE id = $1")
-        .bind(request_id)
-        .fetch_optional(&mut *tx)
-        .await?;
+    let tenant: Option<Uuid> =
+        sqlx::query_scalar!("SELECT tenant_id FROM action_requests WHERE id = $1", request_id)
+            .fetch_optional(&mut *tx)
+            .await?;
     let result = match tenant {
         Some(tenant) => run(state, tenant, request_id).await,
         None => Ok(Ran::Done),
     };
     match result {
         Ok(Ran::Done) => {
-            sqlx::query("UPDATE jobs SET done_at = now(), attempts = attempts + 1 WHERE id = $1")
-                .bind(job_id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query!(
+                "UPDATE jobs SET done_at = now(), attempts = attempts + 1 WHERE id = $1",
+                job_id
+            )
+            .execute(&mut *tx)
+            .await?;
         }
         Ok(Ran::Again(after)) => {
-            sqlx::query(
+            sqlx::query!(
                 "UPDATE jobs SET run_at = now() + $2::interval, attempts = attempts + 1 WHERE id = $1",
+                job_id,
+                crate::db::interval(Duration::milliseconds(after.as_millis() as i64)),
             )
-            .bind(job_id)
-            .bind(format!("{} milliseconds", after.as_millis()))
             .execute(&mut *tx)
             .await?;
         }
@@ -180,22 +186,22 @@ async fn run_due(state: &AppState, only: Option<i64>) -> Result<bool, sqlx::Erro
             if let Err(e) = give_up(state, request_id, &reason).await {
                 tracing::error!(error = %e, %request_id, "marking the request failed failed");
             }
-            sqlx::query(
+            sqlx::query!(
                 "UPDATE jobs SET done_at = now(), attempts = attempts + 1, last_error = $2 WHERE id = $1",
+                job_id,
+                reason,
             )
-            .bind(job_id)
-            .bind(&reason)
             .execute(&mut *tx)
             .await?;
         }
         Err(e) => {
             tracing::warn!(error = %e, %request_id, "job failed; will retry");
-            sqlx::query(
+            sqlx::query!(
                 "UPDATE jobs SET attempts = attempts + 1, last_error = $2, \
                  run_at = now() + make_interval(secs => least(60, 2 ^ attempts)) WHERE id = $1",
+                job_id,
+                e.to_string(),
             )
-            .bind(job_id)
-            .bind(e.to_string())
             .execute(&mut *tx)
             .await?;
         }
@@ -209,11 +215,12 @@ async fn run_due(state: &AppState, only: Option<i64>) -> Result<bool, sqlx::Erro
 /// sees the outcome on the next page. It takes the job as the runner
 /// would (the same row lock), so the action still runs exactly once.
 pub async fn run_now(state: &AppState, request_id: Uuid) -> Result<(), sqlx::Error> {
-    let job: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM jobs WHERE request_id = $1 AND done_at IS NULL")
-            .bind(request_id)
-            .fetch_optional(&state.pool)
-            .await?;
+    let job: Option<i64> = sqlx::query_scalar!(
+        "SELECT id FROM jobs WHERE request_id = $1 AND done_at IS NULL",
+        request_id
+    )
+    .fetch_optional(&state.pool)
+    .await?;
     let Some(job) = job else {
         return Ok(());
     };
@@ -255,10 +262,10 @@ pub async fn submit<A: Action>(
 }
 
 async fn give_up(state: &AppState, request_id: Uuid, reason: &str) -> Result<(), ApprovalError> {
-    let tenant: Option<Uuid> = sqlx::query_scalar("SELECT tenant_id FROM action_requests WHERE id = $1")
-        .bind(request_id)
-        .fetch_optional(&state.pool)
-        .await?;
+    let tenant: Option<Uuid> =
+        sqlx::query_scalar!("SELECT tenant_id FROM action_requests WHERE id = $1", request_id)
+            .fetch_optional(&state.pool)
+            .await?;
     let Some(tenant) = tenant else {
         return Ok(());
     };

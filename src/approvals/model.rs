@@ -125,7 +125,7 @@ pub struct Tier {
 
 /// One version of a tenant's policy for a kind of action. Amounts are in
 /// the tenant's reporting currency.
-#[derive(Debug, Clone, sqlx::FromRow, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Policy {
     pub version: i32,
     /// Approvals every request needs; 0 lets it run at once (still
@@ -302,14 +302,13 @@ impl Policy {
 
 /// A member who might approve, with the grants that gave them their
 /// membership, their role and their role's permissions.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct Candidate {
     pub user_id: Uuid,
     pub email: String,
     pub role_id: Uuid,
     pub role_name: String,
     pub permissions: Vec<String>,
-    #[sqlx(skip)]
     pub grants: Vec<Grant>,
 }
 

@@ -7,20 +7,20 @@ use sqlx::types::Json;
 use sqlx::{PgExecutor, PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
-use super::model::{Candidate, Kind, Policy, RequestStatus};
-
-const POLICY_COLUMNS: &str = "version, required_approvals, approver_roles, tiers, period_hours, member_limit, \
-     tenant_limit, first_time_rule, expires_after_secs, reminder_after_secs, escalation_after_secs, escalation_role, \
-     rate_tolerance_bps, reason, created_at";
+use super::model::{Candidate, Kind, Policy, RequestStatus, Tier};
 
 /// The latest saved version, if an admin saved one.
 pub async fn latest_policy(pool: &PgPool, tenant: Uuid, kind: Kind) -> Result<Option<Policy>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {POLICY_COLUMNS} FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 \
-         ORDER BY version DESC LIMIT 1"
-    ))
-    .bind(tenant)
-    .bind(kind.key)
+    sqlx::query_as!(
+        Policy,
+        r#"SELECT version, required_approvals, approver_roles, tiers AS "tiers: Json<Vec<Tier>>", period_hours,
+                  member_limit, tenant_limit, first_time_rule, expires_after_secs, reminder_after_secs,
+                  escalation_after_secs, escalation_role, rate_tolerance_bps, reason, created_at
+           FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2
+           ORDER BY version DESC LIMIT 1"#,
+        tenant,
+        kind.key,
+    )
     .fetch_optional(pool)
     .await
 }
@@ -32,12 +32,16 @@ pub async fn saved_policy(
     kind: Kind,
     version: i32,
 ) -> Result<Option<Policy>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {POLICY_COLUMNS} FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 AND version = $3"
-    ))
-    .bind(tenant)
-    .bind(kind.key)
-    .bind(version)
+    sqlx::query_as!(
+        Policy,
+        r#"SELECT version, required_approvals, approver_roles, tiers AS "tiers: Json<Vec<Tier>>", period_hours,
+                  member_limit, tenant_limit, first_time_rule, expires_after_secs, reminder_after_secs,
+                  escalation_after_secs, escalation_role, rate_tolerance_bps, reason, created_at
+           FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 AND version = $3"#,
+        tenant,
+        kind.key,
+        version,
+    )
     .fetch_optional(pool)
     .await
 }
@@ -47,23 +51,39 @@ pub async fn policy_history(
     tenant: Uuid,
     kind: Kind,
 ) -> Result<Vec<(Policy, String)>, sqlx::Error> {
-    #[derive(sqlx::FromRow)]
-    struct Row {
-        #[sqlx(flatten)]
-        policy: Policy,
-        author: Option<String>,
-    }
-    let rows: Vec<Row> = sqlx::query_as(&format!(
-        "SELECT {POLICY_COLUMNS}, (SELECT email FROM users WHERE id = created_by) AS author \
-         FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 ORDER BY version DESC"
-    ))
-    .bind(tenant)
-    .bind(kind.key)
+    let rows = sqlx::query!(
+        r#"SELECT version, required_approvals, approver_roles, tiers AS "tiers: Json<Vec<Tier>>", period_hours,
+                  member_limit, tenant_limit, first_time_rule, expires_after_secs, reminder_after_secs,
+                  escalation_after_secs, escalation_role, rate_tolerance_bps, reason, created_at,
+                  (SELECT email FROM users WHERE id = created_by) AS author
+           FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 ORDER BY version DESC"#,
+        tenant,
+        kind.key,
+    )
     .fetch_all(pool)
     .await?;
     Ok(rows
         .into_iter()
-        .map(|r| (r.policy, r.author.unwrap_or_default()))
+        .map(|r| {
+            let policy = Policy {
+                version: r.version,
+                required_approvals: r.required_approvals,
+                approver_roles: r.approver_roles,
+                tiers: r.tiers,
+                period_hours: r.period_hours,
+                member_limit: r.member_limit,
+                tenant_limit: r.tenant_limit,
+                first_time_rule: r.first_time_rule,
+                expires_after_secs: r.expires_after_secs,
+                reminder_after_secs: r.reminder_after_secs,
+                escalation_after_secs: r.escalation_after_secs,
+                escalation_role: r.escalation_role,
+                rate_tolerance_bps: r.rate_tolerance_bps,
+                reason: r.reason,
+                created_at: r.created_at,
+            };
+            (policy, r.author.unwrap_or_default())
+        })
         .collect())
 }
 
@@ -75,29 +95,29 @@ pub async fn save_policy(
     p: &Policy,
     by: Uuid,
 ) -> Result<i32, sqlx::Error> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "INSERT INTO approval_policies (tenant_id, action_kind, version, required_approvals, approver_roles, tiers, \
            expires_after_secs, reminder_after_secs, escalation_after_secs, escalation_role, rate_tolerance_bps, reason, \
            created_by, period_hours, member_limit, tenant_limit, first_time_rule) \
          SELECT $1, $2, COALESCE(max(version), 0) + 1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 \
          FROM approval_policies WHERE tenant_id = $1 AND action_kind = $2 RETURNING version",
+        tenant,
+        kind.key,
+        p.required_approvals,
+        &p.approver_roles,
+        &p.tiers as _,
+        p.expires_after_secs,
+        p.reminder_after_secs,
+        p.escalation_after_secs,
+        p.escalation_role.as_deref(),
+        p.rate_tolerance_bps,
+        p.reason,
+        by,
+        p.period_hours,
+        p.member_limit,
+        p.tenant_limit,
+        p.first_time_rule,
     )
-    .bind(tenant)
-    .bind(kind.key)
-    .bind(p.required_approvals)
-    .bind(&p.approver_roles)
-    .bind(&p.tiers)
-    .bind(p.expires_after_secs)
-    .bind(p.reminder_after_secs)
-    .bind(p.escalation_after_secs)
-    .bind(&p.escalation_role)
-    .bind(p.rate_tolerance_bps)
-    .bind(&p.reason)
-    .bind(by)
-    .bind(p.period_hours)
-    .bind(p.member_limit)
-    .bind(p.tenant_limit)
-    .bind(p.first_time_rule)
     .fetch_one(&mut **tx)
     .await
 }
@@ -105,15 +125,26 @@ pub async fn save_policy(
 /// Active members with their role's permissions and the grants behind
 /// their membership and their role.
 pub async fn candidates(pool: &PgPool, tenant: Uuid) -> Result<Vec<Candidate>, sqlx::Error> {
-    let mut members: Vec<Candidate> = sqlx::query_as(
-        "SELECT u.id AS user_id, u.email, r.id AS role_id, r.name AS role_name, \
-                COALESCE((SELECT array_agg(permission) FROM role_permissions WHERE role_id = r.id), '{}') AS permissions \
-         FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id \
-         WHERE m.tenant_id = $1 AND u.disabled_at IS NULL",
+    let mut members: Vec<Candidate> = sqlx::query!(
+        r#"SELECT u.id AS user_id, u.email, r.id AS role_id, r.name AS role_name,
+                  COALESCE((SELECT array_agg(permission) FROM role_permissions WHERE role_id = r.id), '{}')
+                    AS "permissions!"
+           FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id
+           WHERE m.tenant_id = $1 AND u.disabled_at IS NULL"#,
+        tenant,
     )
-    .bind(tenant)
     .fetch_all(pool)
-    .await?;
+    .await?
+    .into_iter()
+    .map(|r| Candidate {
+        user_id: r.user_id,
+        email: r.email,
+        role_id: r.role_id,
+        role_name: r.role_name,
+        permissions: r.permissions,
+        grants: Vec::new(),
+    })
+    .collect();
     let grants = crate::access::store::grants(pool, tenant).await?;
     for m in &mut members {
         m.grants = grants
@@ -128,7 +159,7 @@ pub async fn candidates(pool: &PgPool, tenant: Uuid) -> Result<Vec<Candidate>, s
     Ok(members)
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct ActionRequest {
     pub id: Uuid,
     pub tenant_id: Uuid,
@@ -172,14 +203,6 @@ impl ActionRequest {
     }
 }
 
-const REQUEST_COLUMNS: &str = "r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload, r.amount, r.currency, \
-     r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role, r.status, \
-     r.requested_by, (SELECT email FROM users WHERE id = r.requested_by) AS requester_email, r.policy_version, \
-     r.required_approvals, r.upstream_reference, r.progress, r.digest, r.failure_reason, r.expires_at, r.reminded_at, \
-     r.created_at, r.updated_at, \
-     (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve' \
-        AND d.digest = r.digest) AS approvals";
-
 pub struct NewRequest<'a> {
     pub id: Uuid,
     pub tenant: Uuid,
@@ -210,47 +233,47 @@ pub async fn insert_request(
     tx: &mut Transaction<'_, Postgres>,
     r: &NewRequest<'_>,
 ) -> Result<Result<(), Option<Uuid>>, sqlx::Error> {
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status, requested_by, \
            policy_version, required_approvals, upstream_reference, expires_at, digest, currency, value, value_currency, \
            value_rate, counterparties, rules_fired, required_role) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
          ON CONFLICT DO NOTHING",
+        r.id,
+        r.tenant,
+        r.kind.key,
+        r.target,
+        r.summary,
+        r.payload,
+        r.amount,
+        r.requested_by,
+        r.policy_version,
+        r.required_approvals,
+        r.reference,
+        r.expires_at,
+        r.digest,
+        r.currency,
+        r.value,
+        r.value_currency,
+        r.value_rate,
+        &r.counterparties,
+        &r.rules_fired,
+        r.required_role.as_deref(),
     )
-    .bind(r.id)
-    .bind(r.tenant)
-    .bind(r.kind.key)
-    .bind(r.target)
-    .bind(r.summary)
-    .bind(&r.payload)
-    .bind(r.amount)
-    .bind(r.requested_by)
-    .bind(r.policy_version)
-    .bind(r.required_approvals)
-    .bind(&r.reference)
-    .bind(r.expires_at)
-    .bind(r.digest)
-    .bind(r.currency)
-    .bind(r.value)
-    .bind(r.value_currency)
-    .bind(r.value_rate)
-    .bind(&r.counterparties)
-    .bind(&r.rules_fired)
-    .bind(&r.required_role)
     .execute(&mut **tx)
     .await?
     .rows_affected();
     if inserted == 1 {
         return Ok(Ok(()));
     }
-    let existing: Option<Uuid> = sqlx::query_scalar(
+    let existing: Option<Uuid> = sqlx::query_scalar!(
         "SELECT id FROM action_requests WHERE tenant_id = $1 \
            AND ((kind = $2 AND target = $3 AND status = 'pending') OR upstream_reference = $4) LIMIT 1",
+        r.tenant,
+        r.kind.key,
+        r.target,
+        r.reference,
     )
-    .bind(r.tenant)
-    .bind(r.kind.key)
-    .bind(r.target)
-    .bind(&r.reference)
     .fetch_optional(&mut **tx)
     .await?;
     Ok(Err(existing))
@@ -261,11 +284,20 @@ pub async fn find<'e>(
     tenant: Uuid,
     id: Uuid,
 ) -> Result<Option<ActionRequest>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 AND r.id = $2"
-    ))
-    .bind(tenant)
-    .bind(id)
+    sqlx::query_as!(
+        ActionRequest,
+        r#"SELECT r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload AS "payload: Json<serde_json::Value>",
+                  r.amount, r.currency, r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role,
+                  r.status AS "status: RequestStatus", r.requested_by,
+                  (SELECT email FROM users WHERE id = r.requested_by) AS "requester_email!", r.policy_version,
+                  r.required_approvals, r.upstream_reference, r.progress AS "progress: Json<serde_json::Value>",
+                  r.digest, r.failure_reason, r.expires_at, r.reminded_at, r.created_at, r.updated_at,
+                  (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve'
+                     AND d.digest = r.digest) AS "approvals!"
+           FROM action_requests r WHERE r.tenant_id = $1 AND r.id = $2"#,
+        tenant,
+        id,
+    )
     .fetch_optional(db)
     .await
 }
@@ -277,12 +309,13 @@ pub async fn lock(
     tenant: Uuid,
     id: Uuid,
 ) -> Result<Option<ActionRequest>, sqlx::Error> {
-    let locked: Option<Uuid> =
-        sqlx::query_scalar("SELECT id FROM action_requests WHERE tenant_id = $1 AND id = $2 FOR UPDATE")
-            .bind(tenant)
-            .bind(id)
-            .fetch_optional(&mut **tx)
-            .await?;
+    let locked: Option<Uuid> = sqlx::query_scalar!(
+        "SELECT id FROM action_requests WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+        tenant,
+        id,
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
     match locked {
         Some(id) => find(&mut **tx, tenant, id).await,
         None => Ok(None),
@@ -295,15 +328,12 @@ pub async fn list(
     kind: Option<Kind>,
     limit: i64,
 ) -> Result<Vec<ActionRequest>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 AND ($2::text IS NULL OR r.kind = $2) \
-         ORDER BY r.created_at DESC LIMIT $3"
-    ))
-    .bind(tenant)
-    .bind(kind.map(|k| k.key))
-    .bind(limit)
-    .fetch_all(pool)
-    .await
+    let filter = ListFilter {
+        kind: kind.map(|k| k.key),
+        status: None,
+        requester: None,
+    };
+    list_filtered(pool, tenant, &filter, limit).await
 }
 
 /// Requests of these kinds still waiting for approval, oldest first: what
@@ -313,13 +343,22 @@ pub async fn pending_of(
     tenant: Uuid,
     kinds: &[Kind],
 ) -> Result<Vec<ActionRequest>, sqlx::Error> {
-    let keys: Vec<&str> = kinds.iter().map(|k| k.key).collect();
-    sqlx::query_as(&format!(
-        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 AND r.status = 'pending' \
-           AND r.kind = ANY($2) AND r.expires_at > now() ORDER BY r.created_at"
-    ))
-    .bind(tenant)
-    .bind(&keys)
+    let keys: Vec<String> = kinds.iter().map(|k| k.key.to_owned()).collect();
+    sqlx::query_as!(
+        ActionRequest,
+        r#"SELECT r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload AS "payload: Json<serde_json::Value>",
+                  r.amount, r.currency, r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role,
+                  r.status AS "status: RequestStatus", r.requested_by,
+                  (SELECT email FROM users WHERE id = r.requested_by) AS "requester_email!", r.policy_version,
+                  r.required_approvals, r.upstream_reference, r.progress AS "progress: Json<serde_json::Value>",
+                  r.digest, r.failure_reason, r.expires_at, r.reminded_at, r.created_at, r.updated_at,
+                  (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve'
+                     AND d.digest = r.digest) AS "approvals!"
+           FROM action_requests r WHERE r.tenant_id = $1 AND r.status = 'pending'
+             AND r.kind = ANY($2) AND r.expires_at > now() ORDER BY r.created_at"#,
+        tenant,
+        &keys,
+    )
     .fetch_all(pool)
     .await
 }
@@ -338,44 +377,64 @@ pub async fn list_filtered(
     f: &ListFilter<'_>,
     limit: i64,
 ) -> Result<Vec<ActionRequest>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 \
-           AND ($2::text IS NULL OR r.kind = $2) AND ($3::request_status IS NULL OR r.status = $3) \
-           AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM users u WHERE u.id = r.requested_by \
-                AND strpos(lower(u.email), lower($4)) > 0)) \
-         ORDER BY r.created_at DESC LIMIT $5"
-    ))
-    .bind(tenant)
-    .bind(f.kind)
-    .bind(f.status)
-    .bind(f.requester)
-    .bind(limit)
+    sqlx::query_as!(
+        ActionRequest,
+        r#"SELECT r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload AS "payload: Json<serde_json::Value>",
+                  r.amount, r.currency, r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role,
+                  r.status AS "status: RequestStatus", r.requested_by,
+                  (SELECT email FROM users WHERE id = r.requested_by) AS "requester_email!", r.policy_version,
+                  r.required_approvals, r.upstream_reference, r.progress AS "progress: Json<serde_json::Value>",
+                  r.digest, r.failure_reason, r.expires_at, r.reminded_at, r.created_at, r.updated_at,
+                  (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve'
+                     AND d.digest = r.digest) AS "approvals!"
+           FROM action_requests r WHERE r.tenant_id = $1
+             AND ($2::text IS NULL OR r.kind = $2) AND ($3::request_status IS NULL OR r.status = $3)
+             AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM users u WHERE u.id = r.requested_by
+                  AND strpos(lower(u.email), lower($4)) > 0))
+           ORDER BY r.created_at DESC LIMIT $5"#,
+        tenant,
+        f.kind,
+        f.status as Option<RequestStatus>,
+        f.requester,
+        limit,
+    )
     .fetch_all(pool)
     .await
 }
 
 pub async fn count(pool: &PgPool, tenant: Uuid) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT count(*) FROM action_requests WHERE tenant_id = $1")
-        .bind(tenant)
-        .fetch_one(pool)
-        .await
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "count!" FROM action_requests WHERE tenant_id = $1"#,
+        tenant
+    )
+    .fetch_one(pool)
+    .await
 }
 
 /// Pending requests `user` did not file and has not decided.
 pub async fn inbox(pool: &PgPool, tenant: Uuid, user: Uuid) -> Result<Vec<ActionRequest>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {REQUEST_COLUMNS} FROM action_requests r WHERE r.tenant_id = $1 AND r.status = 'pending' \
-           AND r.requested_by <> $2 AND r.expires_at > now() \
-           AND NOT EXISTS (SELECT 1 FROM approval_decisions d WHERE d.request_id = r.id AND d.approver_id = $2) \
-         ORDER BY r.created_at"
-    ))
-    .bind(tenant)
-    .bind(user)
+    sqlx::query_as!(
+        ActionRequest,
+        r#"SELECT r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload AS "payload: Json<serde_json::Value>",
+                  r.amount, r.currency, r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role,
+                  r.status AS "status: RequestStatus", r.requested_by,
+                  (SELECT email FROM users WHERE id = r.requested_by) AS "requester_email!", r.policy_version,
+                  r.required_approvals, r.upstream_reference, r.progress AS "progress: Json<serde_json::Value>",
+                  r.digest, r.failure_reason, r.expires_at, r.reminded_at, r.created_at, r.updated_at,
+                  (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve'
+                     AND d.digest = r.digest) AS "approvals!"
+           FROM action_requests r WHERE r.tenant_id = $1 AND r.status = 'pending'
+             AND r.requested_by <> $2 AND r.expires_at > now()
+             AND NOT EXISTS (SELECT 1 FROM approval_decisions d WHERE d.request_id = r.id AND d.approver_id = $2)
+           ORDER BY r.created_at"#,
+        tenant,
+        user,
+    )
     .fetch_all(pool)
     .await
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct Decision {
     pub approver_email: String,
     pub decision: String,
@@ -384,11 +443,12 @@ pub struct Decision {
 }
 
 pub async fn decisions(pool: &PgPool, request: Uuid) -> Result<Vec<Decision>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        Decision,
         "SELECT u.email AS approver_email, d.decision, d.comment, d.created_at \
          FROM approval_decisions d JOIN users u ON u.id = d.approver_id WHERE d.request_id = $1 ORDER BY d.created_at",
+        request,
     )
-    .bind(request)
     .fetch_all(pool)
     .await
 }
@@ -403,20 +463,19 @@ pub async fn set_reporting_currency(
     tenant: Uuid,
     currency: &str,
 ) -> Result<String, sqlx::Error> {
-    sqlx::query_scalar(
-        "UPDATE tenants t SET reporting_currency = $2 FROM tenants old WHERE t.id = $1 AND old.id = t.id \
-         RETURNING old.reporting_currency",
+    sqlx::query_scalar!(
+        r#"UPDATE tenants t SET reporting_currency = $2 FROM tenants old WHERE t.id = $1 AND old.id = t.id
+           RETURNING old.reporting_currency AS "reporting_currency!""#,
+        tenant,
+        currency,
     )
-    .bind(tenant)
-    .bind(currency)
     .fetch_one(&mut **tx)
     .await
 }
 
 /// The tenant's reporting currency (a tenant setting).
 pub async fn reporting_currency(pool: &PgPool, tenant: Uuid) -> Result<String, sqlx::Error> {
-    sqlx::query_scalar("SELECT reporting_currency FROM tenants WHERE id = $1")
-        .bind(tenant)
+    sqlx::query_scalar!("SELECT reporting_currency FROM tenants WHERE id = $1", tenant)
         .fetch_one(pool)
         .await
 }
@@ -431,17 +490,19 @@ pub async fn running_totals(
     member: Uuid,
     since: DateTime<Utc>,
 ) -> Result<(Decimal, Decimal), sqlx::Error> {
-    sqlx::query_as(
-        "SELECT COALESCE(sum(value) FILTER (WHERE requested_by = $3), 0), COALESCE(sum(value), 0) \
-         FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND created_at >= $4 \
-           AND status NOT IN ('rejected', 'cancelled', 'expired', 'failed')",
+    let totals = sqlx::query!(
+        r#"SELECT COALESCE(sum(value) FILTER (WHERE requested_by = $3), 0) AS "member!",
+                  COALESCE(sum(value), 0) AS "tenant!"
+           FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND created_at >= $4
+             AND status NOT IN ('rejected', 'cancelled', 'expired', 'failed')"#,
+        tenant,
+        kind.key,
+        member,
+        since,
     )
-    .bind(tenant)
-    .bind(kind.key)
-    .bind(member)
-    .bind(since)
     .fetch_one(pool)
-    .await
+    .await?;
+    Ok((totals.member, totals.tenant))
 }
 
 /// Which of `keys` the tenant has already paid (a request carried out or
@@ -451,12 +512,12 @@ pub async fn known_counterparties(
     tenant: Uuid,
     keys: &[String],
 ) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT DISTINCT k FROM action_requests, unnest(counterparties) AS k \
-         WHERE tenant_id = $1 AND status IN ('executing', 'executed') AND k = ANY($2)",
+    sqlx::query_scalar!(
+        r#"SELECT DISTINCT k AS "k!" FROM action_requests, unnest(counterparties) AS k
+           WHERE tenant_id = $1 AND status IN ('executing', 'executed') AND k = ANY($2)"#,
+        tenant,
+        keys,
     )
-    .bind(tenant)
-    .bind(keys)
     .fetch_all(pool)
     .await
 }
@@ -466,24 +527,24 @@ pub async fn approver_role_names<'e>(
     db: impl PgExecutor<'e>,
     request: Uuid,
 ) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT ro.name FROM approval_decisions d JOIN action_requests r ON r.id = d.request_id \
          JOIN memberships m ON m.user_id = d.approver_id AND m.tenant_id = r.tenant_id \
          JOIN roles ro ON ro.id = m.role_id \
          WHERE d.request_id = $1 AND d.decision = 'approve' AND d.digest = r.digest",
+        request,
     )
-    .bind(request)
     .fetch_all(db)
     .await
 }
 
 /// Members who approved the request as it now stands.
 pub async fn approvers_of<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT d.approver_id FROM approval_decisions d JOIN action_requests r ON r.id = d.request_id \
          WHERE d.request_id = $1 AND d.decision = 'approve' AND d.digest = r.digest ORDER BY d.created_at",
+        request,
     )
-    .bind(request)
     .fetch_all(db)
     .await
 }
@@ -498,15 +559,15 @@ pub async fn add_decision(
     comment: &str,
     digest: &str,
 ) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query(
+    Ok(sqlx::query!(
         "INSERT INTO approval_decisions (request_id, approver_id, decision, comment, digest) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT DO NOTHING",
+        request,
+        approver,
+        decision,
+        comment,
+        digest,
     )
-    .bind(request)
-    .bind(approver)
-    .bind(decision)
-    .bind(comment)
-    .bind(digest)
     .execute(&mut **tx)
     .await?
     .rows_affected()
@@ -515,8 +576,7 @@ pub async fn add_decision(
 
 /// Forgets the approvals of a request sent back for approval.
 pub async fn clear_decisions<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM approval_decisions WHERE request_id = $1")
-        .bind(request)
+    sqlx::query!("DELETE FROM approval_decisions WHERE request_id = $1", request)
         .execute(db)
         .await?;
     Ok(())
@@ -531,14 +591,14 @@ pub async fn move_status<'e>(
     to: RequestStatus,
     failure: Option<&str>,
 ) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query(
+    Ok(sqlx::query!(
         "UPDATE action_requests SET status = $3, failure_reason = COALESCE($4, failure_reason), updated_at = now() \
          WHERE id = $1 AND status = $2",
+        id,
+        from as RequestStatus,
+        to as RequestStatus,
+        failure,
     )
-    .bind(id)
-    .bind(from)
-    .bind(to)
-    .bind(failure)
     .execute(db)
     .await?
     .rows_affected()
@@ -550,11 +610,13 @@ pub async fn set_progress<'e>(
     id: Uuid,
     progress: &serde_json::Value,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE action_requests SET progress = $2, updated_at = now() WHERE id = $1")
-        .bind(id)
-        .bind(progress)
-        .execute(db)
-        .await?;
+    sqlx::query!(
+        "UPDATE action_requests SET progress = $2, updated_at = now() WHERE id = $1",
+        id,
+        progress,
+    )
+    .execute(db)
+    .await?;
     Ok(())
 }
 
@@ -566,14 +628,14 @@ pub async fn replace_payload<'e>(
     digest: &str,
     expires_at: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE action_requests SET payload = $2, digest = $3, expires_at = $4, progress = '{}'::jsonb, \
            updated_at = now() WHERE id = $1",
+        id,
+        payload,
+        digest,
+        expires_at,
     )
-    .bind(id)
-    .bind(payload)
-    .bind(digest)
-    .bind(expires_at)
     .execute(db)
     .await?;
     Ok(())
@@ -581,20 +643,23 @@ pub async fn replace_payload<'e>(
 
 /// Runs the request's queued job now (an event brought news of it).
 pub async fn wake<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE jobs SET run_at = now() WHERE request_id = $1 AND done_at IS NULL")
-        .bind(request)
-        .execute(db)
-        .await?;
+    sqlx::query!(
+        "UPDATE jobs SET run_at = now() WHERE request_id = $1 AND done_at IS NULL",
+        request
+    )
+    .execute(db)
+    .await?;
     Ok(())
 }
 
 /// Pending requests past their deadline: (request, tenant).
 pub async fn overdue(pool: &PgPool) -> Result<Vec<(Uuid, Uuid)>, sqlx::Error> {
-    sqlx::query_as(
+    let rows = sqlx::query!(
         "SELECT id, tenant_id FROM action_requests WHERE status = 'pending' AND expires_at <= now() LIMIT 100",
     )
     .fetch_all(pool)
-    .await
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.tenant_id)).collect())
 }
 
 pub async fn add_timeline<'e>(
@@ -603,20 +668,25 @@ pub async fn add_timeline<'e>(
     what: &str,
     detail: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO request_timeline (request_id, what, detail) VALUES ($1, $2, $3)")
-        .bind(id)
-        .bind(what)
-        .bind(detail)
-        .execute(db)
-        .await?;
+    sqlx::query!(
+        "INSERT INTO request_timeline (request_id, what, detail) VALUES ($1, $2, $3)",
+        id,
+        what,
+        detail,
+    )
+    .execute(db)
+    .await?;
     Ok(())
 }
 
 pub async fn timeline(pool: &PgPool, id: Uuid) -> Result<Vec<(DateTime<Utc>, String, String)>, sqlx::Error> {
-    sqlx::query_as("SELECT at, what, detail FROM request_timeline WHERE request_id = $1 ORDER BY id")
-        .bind(id)
-        .fetch_all(pool)
-        .await
+    let rows = sqlx::query!(
+        "SELECT at, what, detail FROM request_timeline WHERE request_id = $1 ORDER BY id",
+        id,
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.at, r.what, r.detail)).collect())
 }
 
 pub async fn enqueue<'e>(
@@ -625,12 +695,14 @@ pub async fn enqueue<'e>(
     request: Uuid,
     run_at: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO jobs (kind, request_id, run_at) VALUES ($1, $2, $3)")
-        .bind(kind)
-        .bind(request)
-        .bind(run_at)
-        .execute(db)
-        .await?;
+    sqlx::query!(
+        "INSERT INTO jobs (kind, request_id, run_at) VALUES ($1, $2, $3)",
+        kind,
+        request,
+        run_at,
+    )
+    .execute(db)
+    .await?;
     Ok(())
 }
 
@@ -641,19 +713,19 @@ pub async fn notify<'e>(
     request: Uuid,
     message: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO notifications (user_id, tenant_id, request_id, message) VALUES ($1, $2, $3, $4)",
+        user,
+        tenant,
+        request,
+        message,
     )
-    .bind(user)
-    .bind(tenant)
-    .bind(request)
-    .bind(message)
     .execute(db)
     .await?;
     Ok(())
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct Notice {
     pub id: i64,
     pub request_id: Option<Uuid>,
@@ -663,22 +735,23 @@ pub struct Notice {
 }
 
 pub async fn notifications(pool: &PgPool, user: Uuid, tenant: Uuid) -> Result<Vec<Notice>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        Notice,
         "SELECT id, request_id, message, created_at, read_at FROM notifications WHERE user_id = $1 AND tenant_id = $2 \
          ORDER BY id DESC LIMIT 100",
+        user,
+        tenant,
     )
-    .bind(user)
-    .bind(tenant)
     .fetch_all(pool)
     .await
 }
 
 pub async fn mark_read(pool: &PgPool, user: Uuid, tenant: Uuid) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE notifications SET read_at = now() WHERE user_id = $1 AND tenant_id = $2 AND read_at IS NULL",
+        user,
+        tenant,
     )
-    .bind(user)
-    .bind(tenant)
     .execute(pool)
     .await?;
     Ok(())
@@ -687,27 +760,45 @@ pub async fn mark_read(pool: &PgPool, user: Uuid, tenant: Uuid) -> Result<(), sq
 /// Pending requests past their policy's reminder (or escalation) time that
 /// were not yet reminded (or escalated): (request, tenant).
 pub async fn due_for(pool: &PgPool, what: Nudge) -> Result<Vec<(Uuid, Uuid)>, sqlx::Error> {
-    let (column, marker) = match what {
-        Nudge::Reminder => ("reminder_after_secs", "reminded_at"),
-        Nudge::Escalation => ("escalation_after_secs", "escalated_at"),
+    // Requests filed under the default policy (version 0, never saved) use
+    // its reminder time; it has no escalation.
+    let rows = match what {
+        Nudge::Reminder => sqlx::query!(
+            r#"SELECT r.id AS "id!", r.tenant_id AS "tenant_id!" FROM action_requests r
+                   JOIN approval_policies p
+                     ON p.tenant_id = r.tenant_id AND p.action_kind = r.kind AND p.version = r.policy_version
+                   WHERE r.status = 'pending' AND r.expires_at > now() AND r.reminded_at IS NULL
+                     AND p.reminder_after_secs IS NOT NULL
+                     AND r.created_at + make_interval(secs => p.reminder_after_secs) <= now()
+                   UNION
+                   SELECT r.id, r.tenant_id FROM action_requests r
+                   WHERE r.status = 'pending' AND r.expires_at > now() AND r.reminded_at IS NULL
+                     AND r.policy_version = 0
+                     AND $1::int IS NOT NULL AND r.created_at + make_interval(secs => $1::int) <= now()
+                   LIMIT 100"#,
+            Policy::standard().reminder_after_secs,
+        )
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| (r.id, r.tenant_id))
+        .collect(),
+        Nudge::Escalation => sqlx::query!(
+            r#"SELECT r.id AS "id!", r.tenant_id AS "tenant_id!" FROM action_requests r
+                   JOIN approval_policies p
+                     ON p.tenant_id = r.tenant_id AND p.action_kind = r.kind AND p.version = r.policy_version
+                   WHERE r.status = 'pending' AND r.expires_at > now() AND r.escalated_at IS NULL
+                     AND p.escalation_after_secs IS NOT NULL
+                     AND r.created_at + make_interval(secs => p.escalation_after_secs) <= now()
+                   LIMIT 100"#,
+        )
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|r| (r.id, r.tenant_id))
+        .collect(),
     };
-    sqlx::query_as(&format!(
-        "SELECT r.id, r.tenant_id FROM action_requests r \
-         JOIN approval_policies p ON p.tenant_id = r.tenant_id AND p.action_kind = r.kind AND p.version = r.policy_version \
-         WHERE r.status = 'pending' AND r.expires_at > now() AND r.{marker} IS NULL AND p.{column} IS NOT NULL \
-           AND r.created_at + make_interval(secs => p.{column}) <= now() \
-         UNION \
-         SELECT r.id, r.tenant_id FROM action_requests r \
-         WHERE r.status = 'pending' AND r.expires_at > now() AND r.{marker} IS NULL AND r.policy_version = 0 \
-           AND $1::int IS NOT NULL AND r.created_at + make_interval(secs => $1::int) <= now() \
-         LIMIT 100"
-    ))
-    .bind(match what {
-        Nudge::Reminder => Policy::standard().reminder_after_secs,
-        Nudge::Escalation => None,
-    })
-    .fetch_all(pool)
-    .await
+    Ok(rows)
 }
 
 /// Which nudge a pending request gets.
@@ -720,16 +811,23 @@ pub enum Nudge {
 /// Claims the nudge of a request; false when another runner (another
 /// replica) already sent it, so each is sent once.
 pub async fn claim_nudge<'e>(db: impl PgExecutor<'e>, id: Uuid, what: Nudge) -> Result<bool, sqlx::Error> {
-    let column = match what {
-        Nudge::Reminder => "reminded_at",
-        Nudge::Escalation => "escalated_at",
+    let claimed = match what {
+        Nudge::Reminder => {
+            sqlx::query!(
+                "UPDATE action_requests SET reminded_at = now() WHERE id = $1 AND reminded_at IS NULL",
+                id,
+            )
+            .execute(db)
+            .await?
+        }
+        Nudge::Escalation => {
+            sqlx::query!(
+                "UPDATE action_requests SET escalated_at = now() WHERE id = $1 AND escalated_at IS NULL",
+                id,
+            )
+            .execute(db)
+            .await?
+        }
     };
-    Ok(sqlx::query(&format!(
-        "UPDATE action_requests SET {column} = now() WHERE id = $1 AND {column} IS NULL"
-    ))
-    .bind(id)
-    .execute(db)
-    .await?
-    .rows_affected()
-        == 1)
+    Ok(claimed.rows_affected() == 1)
 }

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::{PgPool, Postgres, QueryBuilder, Transaction};
+use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::chain::{self, Hashed, GENESIS};
@@ -25,11 +25,10 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
     if records.is_empty() {
         return Ok(());
     }
-    sqlx::query("SELECT pg_advisory_xact_lock($1)")
-        .bind(CHAIN_LOCK)
+    sqlx::query!("SELECT pg_advisory_xact_lock($1)", CHAIN_LOCK)
         .execute(&mut **tx)
         .await?;
-    let last: Option<Vec<u8>> = sqlx::query_scalar("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1")
+    let last: Option<Vec<u8>> = sqlx::query_scalar!("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1")
         .fetch_optional(&mut **tx)
         .await?;
     let mut prev = last.unwrap_or_else(|| GENESIS.to_vec());
@@ -57,7 +56,7 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
     }
     // One statement for the whole batch; WITH ORDINALITY keeps the order
     // the chain was computed in.
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
          user_agent, details, prev_hash, hash) \
          SELECT occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
@@ -67,26 +66,27 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
               AS r(occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
                    prev_hash, hash, n) \
          ORDER BY n",
+        &records.iter().map(|r| r.occurred_at).collect::<Vec<_>>(),
+        // Nullable elements: the macro's type check knows only Vec<Uuid>.
+        &records.iter().map(|r| r.tenant_id).collect::<Vec<_>>() as _,
+        &records.iter().map(|r| r.actor.user_id).collect::<Vec<_>>() as _,
+        &records.iter().map(|r| r.actor.email.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.action.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.target.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.outcome.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.actor.ip.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.actor.user_agent.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.details.clone()).collect::<Vec<_>>(),
+        &prev_hashes,
+        &hashes,
     )
-    .bind(records.iter().map(|r| r.occurred_at).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.tenant_id).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.actor.user_id).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.actor.email.clone()).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.action.clone()).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.target.clone()).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.outcome.clone()).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.actor.ip.clone()).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.actor.user_agent.clone()).collect::<Vec<_>>())
-    .bind(records.iter().map(|r| r.details.clone()).collect::<Vec<_>>())
-    .bind(prev_hashes)
-    .bind(hashes)
     .execute(&mut **tx)
     .await?;
     Ok(())
 }
 
 /// One stored record.
-#[derive(Debug, Clone, sqlx::FromRow, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct AuditRow {
     pub id: i64,
     pub occurred_at: DateTime<Utc>,
@@ -118,62 +118,58 @@ pub struct AuditFilter {
     pub before_id: Option<i64>,
 }
 
-const COLUMNS: &str =
-    "id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, \
-                       details, prev_hash, hash";
-
-/// What a tenant's auditors see: the tenant's records, and the account
-/// records (sign-ins, password changes) of its members.
-fn push_scope(q: &mut QueryBuilder<'_, Postgres>, tenant_id: Uuid) {
-    q.push(" (tenant_id = ")
-        .push_bind(tenant_id)
-        .push(" OR (tenant_id IS NULL AND actor_id IN (SELECT user_id FROM memberships WHERE tenant_id = ")
-        .push_bind(tenant_id)
-        .push(")))");
-}
-
-/// A tenant's records matching `filter`, newest first.
+/// A tenant's records matching `filter`, newest first. What a tenant's
+/// auditors see: the tenant's records, and the account records (sign-ins,
+/// password changes) of its members; a filter left out (NULL) matches all.
 pub async fn search(
     pool: &PgPool,
     tenant_id: Uuid,
     filter: &AuditFilter,
     limit: i64,
 ) -> Result<Vec<AuditRow>, sqlx::Error> {
-    let mut q = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM audit_log WHERE"));
-    push_scope(&mut q, tenant_id);
-    if let Some(actor) = &filter.actor {
-        q.push(" AND actor_email ILIKE ")
-            .push_bind(format!("%{}%", escape_like(actor)));
-    }
-    if let Some(action) = &filter.action {
-        q.push(" AND action ILIKE ")
-            .push_bind(format!("{}%", escape_like(action)));
-    }
-    if let Some(target) = &filter.target {
-        q.push(" AND target ILIKE ")
-            .push_bind(format!("%{}%", escape_like(target)));
-    }
-    if let Some(outcome) = &filter.outcome {
-        q.push(" AND outcome = ").push_bind(outcome.clone());
-    }
-    if let Some(from) = filter.from {
-        q.push(" AND occurred_at >= ").push_bind(from);
-    }
-    if let Some(to) = filter.to {
-        q.push(" AND occurred_at < ").push_bind(to);
-    }
-    if let Some(before) = filter.before_id {
-        q.push(" AND id < ").push_bind(before);
-    }
-    q.push(" ORDER BY id DESC LIMIT ").push_bind(limit);
-    q.build_query_as::<AuditRow>().fetch_all(pool).await
+    sqlx::query_as!(
+        AuditRow,
+        r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
+                  details, prev_hash, hash
+           FROM audit_log
+           WHERE (tenant_id = $1
+                  OR (tenant_id IS NULL AND actor_id IN (SELECT user_id FROM memberships WHERE tenant_id = $1)))
+             AND ($2::text IS NULL OR actor_email ILIKE $2)
+             AND ($3::text IS NULL OR action ILIKE $3)
+             AND ($4::text IS NULL OR target ILIKE $4)
+             AND ($5::text IS NULL OR outcome = $5)
+             AND ($6::timestamptz IS NULL OR occurred_at >= $6)
+             AND ($7::timestamptz IS NULL OR occurred_at < $7)
+             AND ($8::bigint IS NULL OR id < $8)
+           ORDER BY id DESC LIMIT $9"#,
+        tenant_id,
+        filter.actor.as_deref().map(|a| format!("%{}%", escape_like(a))),
+        filter.action.as_deref().map(|a| format!("{}%", escape_like(a))),
+        filter.target.as_deref().map(|t| format!("%{}%", escape_like(t))),
+        filter.outcome.as_deref(),
+        filter.from,
+        filter.to,
+        filter.before_id,
+        limit,
+    )
+    .fetch_all(pool)
+    .await
 }
 
 pub async fn find(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<Option<AuditRow>, sqlx::Error> {
-    let mut q = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM audit_log WHERE id = "));
-    q.push_bind(id).push(" AND");
-    push_scope(&mut q, tenant_id);
-    q.build_query_as::<AuditRow>().fetch_optional(pool).await
+    sqlx::query_as!(
+        AuditRow,
+        r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
+                  details, prev_hash, hash
+           FROM audit_log
+           WHERE id = $2
+             AND (tenant_id = $1
+                  OR (tenant_id IS NULL AND actor_id IN (SELECT user_id FROM memberships WHERE tenant_id = $1)))"#,
+        tenant_id,
+        id,
+    )
+    .fetch_optional(pool)
+    .await
 }
 
 /// True when the record is one the tenant's auditors may see.
@@ -205,10 +201,13 @@ pub async fn verify(pool: &PgPool) -> Result<ChainReport, sqlx::Error> {
     let mut after = 0i64;
     let mut checked = 0u64;
     loop {
-        let rows: Vec<AuditRow> = sqlx::query_as(&format!(
-            "SELECT {COLUMNS} FROM audit_log WHERE id > $1 ORDER BY id LIMIT 1000"
-        ))
-        .bind(after)
+        let rows: Vec<AuditRow> = sqlx::query_as!(
+            AuditRow,
+            r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
+                  details, prev_hash, hash
+               FROM audit_log WHERE id > $1 ORDER BY id LIMIT 1000"#,
+            after,
+        )
         .fetch_all(pool)
         .await?;
         let Some(last) = rows.last() else {

@@ -14,11 +14,13 @@ use base64::Engine;
 use chrono::Duration;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
+use sqlx::types::Json;
 use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::access::store::Membership;
 use crate::audit::Actor;
+use crate::db::interval;
 use crate::web::error::PortalError;
 
 pub const COOKIE: &str = "paydesk_session";
@@ -89,62 +91,19 @@ pub async fn start(
     user_agent: &str,
 ) -> Result<String, sqlx::Error> {
     let token = random_token();
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO sessions (token_hash, user_id, csrf_token, active_tenant_id, ip, user_agent) \
          VALUES ($1, $2, $3, $4, $5, $6)",
+        token_hash(&token),
+        user_id,
+        random_token(),
+        active_tenant_id,
+        ip,
+        user_agent,
     )
-    .bind(token_hash(&token))
-    .bind(user_id)
-    .bind(random_token())
-    .bind(active_tenant_id)
-    .bind(ip)
-    .bind(user_agent)
     .execute(pool)
     .await?;
     Ok(token)
-}
-
-#[derive(sqlx::FromRow)]
-struct Row {
-    #[sqlx(flatten)]
-    membership: MaybeMembership,
-    user_id: Uuid,
-    email: String,
-    display_name: String,
-    is_platform_admin: bool,
-    must_change_password: bool,
-    csrf_token: String,
-    active_tenant_id: Option<Uuid>,
-    stale: bool,
-}
-
-/// The membership columns of a session row; all null when the user
-/// belongs to no tenant.
-#[derive(sqlx::FromRow)]
-struct MaybeMembership {
-    tenant_id: Option<Uuid>,
-    tenant_name: Option<String>,
-    role_name: Option<String>,
-    permissions: Option<Vec<String>>,
-    environment: Option<String>,
-    connection_id: Option<Uuid>,
-    connection_updated_at: Option<chrono::DateTime<chrono::Utc>>,
-    tenants: Option<sqlx::types::Json<Vec<(Uuid, String)>>>,
-}
-
-impl MaybeMembership {
-    fn into_membership(self) -> Option<Membership> {
-        Some(Membership {
-            tenant_id: self.tenant_id?,
-            tenant_name: self.tenant_name?,
-            role_name: self.role_name?,
-            permissions: self.permissions.unwrap_or_default(),
-            environment: self.environment,
-            connection_id: self.connection_id,
-            connection_updated_at: self.connection_updated_at,
-            tenants: self.tenants.unwrap_or_default(),
-        })
-    }
 }
 
 /// The live session for a cookie token, if any, with the member's view of
@@ -157,18 +116,23 @@ pub async fn load(
     user_agent: &str,
 ) -> Result<Option<(SignedIn, Option<Membership>)>, sqlx::Error> {
     let hash = token_hash(token);
-    let row: Option<Row> = sqlx::query_as(
-        "SELECT s.user_id, u.email, u.display_name, u.is_platform_admin, u.must_change_password, s.csrf_token, \
-                s.active_tenant_id, s.last_seen_at < now() - $2::interval AS stale, m.* \
-         FROM sessions s JOIN users u ON u.id = s.user_id \
-         LEFT JOIN LATERAL membership_of(s.user_id, s.active_tenant_id) m ON true \
-         WHERE s.token_hash = $1 AND u.disabled_at IS NULL \
-           AND s.last_seen_at > now() - $3::interval AND s.created_at > now() - $4::interval",
+    // The membership columns are all null when the user belongs to no tenant.
+    let row = sqlx::query!(
+        r#"SELECT s.user_id, u.email, u.display_name, u.is_platform_admin, u.must_change_password, s.csrf_token,
+                  s.active_tenant_id, s.last_seen_at < now() - $2::interval AS "stale!",
+                  m.tenant_id AS "tenant_id?", m.tenant_name AS "tenant_name?", m.role_name AS "role_name?",
+                  m.permissions AS "permissions?", m.environment AS "environment?",
+                  m.connection_id AS "connection_id?", m.connection_updated_at AS "connection_updated_at?",
+                  m.tenants AS "tenants?: Json<Vec<(Uuid, String)>>"
+           FROM sessions s JOIN users u ON u.id = s.user_id
+           LEFT JOIN LATERAL membership_of(s.user_id, s.active_tenant_id) m ON true
+           WHERE s.token_hash = $1 AND u.disabled_at IS NULL
+             AND s.last_seen_at > now() - $3::interval AND s.created_at > now() - $4::interval"#,
+        hash,
+        interval(Duration::seconds(TOUCH_EVERY_SECS)),
+        interval(IDLE_TIMEOUT),
+        interval(ABSOLUTE_TIMEOUT),
     )
-    .bind(&hash)
-    .bind(format!("{TOUCH_EVERY_SECS} seconds"))
-    .bind(format!("{} seconds", IDLE_TIMEOUT.num_seconds()))
-    .bind(format!("{} seconds", ABSOLUTE_TIMEOUT.num_seconds()))
     .fetch_optional(pool)
     .await?;
     let Some(row) = row else {
@@ -176,12 +140,26 @@ pub async fn load(
         return Ok(None);
     };
     if row.stale {
-        sqlx::query("UPDATE sessions SET last_seen_at = now() WHERE token_hash = $1")
-            .bind(&hash)
-            .execute(pool)
-            .await?;
+        sqlx::query!(
+            "UPDATE sessions SET last_seen_at = now() WHERE token_hash = $1",
+            hash
+        )
+        .execute(pool)
+        .await?;
     }
-    let membership = row.membership.into_membership();
+    let membership = match (row.tenant_id, row.tenant_name, row.role_name) {
+        (Some(tenant_id), Some(tenant_name), Some(role_name)) => Some(Membership {
+            tenant_id,
+            tenant_name,
+            role_name,
+            permissions: row.permissions.unwrap_or_default(),
+            environment: row.environment,
+            connection_id: row.connection_id,
+            connection_updated_at: row.connection_updated_at,
+            tenants: row.tenants.unwrap_or_default(),
+        }),
+        _ => None,
+    };
     let signed_in = SignedIn {
         token_hash: hash,
         user_id: row.user_id,
@@ -199,8 +177,7 @@ pub async fn load(
 }
 
 pub async fn end(pool: &PgPool, token_hash: &[u8]) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
-        .bind(token_hash)
+    sqlx::query!("DELETE FROM sessions WHERE token_hash = $1", token_hash)
         .execute(pool)
         .await?;
     Ok(())
@@ -208,8 +185,7 @@ pub async fn end(pool: &PgPool, token_hash: &[u8]) -> Result<(), sqlx::Error> {
 
 /// Ends every session of a user; returns how many ended.
 pub async fn end_all(pool: &PgPool, user_id: Uuid) -> Result<u64, sqlx::Error> {
-    Ok(sqlx::query("DELETE FROM sessions WHERE user_id = $1")
-        .bind(user_id)
+    Ok(sqlx::query!("DELETE FROM sessions WHERE user_id = $1", user_id)
         .execute(pool)
         .await?
         .rows_affected())
@@ -217,20 +193,24 @@ pub async fn end_all(pool: &PgPool, user_id: Uuid) -> Result<u64, sqlx::Error> {
 
 /// Ends every session of a user but `keep`.
 pub async fn end_others(pool: &PgPool, user_id: Uuid, keep: &[u8]) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2")
-        .bind(user_id)
-        .bind(keep)
-        .execute(pool)
-        .await?;
+    sqlx::query!(
+        "DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2",
+        user_id,
+        keep
+    )
+    .execute(pool)
+    .await?;
     Ok(())
 }
 
 pub async fn set_active_tenant(pool: &PgPool, token_hash: &[u8], tenant_id: Uuid) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE sessions SET active_tenant_id = $2 WHERE token_hash = $1")
-        .bind(token_hash)
-        .bind(tenant_id)
-        .execute(pool)
-        .await?;
+    sqlx::query!(
+        "UPDATE sessions SET active_tenant_id = $2 WHERE token_hash = $1",
+        token_hash,
+        tenant_id
+    )
+    .execute(pool)
+    .await?;
     Ok(())
 }
 

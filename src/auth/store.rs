@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgExecutor, PgPool};
 use uuid::Uuid;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct User {
     pub id: Uuid,
     pub email: String,
@@ -17,20 +17,27 @@ pub struct User {
     pub locked_until: Option<DateTime<Utc>>,
 }
 
-const COLUMNS: &str =
-    "id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at, failed_logins, locked_until";
-
 pub async fn by_email(pool: &PgPool, email: &str) -> Result<Option<User>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE email = $1"))
-        .bind(email.trim().to_lowercase())
-        .fetch_optional(pool)
+    sqlx::query_as!(
+        User,
+        "SELECT id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at, \
+           failed_logins, locked_until \
+         FROM users WHERE email = $1",
+        email.trim().to_lowercase(),
+    )
+    .fetch_optional(pool)
         .await
 }
 
 pub async fn by_id(pool: &PgPool, id: Uuid) -> Result<Option<User>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(pool)
+    sqlx::query_as!(
+        User,
+        "SELECT id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at, \
+           failed_logins, locked_until \
+         FROM users WHERE id = $1",
+        id,
+    )
+    .fetch_optional(pool)
         .await
 }
 
@@ -43,33 +50,33 @@ pub async fn create<'e>(
     must_change_password: bool,
 ) -> Result<Uuid, sqlx::Error> {
     let id = Uuid::new_v4();
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO users (id, email, display_name, password_hash, is_platform_admin, must_change_password) \
          VALUES ($1, $2, $3, $4, $5, $6)",
+        id,
+        email.trim().to_lowercase(),
+        display_name,
+        password_hash,
+        is_platform_admin,
+        must_change_password,
     )
-    .bind(id)
-    .bind(email.trim().to_lowercase())
-    .bind(display_name)
-    .bind(password_hash)
-    .bind(is_platform_admin)
-    .bind(must_change_password)
     .execute(db)
     .await?;
     Ok(id)
 }
 
 pub async fn count(pool: &PgPool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT count(*) FROM users")
+    sqlx::query_scalar!(r#"SELECT count(*) AS "count!" FROM users"#)
         .fetch_one(pool)
         .await
 }
 
 pub async fn set_password(pool: &PgPool, id: Uuid, password_hash: &str) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE users SET password_hash = $2, must_change_password = false, updated_at = now() WHERE id = $1",
+        id,
+        password_hash,
     )
-    .bind(id)
-    .bind(password_hash)
     .execute(pool)
     .await?;
     Ok(())
@@ -79,14 +86,15 @@ pub async fn set_password(pool: &PgPool, id: Uuid, password_hash: &str) -> Resul
 /// same transaction) so it is signed out everywhere at once.
 pub async fn set_disabled(pool: &PgPool, id: Uuid, disabled: bool) -> Result<(), sqlx::Error> {
     let mut tx = pool.begin().await?;
-    sqlx::query("UPDATE users SET disabled_at = CASE WHEN $2 THEN now() ELSE NULL END, updated_at = now() WHERE id = $1")
-        .bind(id)
-        .bind(disabled)
-        .execute(&mut *tx)
+    sqlx::query!(
+        "UPDATE users SET disabled_at = CASE WHEN $2 THEN now() ELSE NULL END, updated_at = now() WHERE id = $1",
+        id,
+        disabled,
+    )
+    .execute(&mut *tx)
         .await?;
     if disabled {
-        sqlx::query("DELETE FROM sessions WHERE user_id = $1")
-            .bind(id)
+        sqlx::query!("DELETE FROM sessions WHERE user_id = $1", id)
             .execute(&mut *tx)
             .await?;
     }

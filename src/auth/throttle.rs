@@ -7,6 +7,8 @@ use chrono::{DateTime, Duration, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::db::interval;
+
 pub const MAX_ACCOUNT_FAILURES: i32 = 5;
 pub const LOCKOUT: Duration = Duration::minutes(15);
 pub const MAX_ADDRESS_FAILURES: i64 = 20;
@@ -14,11 +16,11 @@ pub const ADDRESS_WINDOW: Duration = Duration::minutes(15);
 
 /// True when this address has failed too often lately.
 pub async fn address_blocked(pool: &PgPool, ip: &str) -> Result<bool, sqlx::Error> {
-    let failures: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM sign_in_failures WHERE ip = $1 AND failed_at > now() - $2::interval",
+    let failures = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "count!" FROM sign_in_failures WHERE ip = $1 AND failed_at > now() - $2::interval"#,
+        ip,
+        interval(ADDRESS_WINDOW),
     )
-    .bind(ip)
-    .bind(format!("{} seconds", ADDRESS_WINDOW.num_seconds()))
     .fetch_one(pool)
     .await?;
     Ok(failures >= MAX_ADDRESS_FAILURES)
@@ -30,33 +32,34 @@ pub async fn record_failure(
     ip: &str,
     user: Option<Uuid>,
 ) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
-    sqlx::query("INSERT INTO sign_in_failures (ip) VALUES ($1)")
-        .bind(ip)
+    sqlx::query!("INSERT INTO sign_in_failures (ip) VALUES ($1)", ip)
         .execute(pool)
         .await?;
-    sqlx::query("DELETE FROM sign_in_failures WHERE failed_at < now() - interval '1 day'")
+    sqlx::query!("DELETE FROM sign_in_failures WHERE failed_at < now() - interval '1 day'")
         .execute(pool)
         .await?;
     let Some(user) = user else {
         return Ok(None);
     };
-    let locked: Option<DateTime<Utc>> = sqlx::query_scalar(
+    let locked: Option<DateTime<Utc>> = sqlx::query_scalar!(
         "UPDATE users SET failed_logins = failed_logins + 1, \
            locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + $3::interval ELSE locked_until END \
          WHERE id = $1 RETURNING locked_until",
+        user,
+        MAX_ACCOUNT_FAILURES,
+        interval(LOCKOUT),
     )
-    .bind(user)
-    .bind(MAX_ACCOUNT_FAILURES)
-    .bind(format!("{} seconds", LOCKOUT.num_seconds()))
     .fetch_one(pool)
     .await?;
     Ok(locked.filter(|t| *t > Utc::now()))
 }
 
 pub async fn record_success(pool: &PgPool, user: Uuid) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE users SET failed_logins = 0, locked_until = NULL WHERE id = $1")
-        .bind(user)
-        .execute(pool)
-        .await?;
+    sqlx::query!(
+        "UPDATE users SET failed_logins = 0, locked_until = NULL WHERE id = $1",
+        user
+    )
+    .execute(pool)
+    .await?;
     Ok(())
 }

@@ -356,12 +356,12 @@ async fn fresh_quote(run: &mut Run<'_, PayoutProgress>) -> Result<Step<PayoutPay
 /// An event from the service about a payout: noted on the request that
 /// made it, whose run is woken to read the payout back.
 pub async fn on_event(pool: &PgPool, tenant: Uuid, payout_id: &str, event: &str) -> Result<(), sqlx::Error> {
-    let request: Option<Uuid> = sqlx::query_scalar(
+    let request: Option<Uuid> = sqlx::query_scalar!(
         "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND progress->>'payout_id' = $3",
+        tenant,
+        PayoutAction::KIND.key,
+        payout_id,
     )
-    .bind(tenant)
-    .bind(PayoutAction::KIND.key)
-    .bind(payout_id)
     .fetch_optional(pool)
     .await?;
     if let Some(id) = request {

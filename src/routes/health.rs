@@ -10,7 +10,7 @@ pub async fn healthz() -> HttpResponse {
 
 /// Readiness: the database answers.
 pub async fn readyz(state: Data<AppState>) -> HttpResponse {
-    match sqlx::query("SELECT 1").execute(&state.pool).await {
+    match sqlx::query!("SELECT 1 AS one").fetch_one(&state.pool).await {
         Ok(_) => HttpResponse::Ok().content_type("text/plain").body("ready"),
         Err(e) => {
             tracing::warn!(error = %e, "readiness check failed");

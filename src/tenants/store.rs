@@ -13,9 +13,7 @@ pub async fn create_tenant(
     name: &str,
 ) -> Result<(Uuid, Uuid), sqlx::Error> {
     let id = Uuid::new_v4();
-    sqlx::query("INSERT INTO tenants (id, name) VALUES ($1, $2)")
-        .bind(id)
-        .bind(name)
+    sqlx::query!("INSERT INTO tenants (id, name) VALUES ($1, $2)", id, name)
         .execute(&mut **tx)
         .await?;
     let owner = access::seed_builtin_roles(tx, id).await?;
@@ -23,7 +21,7 @@ pub async fn create_tenant(
 }
 
 /// A connection as the portal uses it; secrets still sealed.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct Connection {
     pub id: Uuid,
     pub is_primary: bool,
@@ -38,10 +36,6 @@ pub struct Connection {
     pub updated_at: DateTime<Utc>,
 }
 
-const COLUMNS: &str =
-    "id, is_primary, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
-                       webhook_secret_enc, is_builtin, updated_at";
-
 pub struct NewConnection<'a> {
     pub tenant_id: Uuid,
     pub name: &'a str,
@@ -55,19 +49,19 @@ pub struct NewConnection<'a> {
 
 pub async fn add_connection<'e>(db: impl PgExecutor<'e>, c: NewConnection<'_>) -> Result<Uuid, sqlx::Error> {
     let id = Uuid::new_v4();
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO connections (id, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
          webhook_secret_enc, is_builtin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        id,
+        c.tenant_id,
+        c.name,
+        c.environment,
+        c.base_url,
+        c.client_id,
+        c.client_secret_enc,
+        c.webhook_secret_enc,
+        c.is_builtin,
     )
-    .bind(id)
-    .bind(c.tenant_id)
-    .bind(c.name)
-    .bind(c.environment)
-    .bind(c.base_url)
-    .bind(c.client_id)
-    .bind(c.client_secret_enc)
-    .bind(c.webhook_secret_enc)
-    .bind(c.is_builtin)
     .execute(db)
     .await?;
     Ok(id)
@@ -76,48 +70,62 @@ pub async fn add_connection<'e>(db: impl PgExecutor<'e>, c: NewConnection<'_>) -
 /// The connection a tenant's pages and jobs use: the one marked primary,
 /// else the oldest.
 pub async fn primary_connection(pool: &PgPool, tenant_id: Uuid) -> Result<Option<Connection>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM connections WHERE tenant_id = $1 ORDER BY is_primary DESC, created_at LIMIT 1"
-    ))
-    .bind(tenant_id)
+    sqlx::query_as!(
+        Connection,
+        "SELECT id, is_primary, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
+           webhook_secret_enc, is_builtin, updated_at \
+         FROM connections WHERE tenant_id = $1 ORDER BY is_primary DESC, created_at LIMIT 1",
+        tenant_id,
+    )
     .fetch_optional(pool)
     .await
 }
 
 /// The connection to the in-process sandbox, if default mode made one.
 pub async fn builtin_connection(pool: &PgPool) -> Result<Option<Connection>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM connections WHERE is_builtin ORDER BY created_at LIMIT 1"
-    ))
+    sqlx::query_as!(
+        Connection,
+        "SELECT id, is_primary, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
+           webhook_secret_enc, is_builtin, updated_at \
+         FROM connections WHERE is_builtin ORDER BY created_at LIMIT 1",
+    )
     .fetch_optional(pool)
     .await
 }
 
 /// The in-process sandbox listens on a new port at every start.
 pub async fn set_base_url(pool: &PgPool, connection_id: Uuid, base_url: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE connections SET base_url = $2, updated_at = now() WHERE id = $1")
-        .bind(connection_id)
-        .bind(base_url)
-        .execute(pool)
-        .await?;
+    sqlx::query!(
+        "UPDATE connections SET base_url = $2, updated_at = now() WHERE id = $1",
+        connection_id,
+        base_url,
+    )
+    .execute(pool)
+    .await?;
     Ok(())
 }
 
 pub async fn connections(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<Connection>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM connections WHERE tenant_id = $1 ORDER BY is_primary DESC, created_at"
-    ))
-    .bind(tenant_id)
+    sqlx::query_as!(
+        Connection,
+        "SELECT id, is_primary, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
+           webhook_secret_enc, is_builtin, updated_at \
+         FROM connections WHERE tenant_id = $1 ORDER BY is_primary DESC, created_at",
+        tenant_id,
+    )
     .fetch_all(pool)
     .await
 }
 
 pub async fn connection(pool: &PgPool, tenant_id: Uuid, id: Uuid) -> Result<Option<Connection>, sqlx::Error> {
-    sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM connections WHERE tenant_id = $1 AND id = $2"
-    ))
-    .bind(tenant_id)
-    .bind(id)
+    sqlx::query_as!(
+        Connection,
+        "SELECT id, is_primary, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
+           webhook_secret_enc, is_builtin, updated_at \
+         FROM connections WHERE tenant_id = $1 AND id = $2",
+        tenant_id,
+        id,
+    )
     .fetch_optional(pool)
     .await
 }
@@ -127,11 +135,13 @@ pub async fn make_primary(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE connections SET is_primary = (id = $2), updated_at = now() WHERE tenant_id = $1")
-        .bind(tenant_id)
-        .bind(id)
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        "UPDATE connections SET is_primary = (id = $2), updated_at = now() WHERE tenant_id = $1",
+        tenant_id,
+        id,
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
@@ -143,26 +153,28 @@ pub async fn delete_connection_in(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<bool, sqlx::Error> {
-    Ok(
-        sqlx::query("DELETE FROM connections WHERE tenant_id = $1 AND id = $2 AND NOT is_builtin")
-            .bind(tenant_id)
-            .bind(id)
-            .execute(&mut **tx)
-            .await?
-            .rows_affected()
-            == 1,
+    Ok(sqlx::query!(
+        "DELETE FROM connections WHERE tenant_id = $1 AND id = $2 AND NOT is_builtin",
+        tenant_id,
+        id,
     )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected()
+        == 1)
 }
 
 pub async fn connection_name_taken(pool: &PgPool, tenant_id: Uuid, name: &str) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM connections WHERE tenant_id = $1 AND name = $2)")
-        .bind(tenant_id)
-        .bind(name)
-        .fetch_one(pool)
-        .await
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM connections WHERE tenant_id = $1 AND name = $2) AS "exists!""#,
+        tenant_id,
+        name,
+    )
+    .fetch_one(pool)
+    .await
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct TenantRow {
     pub id: Uuid,
     pub name: String,
@@ -171,31 +183,45 @@ pub struct TenantRow {
 }
 
 pub async fn tenants(pool: &PgPool) -> Result<Vec<TenantRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT t.id, t.name, (SELECT count(*) FROM memberships m WHERE m.tenant_id = t.id) AS members, t.created_at \
-         FROM tenants t ORDER BY t.name",
+    sqlx::query_as!(
+        TenantRow,
+        r#"SELECT t.id, t.name, (SELECT count(*) FROM memberships m WHERE m.tenant_id = t.id) AS "members!",
+                  t.created_at
+           FROM tenants t ORDER BY t.name"#,
     )
     .fetch_all(pool)
     .await
 }
 
 pub async fn tenant_name_taken(pool: &PgPool, name: &str) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM tenants WHERE lower(name) = lower($1))")
-        .bind(name)
-        .fetch_one(pool)
-        .await
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM tenants WHERE lower(name) = lower($1)) AS "exists!""#,
+        name,
+    )
+    .fetch_one(pool)
+    .await
 }
 
 pub async fn allowed_base_urls(pool: &PgPool) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT base_url FROM allowed_base_urls ORDER BY base_url")
+    sqlx::query_scalar!("SELECT base_url FROM allowed_base_urls ORDER BY base_url")
         .fetch_all(pool)
         .await
 }
 
 pub async fn allow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query!(
+        "INSERT INTO allowed_base_urls (base_url) VALUES ($1) ON CONFLICT DO NOTHING",
+        base_url,
+    )
+    .execute(pool)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+pub async fn disallow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sqlx::Error> {
     Ok(
-        sqlx::query("INSERT INTO allowed_base_urls (base_url) VALUES ($1) ON CONFLICT DO NOTHING")
-            .bind(base_url)
+        sqlx::query!("DELETE FROM allowed_base_urls WHERE base_url = $1", base_url)
             .execute(pool)
             .await?
             .rows_affected()
@@ -203,20 +229,16 @@ pub async fn allow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sqlx:
     )
 }
 
-pub async fn disallow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query("DELETE FROM allowed_base_urls WHERE base_url = $1")
-        .bind(base_url)
-        .execute(pool)
-        .await?
-        .rows_affected()
-        == 1)
-}
-
 /// A connection by id, whatever its tenant (the webhook receiver knows
 /// only the id in its URL).
 pub async fn connection_by_id(pool: &PgPool, id: Uuid) -> Result<Option<Connection>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM connections WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(pool)
-        .await
+    sqlx::query_as!(
+        Connection,
+        "SELECT id, is_primary, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
+           webhook_secret_enc, is_builtin, updated_at \
+         FROM connections WHERE id = $1",
+        id,
+    )
+    .fetch_optional(pool)
+    .await
 }

@@ -14,22 +14,22 @@ pub async fn store_once(
     event: &str,
     payload: &serde_json::Value,
 ) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query(
+    Ok(sqlx::query!(
         "INSERT INTO webhook_events (connection_id, tenant_id, event_id, event, payload) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (connection_id, event_id) DO NOTHING",
+        connection_id,
+        tenant_id,
+        event_id,
+        event,
+        payload,
     )
-    .bind(connection_id)
-    .bind(tenant_id)
-    .bind(event_id)
-    .bind(event)
-    .bind(payload)
     .execute(pool)
     .await?
     .rows_affected()
         == 1)
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct EventRow {
     pub id: i64,
     pub connection_name: String,
@@ -46,25 +46,27 @@ pub async fn list(
     before: Option<i64>,
     limit: i64,
 ) -> Result<Vec<EventRow>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        EventRow,
         "SELECT e.id, c.name AS connection_name, e.event_id, e.event, e.payload, e.received_at \
          FROM webhook_events e JOIN connections c ON c.id = e.connection_id \
          WHERE e.tenant_id = $1 AND ($2::bigint IS NULL OR e.id < $2) ORDER BY e.id DESC LIMIT $3",
+        tenant_id,
+        before,
+        limit,
     )
-    .bind(tenant_id)
-    .bind(before)
-    .bind(limit)
     .fetch_all(pool)
     .await
 }
 
 pub async fn find(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<Option<EventRow>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        EventRow,
         "SELECT e.id, c.name AS connection_name, e.event_id, e.event, e.payload, e.received_at \
          FROM webhook_events e JOIN connections c ON c.id = e.connection_id WHERE e.tenant_id = $1 AND e.id = $2",
+        tenant_id,
+        id,
     )
-    .bind(tenant_id)
-    .bind(id)
     .fetch_optional(pool)
     .await
 }
