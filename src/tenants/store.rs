@@ -193,15 +193,6 @@ pub async fn tenants(pool: &PgPool) -> Result<Vec<TenantRow>, sqlx::Error> {
     .await
 }
 
-pub async fn tenant_name_taken(pool: &PgPool, name: &str) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar!(
-        r#"SELECT EXISTS (SELECT 1 FROM tenants WHERE lower(name) = lower($1)) AS "exists!""#,
-        name,
-    )
-    .fetch_one(pool)
-    .await
-}
-
 pub async fn allowed_base_urls(pool: &PgPool) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar!("SELECT base_url FROM allowed_base_urls ORDER BY base_url")
         .fetch_all(pool)
