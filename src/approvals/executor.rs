@@ -21,6 +21,7 @@ use crate::access::Member;
 use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
+use crate::web::form::{Failure, Refusal};
 
 /// How long the runner sleeps when there is nothing to do.
 const IDLE: StdDuration = StdDuration::from_millis(500);
@@ -258,6 +259,49 @@ pub async fn submit<A: Action>(
                 .ok_or(ApprovalError::NotFound)?;
             Ok(Submitted::Ran(Box::new(request)))
         }
+    }
+}
+
+/// Where a member's money action stands after they asked for it.
+pub enum Gated {
+    /// Not confirmed yet: what will happen, for the confirmation page.
+    Confirm(engine::Preview),
+    /// Waits for approval: its request, or the same one already waiting.
+    Waiting(Uuid),
+    /// Ran at once and succeeded: the request as it ended.
+    Done(Box<ActionRequest>),
+}
+
+/// The one way a member's action enters the gate from a page: previewed
+/// until confirmed, then filed, and run at once when the policy lets it.
+/// A refusal (or a run that failed) comes back in the user's terms.
+pub async fn gate<A: Action>(
+    state: &AppState,
+    member: &Member,
+    filing: Filing<'_, A::Payload>,
+    confirmed: bool,
+) -> Result<Gated, Failure> {
+    let outcome = if confirmed {
+        submit::<A>(state, member, filing).await.map(|s| match s {
+            Submitted::Waiting(id) => Gated::Waiting(id),
+            Submitted::Ran(request) => Gated::Done(request),
+        })
+    } else {
+        engine::preview::<A>(state, member, &filing)
+            .await
+            .map(Gated::Confirm)
+    };
+    match outcome {
+        Ok(Gated::Done(request)) if request.status == RequestStatus::Failed => Err(Refusal::form(
+            request
+                .failure_reason
+                .unwrap_or_else(|| "The payments service refused it; nothing moved.".to_owned()),
+        )
+        .into()),
+        Ok(gated) => Ok(gated),
+        Err(ApprovalError::Duplicate(existing)) => Ok(Gated::Waiting(existing)),
+        Err(ApprovalError::Db(e)) => Err(e.into()),
+        Err(e) => Err(Refusal::form(e.to_string()).into()),
     }
 }
 

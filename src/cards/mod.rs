@@ -5,6 +5,7 @@
 
 mod actions;
 pub mod money;
+pub mod operations;
 pub mod routes;
 pub mod rules;
 pub mod termination;

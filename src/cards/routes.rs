@@ -4,22 +4,20 @@ use askama::Template;
 use chrono::{DateTime, Utc};
 use paydesk_api::models::cards::{Card, CardQuery, CardTransaction};
 use paydesk_api::models::customers::{Customer, CustomerQuery};
-use paydesk_api::units::MicroUnits;
-use paydesk_api::{ApiError, Client};
+use paydesk_api::Client;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::actions;
-use super::money::{self, IssueAction, IssuePayload};
 use super::rules::{self, CardDraft};
+use super::{actions, operations};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::engine::{self, ApprovalError, Filing};
-use crate::approvals::executor::{self, Submitted};
+use crate::approvals::executor::Gated;
 use crate::approvals::routes::{confirm_page, Submission};
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{html, is_htmx, redirect, unprocessable, Shell};
+use crate::web::form::{split, Refusal};
+use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/cards", web::get().to(list))
@@ -227,25 +225,6 @@ async fn new_form(
         .body(body))
 }
 
-/// Why this customer can't have a card yet, in words for the user.
-async fn kyc_problem(client: &Client, customer_id: &str) -> Result<Option<String>, PortalError> {
-    use paydesk_api::models::customers::KycStatus;
-    let message = match client.card_kyc(customer_id).await {
-        Ok(k) if k.status == KycStatus::Approved => return Ok(None),
-        Ok(k) if k.status == KycStatus::Pending => {
-            "The customer's card KYC is still under review; issue the card once it is approved."
-        }
-        Ok(_) => {
-            "The customer's card KYC was rejected; submit corrected details on the customer's page first."
-        }
-        Err(ApiError::Problem { status: 404, .. }) => {
-            "The customer has no card KYC yet; submit it on the customer's page first."
-        }
-        Err(e) => return Err(e.into()),
-    };
-    Ok(Some(message.to_owned()))
-}
-
 /// Issues a card after a confirmation that shows the load, the fee and
 /// the total debit, through the approval gate.
 async fn create(
@@ -253,95 +232,30 @@ async fn create(
     member: Member,
     form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
-    let client = state.client_for(&member, Permission::CardsManage).await?;
     let submission = Submission(form.into_inner());
     let draft: CardDraft = submission.draft()?;
-    let today = service_now(&client, &member).await.date_naive();
-    let payload = match rules::check(&draft, today) {
-        Err(message) => Err(message),
-        Ok(_) if draft.reference.is_empty() => {
-            Err("This form is incomplete; reload the page and try again.".to_owned())
-        }
-        Ok(card) => match kyc_problem(&client, &draft.customer_id).await? {
-            Some(message) => Err(message),
-            None => {
-                let total = MicroUnits(card.amount.value() + money::funding_fee(card.amount).value());
-                money::wallet_covers(&client, total).await?.map(|()| card)
-            }
-        },
-    };
-    let payload = match payload {
-        Ok(card) => Ok(IssuePayload {
-            customer_label: customer_label(&client, &draft.customer_id).await,
-            card,
-        }),
-        Err(e) => Err(e),
-    };
-    let payload = match payload {
-        Ok(p) => p,
-        Err(error) => {
-            return Ok(unprocessable(
-                render_new(&client, &member, draft, Some(error)).await?,
-            ))
-        }
-    };
-    let summary = format!(
-        "Issue a card for {} with {} USD",
-        payload.customer_label,
-        payload.card.amount.display()
-    );
-    let filing = Filing {
-        target: &draft.reference,
-        summary: &summary,
-        reference: Some(draft.reference.clone()),
-        amount: money::usd(payload.card.amount),
-        currency: "USD",
-        payload,
-        payee_saved_at: None,
-    };
-    if !submission.confirmed() {
-        return match engine::preview::<IssueAction>(&state, &member, &filing).await {
-            Ok(preview) => confirm_page(
+    let gated = operations::issue(&state, &member, &draft, submission.confirmed()).await;
+    let refusal = match split(gated)? {
+        Ok(Gated::Confirm(preview)) => {
+            return confirm_page(
                 &member,
                 "Issue a card",
                 preview,
                 ("/cards", "/cards/new"),
                 &submission,
-            ),
-            Err(ApprovalError::Db(e)) => Err(e.into()),
-            Err(e) => Ok(unprocessable(
-                render_new(&client, &member, draft, Some(e.to_string())).await?,
-            )),
-        };
-    }
-    match executor::submit::<IssueAction>(&state, &member, filing).await {
-        Ok(Submitted::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Submitted::Ran(request)) => match request.progress.0["card_id"].as_str() {
-            Some(card) => Ok(redirect(&format!("/cards/{card}"))),
-            None => {
-                let error = request
-                    .failure_reason
-                    .unwrap_or_else(|| "The card was not issued.".to_owned());
-                Ok(unprocessable(
-                    render_new(&client, &member, draft, Some(error)).await?,
-                ))
-            }
+            )
+        }
+        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(request)) => match request.progress.0["card_id"].as_str() {
+            Some(card) => return Ok(done(&format!("/cards/{card}"), "Card issued.")),
+            None => Refusal::form("The card was not issued."),
         },
-        Err(ApprovalError::Duplicate(existing)) => Ok(redirect(&format!("/approvals/{existing}"))),
-        Err(ApprovalError::Db(e)) => Err(e.into()),
-        Err(e) => Ok(unprocessable(
-            render_new(&client, &member, draft, Some(e.to_string())).await?,
-        )),
-    }
-}
-
-/// How reviewers know the customer: name and email.
-async fn customer_label(client: &Client, id: &str) -> String {
-    match client.customer(id).await {
-        Ok(c) if !c.full_name().is_empty() => format!("{} ({})", c.full_name(), c.email),
-        Ok(c) => c.email,
-        Err(_) => id.to_owned(),
-    }
+        Err(refusal) => refusal,
+    };
+    let client = state.client_for(&member, Permission::CardsManage).await?;
+    Ok(unprocessable(
+        render_new(&client, &member, draft, Some(refusal.message)).await?,
+    ))
 }
 
 // --- Card page -------------------------------------------------------------
@@ -430,40 +344,13 @@ pub(super) async fn render_detail(
     .render()?)
 }
 
-#[derive(Debug, Default, Deserialize)]
-pub struct NoteQuery {
-    #[serde(default)]
-    note: String,
-}
-
-/// What the page says after an action redirected to it.
-fn notice(note: &str) -> Option<String> {
-    let text = match note {
-        "fund" => "Funding requested. The transaction is pending; the balance updates when it completes, usually within a minute.",
-        "withdraw" => "Withdrawal requested. The transaction is pending; the money reaches the USDT wallet when it completes.",
-        "frozen" => "Card frozen: new payments are declined until you unfreeze it.",
-        "active" => "Card unfrozen: it can be used again.",
-        "limits" => "Spend limits saved.",
-        _ => return None,
-    };
-    Some(text.to_owned())
-}
-
 async fn detail(
     state: Data<AppState>,
     member: Member,
     id: Path<String>,
-    q: Query<NoteQuery>,
 ) -> Result<HttpResponse, PortalError> {
     let id = card_id(&id)?;
-    let notes = Notes {
-        notice: notice(&q.note),
-        ..Notes::default()
-    };
-    let body = render_detail(&state, &member, &id, notes).await?;
-    Ok(HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .body(body))
+    Ok(ok(render_detail(&state, &member, &id, Notes::default()).await?))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -427,7 +427,7 @@ async fn a_card_is_provisioned_funded_frozen_limited_and_terminated_after_approv
         ("reference", reference.as_str()),
     ];
     let res = confirm(&app, &page, &format!("{page}/balance"), &fund, "10.10 USDT").await;
-    assert_eq!(location(&res), format!("{page}?note=fund"));
+    assert_eq!(location(&res), page, "back to the card, with a notice");
     let fund = [
         ("direction", "fund"),
         ("amount", "10"),
@@ -746,11 +746,7 @@ async fn sandbox_tools_move_the_clock_and_simulate_purchases() {
             &[("amount", "2.50"), ("merchant", "Coffee")],
         )
         .await;
-    assert!(res
-        .text()
-        .await
-        .unwrap()
-        .contains("Purchase of 2.50 USD approved"));
+    assert!(app.landing(res).await.contains("Purchase of 2.50 USD approved"));
     assert_eq!(
         sandbox.card(&id).await.unwrap().balance_amount,
         MicroUnits(7_500_000)
