@@ -50,12 +50,14 @@ events! {
     AuthSignOut => "auth.sign_out";
     AuthSignOutEverywhere => "auth.sign_out_everywhere";
     CardsDetailsRevealed => "cards.details_revealed";
+    CardsExported => "cards.exported";
     CardsLimitsChanged => "cards.limits_changed";
     ConnectionsCreated => "connections.created";
     ConnectionsDeleted => "connections.deleted";
     ConnectionsMadePrimary => "connections.made_primary";
     CustomersCreated => "customers.created";
     CustomersDeactivated => "customers.deactivated";
+    CustomersExported => "customers.exported";
     CustomersKycSubmitted => "customers.kyc_submitted";
     CustomersReactivated => "customers.reactivated";
     CustomersUpdated => "customers.updated";

@@ -5,7 +5,8 @@ use chrono::{DateTime, Utc};
 use paydesk_api::models::cards::{Card, CardQuery, CardTransaction};
 use paydesk_api::models::customers::{Customer, CustomerQuery};
 use paydesk_api::Client;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use uuid::Uuid;
 
 use super::rules::{self, CardDraft};
@@ -14,13 +15,17 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::executor::Gated;
 use crate::approvals::routes::{confirm_page, Submission};
+use crate::audit::{self, Event};
 use crate::startup::AppState;
-use crate::web::error::{describe_upstream, PortalError};
+use crate::web::csv;
+use crate::web::error::PortalError;
 use crate::web::form::{split, Refusal};
-use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Shell};
+use crate::web::listing::{self, CsvRecord, Listing, Problem};
+use crate::web::page::{done, html, ok, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/cards", web::get().to(list))
+        .route("/cards/export.csv", web::get().to(export))
         .route("/cards", web::post().to(create))
         .route("/cards/new", web::get().to(new_form))
         .route("/cards/{id}", web::get().to(detail))
@@ -59,7 +64,7 @@ pub(super) fn card_id(raw: &str) -> Result<String, PortalError> {
 
 // --- List --------------------------------------------------------------
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
     card_type: String,
@@ -82,16 +87,6 @@ impl Filters {
             limit: Some(25),
         }
     }
-
-    fn with_cursor(&self, cursor: &str) -> String {
-        serde_urlencoded::to_string([
-            ("card_type", self.card_type.as_str()),
-            ("status", self.status.as_str()),
-            ("search", self.search.as_str()),
-            ("cursor", cursor),
-        ])
-        .unwrap_or_default()
-    }
 }
 
 #[derive(Template)]
@@ -108,8 +103,9 @@ struct ListPage {
     filters: Filters,
     rows: Rows,
     total: u64,
-    error: Option<(String, Option<String>)>,
+    error: Problem,
     can_issue: bool,
+    export_query: String,
 }
 
 async fn list(
@@ -120,46 +116,101 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CardsRead).await?;
     let filters = filters.into_inner();
-    let result = client.cards(&filters.query()).await;
-    if is_htmx(&req) && !filters.cursor.is_empty() {
-        let page = result?;
-        return html(&Rows {
-            next: page
-                .page_info
-                .has_next_page
-                .then(|| filters.with_cursor(&page.page_info.next_cursor)),
-            cards: page.cards,
-        });
-    }
-    let (rows, total, error) = match result {
-        Ok(page) => (
-            Rows {
-                next: page
-                    .page_info
-                    .has_next_page
-                    .then(|| filters.with_cursor(&page.page_info.next_cursor)),
-                cards: page.cards,
-            },
-            page.page_info.total,
-            None,
-        ),
-        Err(e) => (
-            Rows {
-                cards: Vec::new(),
-                next: None,
-            },
-            0,
-            Some(describe_upstream(&e)),
-        ),
+    let loaded = client.cards(&filters.query()).await.map(|p| {
+        let next = p
+            .page_info
+            .has_next_page
+            .then_some(p.page_info.next_cursor.as_str());
+        Listing::new(p.cards, p.page_info.total, next, &filters)
+    });
+    let rows = |l: Listing<Card>| Rows {
+        cards: l.rows,
+        next: l.next,
     };
-    html(&ListPage {
-        shell: Shell::new(&member, "/cards"),
-        can_issue: member.can(Permission::CardsManage),
-        filters,
-        rows,
-        total,
-        error,
-    })
+    listing::respond(
+        &req,
+        !filters.cursor.is_empty(),
+        loaded,
+        |l| rows(l).render(),
+        |l, error| {
+            ListPage {
+                shell: Shell::new(&member, "/cards"),
+                can_issue: member.can(Permission::CardsManage),
+                export_query: listing::query(&filters, None),
+                total: l.total,
+                rows: rows(l),
+                filters,
+                error,
+            }
+            .render()
+        },
+    )
+}
+
+impl CsvRecord for Card {
+    const HEADER: &'static [&'static str] = &[
+        "card_id",
+        "created_at",
+        "customer_id",
+        "type",
+        "brand",
+        "status",
+        "name",
+        "last_four",
+        "balance",
+        "currency",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.id.to_string(),
+            self.created_at.to_rfc3339(),
+            self.customer_id.to_string(),
+            self.card_type.clone(),
+            self.card_brand.clone(),
+            self.status.clone(),
+            csv::safe(&self.name),
+            self.last_four_digit.clone(),
+            self.balance_amount.display(),
+            self.balance_currency.clone(),
+        ]
+    }
+}
+
+/// Every card matching the filters, as CSV (never the card numbers).
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::CardsRead).await?;
+    let query = filters.query();
+    let rows = listing::all_pages(move |cursor| {
+        let (client, query) = (
+            client.clone(),
+            CardQuery {
+                cursor,
+                limit: Some(100),
+                ..query.clone()
+            },
+        );
+        async move {
+            let page = client.cards(&query).await?;
+            let next = page.page_info.has_next_page.then_some(page.page_info.next_cursor);
+            Ok((page.cards, next))
+        }
+    });
+    let response = listing::export("cards", rows).await?;
+    let details = json!({ "filters": listing::query(&*filters, None) });
+    audit::member_did(
+        &state.pool,
+        &member,
+        Event::CardsExported,
+        "cards".to_owned(),
+        details,
+    )
+    .await?;
+    Ok(response)
 }
 
 // --- New card ------------------------------------------------------------

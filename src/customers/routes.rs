@@ -6,7 +6,7 @@ use paydesk_api::models::customers::{
     CardKyc, Customer, CustomerQuery, CustomerUpdate, KycDetails, KycStatus, NewCustomer,
 };
 use paydesk_api::{ApiError, Client};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -16,11 +16,14 @@ use crate::audit;
 use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::confirm::Confirm;
-use crate::web::error::{describe_upstream, user_fixable, PortalError};
-use crate::web::page::{html, is_htmx, redirect, unprocessable, Shell};
+use crate::web::csv;
+use crate::web::error::{user_fixable, PortalError};
+use crate::web::listing::{self, CsvRecord, Listing, Problem};
+use crate::web::page::{html, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/customers", web::get().to(list))
+        .route("/customers/export.csv", web::get().to(export))
         .route("/customers", web::post().to(create))
         .route("/customers/new", web::get().to(new_form))
         .route("/customers/{id}", web::get().to(detail))
@@ -36,7 +39,7 @@ fn customer_id(raw: &str) -> Result<String, PortalError> {
         .map_err(|_| PortalError::NotFound("no such customer".to_owned()))
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
     email: String,
@@ -64,16 +67,6 @@ impl Filters {
             ..CustomerQuery::default()
         }
     }
-
-    fn with_cursor(&self, cursor: &str) -> String {
-        serde_urlencoded::to_string([
-            ("email", self.email.as_str()),
-            ("customer_type", self.customer_type.as_str()),
-            ("active", self.active.as_str()),
-            ("cursor", cursor),
-        ])
-        .unwrap_or_default()
-    }
 }
 
 #[derive(Template)]
@@ -90,8 +83,10 @@ struct ListPage {
     filters: Filters,
     rows: Rows,
     total: u64,
-    error: Option<(String, Option<String>)>,
+    error: Problem,
     can_manage: bool,
+    can_export: bool,
+    export_query: String,
 }
 
 async fn list(
@@ -102,40 +97,98 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CustomersRead).await?;
     let filters = filters.into_inner();
-    let result = client.customers(&filters.query()).await;
-    if is_htmx(&req) && !filters.cursor.is_empty() {
-        let page = result?;
-        return html(&Rows {
-            next: page.has_more.then(|| filters.with_cursor(&page.next_cursor)),
-            customers: page.customers,
-        });
-    }
-    let (rows, total, error) = match result {
-        Ok(page) => (
-            Rows {
-                next: page.has_more.then(|| filters.with_cursor(&page.next_cursor)),
-                customers: page.customers,
-            },
-            page.total,
-            None,
-        ),
-        Err(e) => (
-            Rows {
-                customers: Vec::new(),
-                next: None,
-            },
-            0,
-            Some(describe_upstream(&e)),
-        ),
+    let loaded = client.customers(&filters.query()).await.map(|p| {
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Listing::new(p.customers, p.total, next, &filters)
+    });
+    let rows = |l: Listing<Customer>| Rows {
+        customers: l.rows,
+        next: l.next,
     };
-    html(&ListPage {
-        shell: Shell::new(&member, "/customers"),
-        can_manage: member.can(Permission::CustomersManage),
-        filters,
-        rows,
-        total,
-        error,
-    })
+    listing::respond(
+        &req,
+        !filters.cursor.is_empty(),
+        loaded,
+        |l| rows(l).render(),
+        |l, error| {
+            ListPage {
+                shell: Shell::new(&member, "/customers"),
+                can_manage: member.can(Permission::CustomersManage),
+                can_export: member.can(Permission::CustomersRead),
+                export_query: listing::query(&filters, None),
+                total: l.total,
+                rows: rows(l),
+                filters,
+                error,
+            }
+            .render()
+        },
+    )
+}
+
+impl CsvRecord for Customer {
+    const HEADER: &'static [&'static str] = &[
+        "customer_id",
+        "created_at",
+        "type",
+        "email",
+        "name",
+        "reference",
+        "country",
+        "active",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.id.to_string(),
+            self.created_at.to_rfc3339(),
+            self.customer_type.clone(),
+            csv::safe(&self.email),
+            csv::safe(&self.full_name()),
+            csv::safe(&self.reference),
+            self.country
+                .clone()
+                .or_else(|| self.country_code.clone())
+                .unwrap_or_default(),
+            self.is_active.to_string(),
+        ]
+    }
+}
+
+/// Every customer matching the filters, as CSV (audited: it holds
+/// personal data).
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::CustomersRead).await?;
+    let query = filters.query();
+    let rows = listing::all_pages(move |cursor| {
+        let (client, query) = (
+            client.clone(),
+            CustomerQuery {
+                cursor,
+                limit: Some(100),
+                ..query.clone()
+            },
+        );
+        async move {
+            let page = client.customers(&query).await?;
+            Ok((page.customers, page.has_more.then_some(page.next_cursor)))
+        }
+    });
+    let response = listing::export("customers", rows).await?;
+    let details = json!({ "filters": listing::query(&*filters, None) });
+    audit::member_did(
+        &state.pool,
+        &member,
+        Event::CustomersExported,
+        "customers".to_owned(),
+        details,
+    )
+    .await?;
+    Ok(response)
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -5,13 +5,14 @@ use paydesk_api::models::addresses::{
     Address, AddressQuery, AddressStatus, AddressValidation, GenerateAddress, SupportedChain, ValidateAddress,
 };
 use paydesk_api::ApiError;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
+use crate::web::listing::{self, Listing};
 use crate::web::page::{html, is_htmx, redirect, Section, Shell};
 
 /// Chains the list filter offers (generation offers the supported ones).
@@ -28,7 +29,7 @@ const FILTER_CHAINS: &[&str] = &[
     "tron",
 ];
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
     chain: String,
@@ -59,16 +60,6 @@ impl Filters {
             cursor: Some(self.cursor.clone()).filter(|c| !c.is_empty()),
             limit: Some(25),
         }
-    }
-
-    fn with_cursor(&self, cursor: &str) -> String {
-        serde_urlencoded::to_string([
-            ("chain", self.chain.as_str()),
-            ("status", self.status.as_str()),
-            ("address", self.address.as_str()),
-            ("cursor", cursor),
-        ])
-        .unwrap_or_default()
     }
 }
 
@@ -132,42 +123,37 @@ pub async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let filters = filters.into_inner();
     let client = state.client_for(&member, Permission::AddressesRead).await?;
-    let result = client.list_addresses(&filters.query()).await;
-    if is_htmx(&req) && !filters.cursor.is_empty() {
-        let page = result?;
-        let next = page.has_more.then(|| filters.with_cursor(&page.next_cursor));
-        return html(&Rows {
-            addresses: page.addresses,
-            next,
-        });
-    }
-    let (rows, error) = match result {
-        Ok(page) => {
-            let next = page.has_more.then(|| filters.with_cursor(&page.next_cursor));
-            (
-                Rows {
-                    addresses: page.addresses,
-                    next,
-                },
-                None,
-            )
-        }
-        Err(e) => (
-            Rows {
-                addresses: Vec::new(),
-                next: None,
-            },
-            Some(describe_upstream(&e)),
-        ),
+    let more = !filters.cursor.is_empty();
+    let loaded = client.list_addresses(&filters.query()).await.map(|p| {
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Listing::new(p.addresses, 0, next, &filters)
+    });
+    // "Load more" needs only the rows, not the form's chains.
+    let generate = match is_htmx(&req) && more {
+        true => None,
+        false => generate_form(&client, &member, "", "", None).await,
     };
-    html(&ListPage {
-        shell: Shell::new(&member, "/addresses"),
-        generate: generate_form(&client, &member, "", "", None).await,
-        filters,
-        filter_chains: FILTER_CHAINS,
-        rows,
-        error,
-    })
+    let rows = |l: Listing<Address>| Rows {
+        addresses: l.rows,
+        next: l.next,
+    };
+    listing::respond(
+        &req,
+        more,
+        loaded,
+        |l| rows(l).render(),
+        |l, error| {
+            ListPage {
+                shell: Shell::new(&member, "/addresses"),
+                generate,
+                filters,
+                filter_chains: FILTER_CHAINS,
+                rows: rows(l),
+                error,
+            }
+            .render()
+        },
+    )
 }
 
 #[derive(Deserialize)]
@@ -205,7 +191,7 @@ pub async fn generate(
             let page = client.list_addresses(&filters.query()).await;
             let (addresses, next) = match page {
                 Ok(p) => {
-                    let next = p.has_more.then(|| filters.with_cursor(&p.next_cursor));
+                    let next = p.has_more.then(|| listing::query(&filters, Some(&p.next_cursor)));
                     (p.addresses, next)
                 }
                 Err(_) => (Vec::new(), None),

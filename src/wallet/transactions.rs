@@ -1,25 +1,23 @@
-use actix_web::http::header;
-use actix_web::web::{Bytes, Data, Path, Query};
+use actix_web::web::{Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use futures_util::{stream, StreamExt};
 use paydesk_api::models::transactions::{Transaction, TransactionQuery, TransactionState, TransactionType};
 use paydesk_api::units::Currency;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::audit::Event;
-use crate::audit::{self, outcome, NewRecord};
+use crate::audit::{self, Event};
 use crate::startup::AppState;
 use crate::web::csv;
-use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{html, is_htmx, Shell};
+use crate::web::error::PortalError;
+use crate::web::listing::{self, CsvRecord, Listing, Problem};
+use crate::web::page::{html, Shell};
 
 const PAGE_SIZE: u32 = 25;
 
 /// The list's filters, as they appear in the query string.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default, rename = "type")]
     kind: String,
@@ -69,26 +67,6 @@ impl Filters {
         };
         (query, notes)
     }
-
-    /// The query string for the same filters at another cursor.
-    fn with_cursor(&self, cursor: &str) -> String {
-        serde_urlencoded::to_string([
-            ("type", self.kind.as_str()),
-            ("status", self.status.as_str()),
-            ("currency", self.currency.as_str()),
-            ("cursor", cursor),
-        ])
-        .unwrap_or_default()
-    }
-
-    fn export_query(&self) -> String {
-        serde_urlencoded::to_string([
-            ("type", self.kind.as_str()),
-            ("status", self.status.as_str()),
-            ("currency", self.currency.as_str()),
-        ])
-        .unwrap_or_default()
-    }
 }
 
 /// The rows and the "load more" link: the same fragment serves the full
@@ -108,7 +86,7 @@ struct ListPage {
     types: &'static [TransactionType],
     states: &'static [TransactionState],
     notes: Vec<String>,
-    error: Option<(String, Option<String>)>,
+    error: Problem,
     total: u64,
     rows: Rows,
     can_export: bool,
@@ -124,48 +102,35 @@ pub async fn list(
     let filters = filters.into_inner();
     let client = state.client_for(&member, Permission::TransactionsRead).await?;
     let (query, notes) = filters.query(Some(PAGE_SIZE));
-    let result = client.transactions(&query).await;
-    if is_htmx(&req) && !filters.cursor.is_empty() {
-        let page = result?;
-        let next = page.has_more.then(|| filters.with_cursor(&page.next_cursor));
-        return html(&Rows {
-            transactions: page.transactions,
-            next,
-        });
-    }
-    let (rows, total, error) = match result {
-        Ok(page) => {
-            let next = page.has_more.then(|| filters.with_cursor(&page.next_cursor));
-            (
-                Rows {
-                    transactions: page.transactions,
-                    next,
-                },
-                page.total_count,
-                None,
-            )
-        }
-        Err(e) => (
-            Rows {
-                transactions: Vec::new(),
-                next: None,
-            },
-            0,
-            Some(describe_upstream(&e)),
-        ),
+    let loaded = client.transactions(&query).await.map(|p| {
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Listing::new(p.transactions, p.total_count, next, &filters)
+    });
+    let rows = |l: Listing<Transaction>| Rows {
+        transactions: l.rows,
+        next: l.next,
     };
-    html(&ListPage {
-        shell: Shell::new(&member, "/transactions"),
-        export_query: filters.export_query(),
-        filters,
-        types: TransactionType::ALL,
-        states: TransactionState::ALL,
-        notes,
-        error,
-        total,
-        rows,
-        can_export: member.can(Permission::TransactionsExport),
-    })
+    listing::respond(
+        &req,
+        !filters.cursor.is_empty(),
+        loaded,
+        |l| rows(l).render(),
+        |l, error| {
+            ListPage {
+                shell: Shell::new(&member, "/transactions"),
+                export_query: listing::query(&filters, None),
+                filters,
+                types: TransactionType::ALL,
+                states: TransactionState::ALL,
+                notes,
+                error,
+                total: l.total,
+                rows: rows(l),
+                can_export: member.can(Permission::TransactionsExport),
+            }
+            .render()
+        },
+    )
 }
 
 #[derive(Template)]
@@ -195,41 +160,41 @@ pub async fn one(
     })
 }
 
-const CSV_HEADER: [&str; 12] = [
-    "transaction_id",
-    "created_at",
-    "type",
-    "state",
-    "side",
-    "currency",
-    "amount",
-    "fee",
-    "amount_formatted",
-    "reference",
-    "account_number",
-    "value_date",
-];
+impl CsvRecord for Transaction {
+    const HEADER: &'static [&'static str] = &[
+        "transaction_id",
+        "created_at",
+        "type",
+        "state",
+        "side",
+        "currency",
+        "amount",
+        "fee",
+        "amount_formatted",
+        "reference",
+        "account_number",
+        "value_date",
+    ];
 
-fn csv_row(t: &Transaction) -> Bytes {
-    csv::line(&[
-        t.transaction_id.to_string(),
-        t.created_at.to_rfc3339(),
-        t.kind.to_string(),
-        t.state.to_string(),
-        format!("{:?}", t.side),
-        t.currency.to_string(),
-        t.amount.to_string(),
-        t.fee.to_string(),
-        t.amount_formatted.clone(),
-        csv::safe(&t.reference),
-        t.account_number.clone(),
-        t.value_date.to_string(),
-    ])
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.transaction_id.to_string(),
+            self.created_at.to_rfc3339(),
+            self.kind.to_string(),
+            self.state.to_string(),
+            format!("{:?}", self.side),
+            self.currency.to_string(),
+            self.amount.to_string(),
+            self.fee.to_string(),
+            self.amount_formatted.clone(),
+            csv::safe(&self.reference),
+            self.account_number.clone(),
+            self.value_date.to_string(),
+        ]
+    }
 }
 
-/// Streams every transaction matching the filters as CSV, page by page, so
-/// a large history never sits in memory. A failure part-way ends the file
-/// with a line saying it is incomplete.
+/// Streams every transaction matching the filters as CSV, page by page.
 pub async fn export(
     state: Data<AppState>,
     member: Member,
@@ -238,39 +203,17 @@ pub async fn export(
     member.require(Permission::TransactionsRead)?;
     let client = state.client_for(&member, Permission::TransactionsExport).await?;
     let (query, _) = filters.query(Some(100));
-    let mut rows = Box::pin(client.all_transactions(query));
-    // The first page is fetched before answering, so an upstream refusal is
-    // a readable error page rather than a broken download.
-    let first = rows.next().await.transpose()?;
-    audit::store::append(
+    let response = listing::export("transactions", client.all_transactions(query)).await?;
+    let details = serde_json::json!({ "filters": listing::query(&*filters, None) });
+    audit::member_did(
         &state.pool,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            Event::TransactionsExported,
-            "transactions",
-            outcome::SUCCESS,
-        )
-        .with_details(serde_json::json!({ "filters": filters.export_query() }))],
+        &member,
+        Event::TransactionsExported,
+        "transactions",
+        details,
     )
     .await?;
-    let header_line = csv::line(&CSV_HEADER.map(str::to_owned));
-    let head = stream::iter([Ok::<_, actix_web::Error>(header_line)])
-        .chain(stream::iter(first.map(|t| Ok(csv_row(&t)))));
-    let body = head.chain(rows.map(|row| {
-        Ok(match row {
-            Ok(t) => csv_row(&t),
-            Err(e) => Bytes::from(format!("# export incomplete: {}\n", describe_upstream(&e).0)),
-        })
-    }));
-    let filename = format!("transactions-{}.csv", chrono::Utc::now().format("%Y%m%d-%H%M%S"));
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, "text/csv; charset=utf-8"))
-        .insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("attachment; filename=\"{filename}\""),
-        ))
-        .streaming(body))
+    Ok(response)
 }
 
 #[cfg(test)]

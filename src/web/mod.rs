@@ -8,6 +8,7 @@ pub mod confirm;
 pub mod csv;
 pub mod error;
 pub mod form;
+pub mod listing;
 pub mod middleware;
 pub mod notice;
 pub mod page;

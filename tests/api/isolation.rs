@@ -34,6 +34,8 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/balances/USDT", &[]),
     ("GET", "/transactions", &[]),
     ("GET", "/transactions/export.csv", &[]),
+    ("GET", "/customers/export.csv", &[]),
+    ("GET", "/cards/export.csv", &[]),
     ("GET", "/transactions/{tx}", &[]),
     ("GET", "/addresses", &[]),
     ("GET", "/addresses/{address}", &[]),

@@ -1,0 +1,185 @@
+//! Filtered, paged lists: one page type with the query of the next page,
+//! one way to answer (the whole page, or only the next rows for htmx's
+//! "load more"), and a CSV export of the current filter, streamed page by
+//! page so a long history never sits in memory. The `load_more` macro in
+//! `macros.html` draws the link.
+
+use std::future::Future;
+
+use actix_web::http::header;
+use actix_web::web::Bytes;
+use actix_web::{HttpRequest, HttpResponse};
+use futures_util::{stream, Stream, StreamExt, TryStreamExt};
+use paydesk_api::ApiError;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::csv;
+use super::error::{describe_upstream, PortalError};
+use super::page::{is_htmx, ok};
+
+/// One page of a list: its rows, how many match in all, and the query
+/// string of the next page (same filters), when there is one.
+pub struct Listing<T> {
+    pub rows: Vec<T>,
+    pub total: u64,
+    pub next: Option<String>,
+}
+
+impl<T> Listing<T> {
+    pub fn new(rows: Vec<T>, total: u64, next_cursor: Option<&str>, filters: &impl Serialize) -> Self {
+        Listing {
+            rows,
+            total,
+            next: next_cursor
+                .filter(|c| !c.is_empty())
+                .map(|c| query(filters, Some(c))),
+        }
+    }
+
+    fn empty() -> Self {
+        Listing {
+            rows: Vec::new(),
+            total: 0,
+            next: None,
+        }
+    }
+}
+
+/// The filters as a query string at `cursor` (none: the first page, as
+/// the export link uses it). Empty filters are left out.
+pub fn query(filters: &impl Serialize, cursor: Option<&str>) -> String {
+    let mut fields: Vec<(String, String)> = match serde_json::to_value(filters) {
+        Ok(Value::Object(map)) => map
+            .into_iter()
+            .filter(|(k, _)| k != "cursor")
+            .filter_map(|(k, v)| match v {
+                Value::String(s) if !s.is_empty() => Some((k, s)),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    fields.extend(cursor.map(|c| ("cursor".to_owned(), c.to_owned())));
+    serde_urlencoded::to_string(fields).unwrap_or_default()
+}
+
+/// What a list page shows instead of rows when they could not be loaded:
+/// the sentence and the service's correlation id.
+pub type Problem = Option<(String, Option<String>)>;
+
+/// Answers a list request. An htmx "load more" (`more`: a cursor was asked
+/// for) gets only the next rows; anything else gets the whole page, which
+/// says why the rows are missing when the service failed.
+pub fn respond<T>(
+    req: &HttpRequest,
+    more: bool,
+    loaded: Result<Listing<T>, ApiError>,
+    rows: impl FnOnce(Listing<T>) -> Result<String, askama::Error>,
+    page: impl FnOnce(Listing<T>, Problem) -> Result<String, askama::Error>,
+) -> Result<HttpResponse, PortalError> {
+    if is_htmx(req) && more {
+        return Ok(ok(rows(loaded?)?));
+    }
+    let (listing, problem) = match loaded {
+        Ok(listing) => (listing, None),
+        Err(e) => (Listing::empty(), Some(describe_upstream(&e))),
+    };
+    Ok(ok(page(listing, problem)?))
+}
+
+/// Every row of every page, each page fetched when the stream reaches it.
+/// `fetch` takes the cursor (none for the first page) and gives the page's
+/// rows and the next cursor (none or empty on the last page).
+pub fn all_pages<T, F, Fut>(mut fetch: F) -> impl Stream<Item = Result<T, ApiError>>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), ApiError>>,
+{
+    stream::try_unfold(Some(None), move |cursor: Option<Option<String>>| {
+        let next = cursor.map(&mut fetch);
+        async move {
+            let Some(next) = next else {
+                return Ok(None);
+            };
+            let (rows, cursor) = next.await?;
+            let after = cursor.filter(|c| !c.is_empty()).map(Some);
+            Ok(Some((stream::iter(rows.into_iter().map(Ok)), after)))
+        }
+    })
+    .try_flatten()
+}
+
+/// A row of a CSV export: the file's header and the row's fields.
+pub trait CsvRecord {
+    const HEADER: &'static [&'static str];
+    fn fields(&self) -> Vec<String>;
+}
+
+/// Streams `records` as a CSV download named `name-<time>.csv`. The first
+/// record is fetched before answering, so a refusal is a readable error
+/// page rather than a broken download; a failure later ends the file with
+/// a line saying it is incomplete.
+pub async fn export<T: CsvRecord + 'static>(
+    name: &str,
+    records: impl Stream<Item = Result<T, ApiError>> + 'static,
+) -> Result<HttpResponse, PortalError> {
+    let mut records = Box::pin(records);
+    let first = records.next().await.transpose()?;
+    let header_line = csv::line(&T::HEADER.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>());
+    let head = stream::iter([Ok::<_, actix_web::Error>(header_line)])
+        .chain(stream::iter(first.map(|r| Ok(csv::line(&r.fields())))));
+    let body = head.chain(records.map(|record| {
+        Ok(match record {
+            Ok(r) => csv::line(&r.fields()),
+            Err(e) => Bytes::from(format!("# export incomplete: {}\n", describe_upstream(&e).0)),
+        })
+    }));
+    let filename = format!("{name}-{}.csv", chrono::Utc::now().format("%Y%m%d-%H%M%S"));
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/csv; charset=utf-8"))
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{filename}\""),
+        ))
+        .streaming(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Filters {
+        #[serde(rename = "type")]
+        kind: String,
+        status: String,
+        cursor: String,
+    }
+
+    #[test]
+    fn the_next_page_keeps_the_filters_and_drops_empty_ones() {
+        let f = Filters {
+            kind: "DEPOSIT".into(),
+            status: String::new(),
+            cursor: "old".into(),
+        };
+        assert_eq!(query(&f, Some("c 2")), "type=DEPOSIT&cursor=c+2");
+        assert_eq!(query(&f, None), "type=DEPOSIT");
+        let page = Listing::new(vec![1], 3, Some(""), &f);
+        assert_eq!(page.next, None, "an empty cursor is the last page");
+    }
+
+    #[tokio::test]
+    async fn all_pages_reads_until_the_last_cursor() {
+        let pages = all_pages(|cursor: Option<String>| async move {
+            Ok(match cursor.as_deref() {
+                None => (vec![1, 2], Some("b".to_owned())),
+                Some("b") => (vec![3], Some(String::new())),
+                _ => unreachable!("no page after the last"),
+            })
+        });
+        let rows: Vec<i32> = pages.try_collect().await.unwrap();
+        assert_eq!(rows, vec![1, 2, 3]);
+    }
+}

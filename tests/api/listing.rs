@@ -1,0 +1,90 @@
+//! Paged lists and their CSV exports, as one listing type draws them.
+
+use paydesk_api::models::customers::NewCustomer;
+
+use crate::helpers::spawn_app;
+
+/// 30 customers over pages of 25: the page offers "load more" with the
+/// filter kept, htmx gets only the next rows, and the export holds every
+/// customer the filter matches (audited), with formula-like text defused.
+#[tokio::test]
+async fn lists_page_with_their_filter_and_export_what_it_matches() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let sandbox = app.sandbox().await;
+    for i in 0..30 {
+        sandbox
+            .create_customer(&NewCustomer {
+                email: format!("list{i:02}@example.com"),
+                customer_type: if i < 28 { "business" } else { "individual" }.into(),
+                first_name: Some(if i == 0 {
+                    "=SUM(A1)".into()
+                } else {
+                    format!("Person {i}")
+                }),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    let page = app.get_html("/customers?customer_type=business").await;
+    let more = page
+        .split("hx-get=\"/customers?")
+        .nth(1)
+        .expect("a load more link")
+        .split('"')
+        .next()
+        .unwrap()
+        .replace("&#38;", "&");
+    assert!(more.starts_with("customer_type=business&cursor="), "{more}");
+    let next = app
+        .http
+        .get(app.url(&format!("/customers?{more}")))
+        .header("HX-Request", "true")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!next.contains("<html"), "load more gets rows only");
+    assert_eq!(
+        next.matches("<tr>").count(),
+        3,
+        "the 3 business customers after the first 25"
+    );
+
+    let export_link = page
+        .split("href=\"/customers/export.csv?")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_eq!(export_link, "customer_type=business");
+    let res = app.get(&format!("/customers/export.csv?{export_link}")).await;
+    assert_eq!(res.status().as_u16(), 200);
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/csv"));
+    let csv = res.text().await.unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        1 + 28,
+        "a header and every matching customer: {csv}"
+    );
+    assert!(csv.contains(",'=SUM(A1),"), "formulas are defused: {csv}");
+    assert!(!csv.contains("individual"));
+    let actions = app.audit_actions().await;
+    assert!(actions.contains(&("customers.exported".into(), "success".into())));
+
+    let cards = app.get("/cards/export.csv").await;
+    assert_eq!(cards.status().as_u16(), 200);
+    assert!(cards
+        .text()
+        .await
+        .unwrap()
+        .starts_with("card_id,created_at,customer_id"));
+}
