@@ -92,46 +92,55 @@ pub fn webhook(accepted: bool) {
     counter!("paydesk_webhook_events_total", "outcome" => outcome).increment(1);
 }
 
-/// `GET /metrics`: the gauges are read from the database at scrape time,
-/// so every replica reports the same queue.
-pub async fn scrape(state: Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PortalError> {
-    if let Some(token) = &state.metrics_token {
-        let given = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or_default();
-        if !constant_time_eq(given.as_bytes(), token.expose_secret().as_bytes()) {
-            return Ok(HttpResponse::Unauthorized()
-                .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
-                .body("a bearer token is needed to read the metrics"));
-        }
-    }
-    let by_status: Vec<(String, i64)> = sqlx::query!(
+/// Whether the request may read the metrics: anyone when no token is
+/// set, else only with the token as a bearer.
+fn allowed(state: &AppState, req: &HttpRequest) -> bool {
+    let Some(token) = &state.metrics_token else {
+        return true;
+    };
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    constant_time_eq(given.as_bytes(), token.expose_secret().as_bytes())
+}
+
+/// Sets the gauges from the database, so every replica reports the same
+/// approvals and the same queue.
+async fn read_gauges(pool: &sqlx::PgPool) -> Result<(), sqlx::Error> {
+    let by_status = sqlx::query!(
         r#"SELECT status::text AS "status!", count(*) AS "count!" FROM action_requests GROUP BY status"#
     )
-    .fetch_all(&state.pool)
-    .await?
-    .into_iter()
-    .map(|r| (r.status, r.count))
-    .collect();
+    .fetch_all(pool)
+    .await?;
     for status in crate::approvals::model::RequestStatus::ALL {
         let count = by_status
             .iter()
-            .find(|(s, _)| s == status.as_str())
-            .map_or(0, |(_, n)| *n);
+            .find(|r| r.status == status.as_str())
+            .map_or(0, |r| r.count);
         gauge!("paydesk_approval_requests", "status" => status.as_str()).set(count as f64);
     }
     let queue = sqlx::query!(
         r#"SELECT count(*) AS "depth!", EXTRACT(EPOCH FROM now() - min(run_at))::float8 AS oldest FROM jobs
            WHERE done_at IS NULL AND run_at <= now()"#
     )
-    .fetch_one(&state.pool)
+    .fetch_one(pool)
     .await?;
-    let (depth, oldest) = (queue.depth, queue.oldest);
-    gauge!("paydesk_job_queue_depth").set(depth as f64);
-    gauge!("paydesk_job_queue_oldest_due_seconds").set(oldest.unwrap_or(0.0).max(0.0));
+    gauge!("paydesk_job_queue_depth").set(queue.depth as f64);
+    gauge!("paydesk_job_queue_oldest_due_seconds").set(queue.oldest.unwrap_or(0.0).max(0.0));
+    Ok(())
+}
+
+/// `GET /metrics`, in Prometheus' text format.
+pub async fn scrape(state: Data<AppState>, req: HttpRequest) -> Result<HttpResponse, PortalError> {
+    if !allowed(&state, &req) {
+        return Ok(HttpResponse::Unauthorized()
+            .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
+            .body("a bearer token is needed to read the metrics"));
+    }
+    read_gauges(&state.pool).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(handle().render()))

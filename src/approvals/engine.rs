@@ -490,6 +490,37 @@ pub enum Decided {
     Rejected,
 }
 
+/// Approves each picked request (id, the digest its row showed) on its
+/// own: how many were approved, and why each other one was not.
+pub async fn approve_each(
+    pool: &PgPool,
+    registry: &Registry,
+    member: &Member,
+    picked: &[(Uuid, String)],
+) -> Result<(usize, Vec<String>), sqlx::Error> {
+    let mut approved = 0;
+    let mut refusals = Vec::new();
+    for (id, digest) in picked {
+        match decide(pool, registry, member, *id, true, "", digest).await {
+            Ok(_) => approved += 1,
+            Err(ApprovalError::Db(e)) => return Err(e),
+            Err(e) => {
+                let summary = store::find(pool, member.tenant_id, *id)
+                    .await?
+                    .map_or_else(|| id.to_string(), |r| r.summary);
+                let reason = e.to_string();
+                let mut chars = reason.chars();
+                let reason: String = chars
+                    .next()
+                    .map(|c| c.to_uppercase().chain(chars).collect())
+                    .unwrap_or_default();
+                refusals.push(format!("{summary}: {reason}"));
+            }
+        }
+    }
+    Ok((approved, refusals))
+}
+
 /// Approves or rejects what `digest` describes, with a comment.
 pub async fn decide(
     pool: &PgPool,

@@ -207,46 +207,26 @@ async fn bulk_approve(
 ) -> Result<HttpResponse, PortalError> {
     require_any(&state, &member)?;
     let submission = Submission(form.into_inner());
+    // Each pick is `<request id>:<the digest its row showed>`.
     let picked: Vec<(Uuid, String)> = submission
         .0
         .iter()
         .filter(|(k, _)| k == "pick")
-        .filter_map(|(_, v)| {
-            let (id, digest) = v.split_once(':')?;
-            Some((Uuid::parse_str(id).ok()?, digest.to_owned()))
-        })
+        .filter_map(|(_, v)| v.split_once(':'))
+        .filter_map(|(id, digest)| Some((Uuid::parse_str(id).ok()?, digest.to_owned())))
         .collect();
     if picked.is_empty() {
         let errors = vec!["Tick the requests to approve first.".to_owned()];
         return render_inbox(&state, &member, InboxQuery::default(), None, errors).await;
     }
     if !submission.confirmed() {
-        let mut rows = Vec::new();
-        for (id, digest) in picked {
-            if let Some(request) = store::find(&state.pool, member.tenant_id, id).await? {
-                rows.push((request, digest));
-            }
-        }
+        let rows = store::find_each(&state.pool, member.tenant_id, &picked).await?;
         return html(&BulkConfirm {
             shell: Shell::new(&member, "/approvals"),
             picked: rows,
         });
     }
-    let mut approved = 0;
-    let mut errors = Vec::new();
-    for (id, digest) in &picked {
-        match engine::decide(&state.pool, &state.gate, &member, *id, true, "", digest).await {
-            Ok(_) => approved += 1,
-            Err(ApprovalError::Db(e)) => return Err(e.into()),
-            Err(e) => {
-                let summary = store::find(&state.pool, member.tenant_id, *id)
-                    .await?
-                    .map(|r| r.summary)
-                    .unwrap_or_else(|| id.to_string());
-                errors.push(format!("{summary}: {}", capitalize(&e.to_string())));
-            }
-        }
-    }
+    let (approved, errors) = engine::approve_each(&state.pool, &state.gate, &member, &picked).await?;
     let notice = Some(format!("Approved {approved} of {} request(s).", picked.len()));
     render_inbox(&state, &member, InboxQuery::default(), notice, errors).await
 }

@@ -279,6 +279,21 @@ pub async fn insert_request(
     Ok(Err(existing))
 }
 
+/// The picked requests that exist, each with what was picked alongside.
+pub async fn find_each<T: Clone>(
+    pool: &PgPool,
+    tenant: Uuid,
+    picked: &[(Uuid, T)],
+) -> Result<Vec<(ActionRequest, T)>, sqlx::Error> {
+    let mut found = Vec::new();
+    for (id, extra) in picked {
+        if let Some(request) = find(pool, tenant, *id).await? {
+            found.push((request, extra.clone()));
+        }
+    }
+    Ok(found)
+}
+
 pub async fn find<'e>(
     db: impl PgExecutor<'e>,
     tenant: Uuid,

@@ -169,3 +169,50 @@ pub async fn member_did(
     )
     .await
 }
+
+/// What "verify chain" tells a member: whether the whole chain holds, how
+/// many records were checked, and the first broken record when it is one
+/// the member may see.
+pub struct Verification {
+    pub intact: bool,
+    pub records: u64,
+    pub broken_id: Option<i64>,
+    pub reason: &'static str,
+}
+
+/// Checks the whole chain for `member`, and records that they did.
+#[tracing::instrument(skip_all, fields(tenant = %member.tenant_id))]
+pub async fn verify_for(
+    pool: &sqlx::PgPool,
+    member: &crate::access::Member,
+) -> Result<Verification, sqlx::Error> {
+    let verification = match store::verify(pool).await? {
+        store::ChainReport::Intact { records } => Verification {
+            intact: true,
+            records,
+            broken_id: None,
+            reason: "",
+        },
+        store::ChainReport::Broken { id, reason, checked } => Verification {
+            intact: false,
+            records: checked,
+            broken_id: store::in_scope(pool, member.tenant_id, id).await?.then_some(id),
+            reason,
+        },
+    };
+    let result = if verification.intact {
+        outcome::SUCCESS
+    } else {
+        outcome::FAILURE
+    };
+    let record = NewRecord::new(
+        &member.actor(),
+        Some(member.tenant_id),
+        Event::AuditVerified,
+        "audit_log",
+        result,
+    )
+    .with_details(serde_json::json!({ "records_checked": verification.records }));
+    store::append(pool, &[record]).await?;
+    Ok(verification)
+}

@@ -1,22 +1,23 @@
 //! The auditors' pages: search with filters and keyset pagination, a
 //! record's detail, a streamed CSV export and "verify chain".
 
-use actix_web::http::header;
-use actix_web::web::{self, Bytes, Data, Path, Query};
+use actix_web::web::{self, Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{DateTime, NaiveDate, Utc};
-use futures_util::stream;
+use futures_util::{stream, Stream, TryStreamExt};
 use serde::Deserialize;
+use sqlx::PgPool;
+use uuid::Uuid;
 
-use super::store::{self, AuditFilter, AuditRow, ChainReport};
+use super::store::{self, AuditFilter, AuditRow};
 use super::Event;
-use super::{outcome, NewRecord};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::csv;
 use crate::web::error::PortalError;
+use crate::web::listing::{self, CsvRecord};
 use crate::web::page::{html, is_htmx, Shell};
 
 const PAGE_SIZE: i64 = 50;
@@ -156,94 +157,71 @@ async fn one(state: Data<AppState>, member: Member, id: Path<String>) -> Result<
     })
 }
 
-fn csv_row(r: &AuditRow) -> Bytes {
-    csv::line(&[
-        r.id.to_string(),
-        r.occurred_at.to_rfc3339(),
-        csv::safe(&r.actor_email),
-        r.action.clone(),
-        csv::safe(&r.target),
-        r.outcome.clone(),
-        r.ip.clone(),
-        csv::safe(&r.user_agent),
-        csv::safe(&r.details.to_string()),
-        hex::encode(&r.hash),
-    ])
+impl CsvRecord for AuditRow {
+    const HEADER: &'static [&'static str] = &[
+        "id",
+        "occurred_at",
+        "actor",
+        "action",
+        "target",
+        "outcome",
+        "ip",
+        "user_agent",
+        "details",
+        "hash",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.id.to_string(),
+            self.occurred_at.to_rfc3339(),
+            csv::safe(&self.actor_email),
+            self.action.clone(),
+            csv::safe(&self.target),
+            self.outcome.clone(),
+            self.ip.clone(),
+            csv::safe(&self.user_agent),
+            csv::safe(&self.details.to_string()),
+            hex::encode(&self.hash),
+        ]
+    }
 }
 
-/// Streams every matching record, newest first, fetched in keyset batches.
+/// Every record matching `filter`, newest first, read in keyset batches.
+fn matching(
+    pool: PgPool,
+    tenant: Uuid,
+    filter: AuditFilter,
+) -> impl Stream<Item = Result<AuditRow, sqlx::Error>> {
+    stream::try_unfold(Some(filter), move |cursor| {
+        let pool = pool.clone();
+        async move {
+            let Some(filter) = cursor else {
+                return Ok::<_, sqlx::Error>(None);
+            };
+            let rows = store::search(&pool, tenant, &filter, 500).await?;
+            let next = rows.last().map(|r| AuditFilter {
+                before_id: Some(r.id),
+                ..filter.clone()
+            });
+            Ok(Some((stream::iter(rows.into_iter().map(Ok)), next)))
+        }
+    })
+    .try_flatten()
+}
+
+/// Streams every matching record as CSV (the export itself is audited).
 async fn export(
     state: Data<AppState>,
     member: Member,
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditExport)?;
-    let filter = filters.filter();
-    super::store::append(
-        &state.pool,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            Event::AuditExported,
-            "audit_log",
-            outcome::SUCCESS,
-        )
-        .with_details(serde_json::json!({ "filters": filters.query_string(None) }))],
-    )
-    .await?;
-    let header_line = csv::line(
-        &[
-            "id",
-            "occurred_at",
-            "actor",
-            "action",
-            "target",
-            "outcome",
-            "ip",
-            "user_agent",
-            "details",
-            "hash",
-        ]
-        .map(str::to_owned),
-    );
-    let pool = state.pool.clone();
-    let tenant = member.tenant_id;
-    let batches = stream::unfold(Some(filter), move |cursor| {
-        let pool = pool.clone();
-        async move {
-            let filter = cursor?;
-            match store::search(&pool, tenant, &filter, 500).await {
-                Ok(rows) if rows.is_empty() => None,
-                Ok(rows) => {
-                    let mut chunk = Vec::new();
-                    for r in &rows {
-                        chunk.extend_from_slice(&csv_row(r));
-                    }
-                    let next = AuditFilter {
-                        before_id: rows.last().map(|r| r.id),
-                        ..filter
-                    };
-                    Some((Ok::<_, actix_web::Error>(Bytes::from(chunk)), Some(next)))
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "audit export stopped");
-                    Some((
-                        Ok(Bytes::from_static(b"# export incomplete: the database failed\n")),
-                        None,
-                    ))
-                }
-            }
-        }
-    });
-    let body = futures_util::StreamExt::chain(stream::iter([Ok(header_line)]), batches);
-    let filename = format!("audit-{}.csv", Utc::now().format("%Y%m%d-%H%M%S"));
-    Ok(HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, "text/csv; charset=utf-8"))
-        .insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("attachment; filename=\"{filename}\""),
-        ))
-        .streaming(body))
+    let records = matching(state.pool.clone(), member.tenant_id, filters.filter());
+    let response = listing::export("audit", records).await?;
+    let details = serde_json::json!({ "filters": filters.query_string(None) });
+    super::member_did(&state.pool, &member, Event::AuditExported, "audit_log", details).await?;
+    Ok(response)
 }
 
 #[derive(Template)]
@@ -270,45 +248,18 @@ async fn verify(
     req: HttpRequest,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditRead)?;
-    let report = store::verify(&state.pool).await?;
-    let result = match report {
-        ChainReport::Intact { records } => VerifyResult {
-            intact: true,
-            records,
-            broken_id: None,
-            reason: "",
-        },
-        ChainReport::Broken { id, reason, checked } => VerifyResult {
-            intact: false,
-            records: checked,
-            broken_id: store::in_scope(&state.pool, member.tenant_id, id)
-                .await?
-                .then_some(id),
-            reason,
-        },
+    let v = super::verify_for(&state.pool, &member).await?;
+    let result = VerifyResult {
+        intact: v.intact,
+        records: v.records,
+        broken_id: v.broken_id,
+        reason: v.reason,
     };
-    super::store::append(
-        &state.pool,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            Event::AuditVerified,
-            "audit_log",
-            if result.intact {
-                outcome::SUCCESS
-            } else {
-                outcome::FAILURE
-            },
-        )
-        .with_details(serde_json::json!({ "records_checked": result.records }))],
-    )
-    .await?;
     if is_htmx(&req) {
-        html(&result)
-    } else {
-        html(&VerifyPage {
-            shell: Shell::new(&member, "/audit"),
-            result,
-        })
+        return html(&result);
     }
+    html(&VerifyPage {
+        shell: Shell::new(&member, "/audit"),
+        result,
+    })
 }

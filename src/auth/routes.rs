@@ -8,7 +8,7 @@ use askama::Template;
 use secrecy::SecretString;
 use serde::Deserialize;
 
-use super::account::{self, Attempt, PasswordChange, SignInError};
+use super::account::{self, Attempt, PasswordChange, SignInError, Started};
 use super::session::{self, SignedIn};
 use super::{csrf, password};
 use crate::startup::AppState;
@@ -108,17 +108,7 @@ async fn login(
         user_agent: user_agent(&req),
     };
     let (status, message) = match account::sign_in(&state.pool, attempt).await {
-        Ok(started) => {
-            let to = if started.must_change_password {
-                "/account/password"
-            } else {
-                local_path(&next).unwrap_or("/")
-            };
-            return Ok(HttpResponse::SeeOther()
-                .insert_header((header::LOCATION, to))
-                .cookie(session::cookie(started.token, state.secure_cookies))
-                .finish());
-        }
+        Ok(started) => return Ok(signed_in(started, &next, state.secure_cookies)),
         Err(SignInError::Db(e)) => return Err(e.into()),
         Err(e @ SignInError::Throttled) => (StatusCode::TOO_MANY_REQUESTS, e.to_string()),
         Err(e) => (StatusCode::UNAUTHORIZED, e.to_string()),
@@ -131,6 +121,19 @@ async fn login(
         next: local_path(&next).unwrap_or_default().to_owned(),
     };
     login_page(status, page, state.secure_cookies)
+}
+
+/// Into the portal with the new session: to choose a password first when
+/// it must change, else back to the page the user came from.
+fn signed_in(started: Started, next: &str, secure: bool) -> HttpResponse {
+    let to = match started.must_change_password {
+        true => "/account/password",
+        false => local_path(next).unwrap_or("/"),
+    };
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, to))
+        .cookie(session::cookie(started.token, secure))
+        .finish()
 }
 
 /// Back to sign-in, with the session cookie gone.

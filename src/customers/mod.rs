@@ -2,4 +2,5 @@
 //! detail with their cards, create, edit, deactivate, and the KYC form
 //! with its status updating while the review runs.
 
+pub mod manage;
 pub mod routes;

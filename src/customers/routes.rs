@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
+use super::manage;
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
@@ -18,8 +19,9 @@ use crate::startup::AppState;
 use crate::web::confirm::Confirm;
 use crate::web::csv;
 use crate::web::error::{user_fixable, PortalError};
+use crate::web::form::split;
 use crate::web::listing::{self, CsvRecord, Listing, Problem};
-use crate::web::page::{html, redirect, unprocessable, Shell};
+use crate::web::page::{done, html, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/customers", web::get().to(list))
@@ -473,28 +475,11 @@ async fn set_active(
         }
         .page(&member);
     }
-    match client.blacklist_customer(&id, !active).await {
-        Ok(_) => {
-            audit::member_did(
-                &state.pool,
-                &member,
-                if active {
-                    Event::CustomersReactivated
-                } else {
-                    Event::CustomersDeactivated
-                },
-                format!("customer:{id}"),
-                json!({}),
-            )
-            .await?;
-            Ok(redirect(&format!("/customers/{id}")))
-        }
-        Err(e) => {
-            let message = user_fixable(e)?;
-            Ok(unprocessable(
-                render_detail(&state, &member, &id, Some(message), None).await?,
-            ))
-        }
+    match split(manage::set_active(&state, &member, &id, active).await)? {
+        Ok(notice) => Ok(done(&format!("/customers/{id}"), notice)),
+        Err(refusal) => Ok(unprocessable(
+            render_detail(&state, &member, &id, Some(refusal.message), None).await?,
+        )),
     }
 }
 

@@ -1,4 +1,4 @@
-use actix_web::web::{self, Data, Form, Path, Query};
+use actix_web::web::{self, Data, Form, Path};
 use actix_web::HttpResponse;
 use askama::Template;
 use chrono::{DateTime, Utc};
@@ -12,7 +12,7 @@ use crate::audit;
 use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{html, redirect, Shell};
+use crate::web::page::{done, html, Shell};
 
 /// Moving the clock acts on the whole sandbox, so it is an admin's tool.
 const PERMISSION: Permission = Permission::ConnectionsManage;
@@ -53,7 +53,6 @@ struct Page {
     shell: Shell,
     now: Result<DateTime<Utc>, String>,
     steps: &'static [(u64, &'static str)],
-    notice: Option<String>,
     /// The sandbox's journal of this company's calls, newest first.
     calls: Result<Vec<Call>, String>,
     calls_shown: u32,
@@ -78,55 +77,32 @@ fn pretty(body: &serde_json::Value) -> String {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-pub struct Moved {
-    #[serde(default)]
-    moved: Option<u64>,
-    #[serde(default)]
-    resent: Option<u64>,
-}
-
-async fn page(state: Data<AppState>, member: Member, q: Query<Moved>) -> Result<HttpResponse, PortalError> {
+async fn page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
     require(&member)?;
     let client = state.client_for(&member, PERMISSION).await?;
-    let now = client
-        .sandbox_clock()
-        .await
-        .map(|c| c.now)
-        .map_err(|e| describe_upstream(&e).0);
-    let moved = q
-        .moved
-        .and_then(|s| STEPS.iter().find(|(secs, _)| *secs == s))
-        .map(|(_, label)| {
-            format!("The sandbox clock moved forward {label}; everything that fell due has run.")
-        });
-    let resent = q
-        .resent
-        .map(|id| format!("Delivery {id} was sent again; its new attempt is listed below."));
+    let readable = |e: paydesk_api::ApiError| describe_upstream(&e).0;
+    let now = client.sandbox_clock().await.map(|c| c.now).map_err(readable);
     let calls = client
         .sandbox_requests(Some(CALLS_SHOWN))
         .await
         .map(|j| {
-            j.requests
-                .into_iter()
-                .map(|entry| Call {
-                    request_body: pretty(&entry.request_body),
-                    response_body: pretty(&entry.response_body),
-                    entry,
-                })
-                .collect()
+            let call = |entry: JournalEntry| Call {
+                request_body: pretty(&entry.request_body),
+                response_body: pretty(&entry.response_body),
+                entry,
+            };
+            j.requests.into_iter().map(call).collect()
         })
-        .map_err(|e| describe_upstream(&e).0);
+        .map_err(readable);
     let deliveries = client
         .sandbox_webhook_deliveries()
         .await
         .map(|d| d.deliveries)
-        .map_err(|e| describe_upstream(&e).0);
+        .map_err(readable);
     html(&Page {
         shell: Shell::new(&member, "/sandbox-tools"),
         now,
         steps: STEPS,
-        notice: moved.or(resent),
         calls,
         calls_shown: CALLS_SHOWN,
         deliveries,
@@ -159,7 +135,14 @@ async fn advance(
         json!({"seconds": form.seconds, "now": moved.now}),
     )
     .await?;
-    Ok(redirect(&format!("/sandbox-tools?moved={}", form.seconds)))
+    let label = STEPS
+        .iter()
+        .find(|(secs, _)| *secs == form.seconds)
+        .map_or("", |(_, label)| label);
+    Ok(done(
+        "/sandbox-tools",
+        format!("The sandbox clock moved forward {label}; everything that fell due has run."),
+    ))
 }
 
 /// Sends a webhook delivery again, as the provider's dashboard would.
@@ -175,5 +158,11 @@ async fn resend(state: Data<AppState>, member: Member, id: Path<u64>) -> Result<
         json!({"event": delivery.event, "event_id": delivery.event_id, "url": delivery.url}),
     )
     .await?;
-    Ok(redirect(&format!("/sandbox-tools?resent={}", delivery.id)))
+    Ok(done(
+        "/sandbox-tools",
+        format!(
+            "Delivery {} was sent again; its new attempt is listed below.",
+            delivery.id
+        ),
+    ))
 }

@@ -12,8 +12,8 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
-use crate::web::listing::{self, Listing};
-use crate::web::page::{html, is_htmx, redirect, Section, Shell};
+use crate::web::listing::{self, Listing, Problem};
+use crate::web::page::{html, is_htmx, redirect, unprocessable, Section, Shell};
 
 /// Chains the list filter offers (generation offers the supported ones).
 const FILTER_CHAINS: &[&str] = &[
@@ -86,7 +86,7 @@ struct ListPage {
     filters: Filters,
     filter_chains: &'static [&'static str],
     rows: Rows,
-    error: Option<(String, Option<String>)>,
+    error: Problem,
     generate: Option<GenerateForm>,
 }
 
@@ -115,6 +115,37 @@ async fn generate_form(
     })
 }
 
+fn list_page(
+    member: &Member,
+    filters: Filters,
+    rows: Rows,
+    error: Problem,
+    generate: Option<GenerateForm>,
+) -> ListPage {
+    ListPage {
+        shell: Shell::new(member, "/addresses"),
+        generate,
+        filters,
+        filter_chains: FILTER_CHAINS,
+        rows,
+        error,
+    }
+}
+
+fn rows(l: Listing<Address>) -> Rows {
+    Rows {
+        addresses: l.rows,
+        next: l.next,
+    }
+}
+
+async fn first_page(client: &paydesk_api::Client, filters: &Filters) -> Result<Listing<Address>, ApiError> {
+    client.list_addresses(&filters.query()).await.map(|p| {
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Listing::new(p.addresses, 0, next, filters)
+    })
+}
+
 pub async fn list(
     state: Data<AppState>,
     member: Member,
@@ -124,35 +155,18 @@ pub async fn list(
     let filters = filters.into_inner();
     let client = state.client_for(&member, Permission::AddressesRead).await?;
     let more = !filters.cursor.is_empty();
-    let loaded = client.list_addresses(&filters.query()).await.map(|p| {
-        let next = p.has_more.then_some(p.next_cursor.as_str());
-        Listing::new(p.addresses, 0, next, &filters)
-    });
+    let loaded = first_page(&client, &filters).await;
     // "Load more" needs only the rows, not the form's chains.
     let generate = match is_htmx(&req) && more {
         true => None,
         false => generate_form(&client, &member, "", "", None).await,
-    };
-    let rows = |l: Listing<Address>| Rows {
-        addresses: l.rows,
-        next: l.next,
     };
     listing::respond(
         &req,
         more,
         loaded,
         |l| rows(l).render(),
-        |l, error| {
-            ListPage {
-                shell: Shell::new(&member, "/addresses"),
-                generate,
-                filters,
-                filter_chains: FILTER_CHAINS,
-                rows: rows(l),
-                error,
-            }
-            .render()
-        },
+        |l, error| list_page(&member, filters, rows(l), error, generate).render(),
     )
 }
 
@@ -179,38 +193,23 @@ pub async fn generate(
         reference: Some(input.reference.clone()),
         ..Default::default()
     };
-    match client.generate_address(&request).await {
-        Ok(address) => Ok(redirect(&format!("/addresses/{}?new=1", address.id))),
+    let refused = match client.generate_address(&request).await {
+        Ok(address) => return Ok(redirect(&format!("/addresses/{}?new=1", address.id))),
         Err(
             e @ ApiError::Problem {
                 status: 400..=499, ..
             },
-        ) => {
-            let (message, _) = describe_upstream(&e);
-            let filters = Filters::default();
-            let page = client.list_addresses(&filters.query()).await;
-            let (addresses, next) = match page {
-                Ok(p) => {
-                    let next = p.has_more.then(|| listing::query(&filters, Some(&p.next_cursor)));
-                    (p.addresses, next)
-                }
-                Err(_) => (Vec::new(), None),
-            };
-            let body = ListPage {
-                shell: Shell::new(&member, "/addresses"),
-                generate: generate_form(&client, &member, &input.chain, &input.label, Some(message)).await,
-                filters,
-                filter_chains: FILTER_CHAINS,
-                rows: Rows { addresses, next },
-                error: None,
-            }
-            .render()?;
-            Ok(HttpResponse::UnprocessableEntity()
-                .content_type("text/html; charset=utf-8")
-                .body(body))
-        }
-        Err(e) => Err(e.into()),
-    }
+        ) => describe_upstream(&e).0,
+        Err(e) => return Err(e.into()),
+    };
+    let generate = generate_form(&client, &member, &input.chain, &input.label, Some(refused)).await;
+    let filters = Filters::default();
+    let listed = first_page(&client, &filters)
+        .await
+        .unwrap_or_else(|_| Listing::new(Vec::new(), 0, None, &filters));
+    Ok(unprocessable(
+        list_page(&member, filters, rows(listed), None, generate).render()?,
+    ))
 }
 
 #[derive(Template)]

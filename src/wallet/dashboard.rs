@@ -20,42 +20,49 @@ struct Dashboard {
     pending_approvals: Option<usize>,
 }
 
-pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    let shell = Shell::new(&member, "/");
+/// The balances and latest transactions the member may read, each loaded
+/// or with the reason it did not; hidden without a connection.
+async fn sections(
+    state: &AppState,
+    member: &Member,
+) -> Result<(Section<Vec<BalanceAccount>>, Section<Vec<Transaction>>), PortalError> {
     let client = match state
         .upstreams
-        .for_member(&state.pool, &state.key, &state.audit, &member)
+        .for_member(&state.pool, &state.key, &state.audit, member)
         .await
     {
-        Ok(client) => Some(client),
-        Err(PortalError::NoConnection) => None,
+        Ok(client) => client,
+        Err(PortalError::NoConnection) => return Ok((Section::Hidden, Section::Hidden)),
         Err(e) => return Err(e),
     };
-    let (mut balances, mut transactions) = (Section::Hidden, Section::Hidden);
-    if let Some(client) = client {
-        if member.can(Permission::BalancesRead) {
-            balances = Section::from_result(client.balances().await.map(|b| b.accounts));
-        }
-        if member.can(Permission::TransactionsRead) {
-            let latest = TransactionQuery {
-                limit: Some(5),
-                ..Default::default()
-            };
-            transactions = Section::from_result(client.transactions(&latest).await.map(|p| p.transactions));
-        }
-    }
+    let balances = match member.can(Permission::BalancesRead) {
+        true => Section::from_result(client.balances().await.map(|b| b.accounts)),
+        false => Section::Hidden,
+    };
+    let latest = TransactionQuery {
+        limit: Some(5),
+        ..Default::default()
+    };
+    let transactions = match member.can(Permission::TransactionsRead) {
+        true => Section::from_result(client.transactions(&latest).await.map(|p| p.transactions)),
+        false => Section::Hidden,
+    };
+    Ok((balances, transactions))
+}
+
+pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    let (balances, transactions) = sections(&state, &member).await?;
     let approves = state.gate.kinds().any(|k| member.can(k.approve_permission));
-    let pending_approvals = if approves {
-        Some(
+    let pending_approvals = match approves {
+        true => Some(
             crate::approvals::routes::waiting_for_me(&state, &member)
                 .await?
                 .len(),
-        )
-    } else {
-        None
+        ),
+        false => None,
     };
     html(&Dashboard {
-        shell,
+        shell: Shell::new(&member, "/"),
         balances,
         transactions,
         pending_approvals,

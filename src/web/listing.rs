@@ -116,23 +116,39 @@ pub trait CsvRecord {
     fn fields(&self) -> Vec<String>;
 }
 
+/// The line that ends an export a failure cut short.
+fn incomplete(e: PortalError) -> Bytes {
+    let reason = match &e {
+        PortalError::Upstream(api) => describe_upstream(api).0,
+        other => {
+            tracing::error!(error = %other, "an export stopped");
+            "something went wrong on our side; export again".to_owned()
+        }
+    };
+    Bytes::from(format!("# export incomplete: {reason}\n"))
+}
+
 /// Streams `records` as a CSV download named `name-<time>.csv`. The first
 /// record is fetched before answering, so a refusal is a readable error
 /// page rather than a broken download; a failure later ends the file with
 /// a line saying it is incomplete.
-pub async fn export<T: CsvRecord + 'static>(
+pub async fn export<T, E>(
     name: &str,
-    records: impl Stream<Item = Result<T, ApiError>> + 'static,
-) -> Result<HttpResponse, PortalError> {
+    records: impl Stream<Item = Result<T, E>> + 'static,
+) -> Result<HttpResponse, PortalError>
+where
+    T: CsvRecord + 'static,
+    E: Into<PortalError> + 'static,
+{
     let mut records = Box::pin(records);
-    let first = records.next().await.transpose()?;
+    let first = records.next().await.transpose().map_err(Into::into)?;
     let header_line = csv::line(&T::HEADER.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>());
     let head = stream::iter([Ok::<_, actix_web::Error>(header_line)])
         .chain(stream::iter(first.map(|r| Ok(csv::line(&r.fields())))));
     let body = head.chain(records.map(|record| {
         Ok(match record {
             Ok(r) => csv::line(&r.fields()),
-            Err(e) => Bytes::from(format!("# export incomplete: {}\n", describe_upstream(&e).0)),
+            Err(e) => incomplete(e.into()),
         })
     }));
     let filename = format!("{name}-{}.csv", chrono::Utc::now().format("%Y%m%d-%H%M%S"));

@@ -695,13 +695,9 @@ async fn sandbox_tools_move_the_clock_and_simulate_purchases() {
             &[("seconds", "86400")],
         )
         .await;
-    assert_eq!(location(&res), "/sandbox-tools?moved=86400");
+    assert!(app.landing(res).await.contains("moved forward 1 day"));
     let after = sandbox.sandbox_clock().await.unwrap().now;
     assert!(after - before >= chrono::Duration::days(1));
-    assert!(app
-        .get_html("/sandbox-tools?moved=86400")
-        .await
-        .contains("moved forward 1 day"));
     let odd = app
         .post_form("/sandbox-tools", "/sandbox-tools/advance", &[("seconds", "5")])
         .await;
@@ -732,9 +728,8 @@ async fn sandbox_tools_move_the_clock_and_simulate_purchases() {
             &[],
         )
         .await;
-    assert_eq!(location(&res), format!("/sandbox-tools?resent={delivery}"));
     assert!(app
-        .get_html(&location(&res))
+        .landing(res)
         .await
         .contains(&format!("Delivery {delivery} was sent again")));
 

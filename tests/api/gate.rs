@@ -71,35 +71,79 @@ fn normalize(template: &str) -> String {
     out
 }
 
-/// (method, normalized path) of every route the portal's source registers.
-fn registered_routes() -> BTreeSet<(String, String)> {
-    let mut found = BTreeSet::new();
+/// Every source file of the portal, with its text.
+fn sources() -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
     let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
-            }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let source: String = std::fs::read_to_string(&path)
-                .unwrap()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join("");
-            for chunk in source.split(".route(\"").skip(1) {
-                let Some((route, rest)) = chunk.split_once("\",web::") else {
-                    continue;
-                };
-                let method = rest.split("()").next().unwrap_or_default().to_uppercase();
-                found.insert((method, normalize(route)));
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                found.push((path, text));
             }
         }
     }
     found
+}
+
+/// (method, normalized path) of every route the portal's source registers.
+fn registered_routes() -> BTreeSet<(String, String)> {
+    let mut found = BTreeSet::new();
+    for (_, text) in sources() {
+        let source: String = text.split_whitespace().collect::<Vec<_>>().join("");
+        for chunk in source.split(".route(\"").skip(1) {
+            let Some((route, rest)) = chunk.split_once("\",web::") else {
+                continue;
+            };
+            let method = rest.split("()").next().unwrap_or_default().to_uppercase();
+            found.insert((method, normalize(route)));
+        }
+    }
+    found
+}
+
+/// Handlers stay thin: each extracts, calls a domain function and maps the
+/// result, in 40 lines at most. A handler is a function a route names that
+/// answers with an `HttpResponse`.
+#[test]
+fn no_handler_is_longer_than_40_lines() {
+    let sources = sources();
+    let named: BTreeSet<String> = sources
+        .iter()
+        .flat_map(|(_, text)| text.split(".to(").skip(1).map(str::to_owned).collect::<Vec<_>>())
+        .filter_map(|chunk| Some(chunk.split(')').next()?.trim().rsplit("::").next()?.to_owned()))
+        .collect();
+    let mut handlers = 0;
+    let mut long = Vec::new();
+    for (path, text) in &sources {
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let code = line.trim_start();
+            let Some(rest) = code
+                .strip_prefix("pub async fn ")
+                .or_else(|| code.strip_prefix("async fn "))
+            else {
+                continue;
+            };
+            let name = rest.split(['(', '<']).next().unwrap();
+            let signature_end = i + lines[i..].iter().position(|l| l.contains('{')).unwrap();
+            let signature = lines[i..=signature_end].join(" ");
+            if !named.contains(name) || !signature.contains("HttpResponse") {
+                continue;
+            }
+            let close = format!("{}}}", &line[..line.len() - code.len()]);
+            let length = lines[i..].iter().position(|l| l.trim_end() == close).unwrap() + 1;
+            handlers += 1;
+            if length > 40 {
+                long.push(format!("{}: {name} ({length} lines)", path.display()));
+            }
+        }
+    }
+    assert!(handlers > 80, "the scan finds the handlers ({handlers})");
+    assert!(long.is_empty(), "handlers over 40 lines: {long:#?}");
 }
 
 fn is_money(method: &str, path: &str) -> bool {
