@@ -5,7 +5,13 @@ use secrecy::ExposeSecret;
 #[tokio::main]
 async fn main() {
     paydesk::telemetry::init();
-    let settings = Settings::from_env();
+    let settings = match Settings::load() {
+        Ok(settings) => settings,
+        Err(e) => {
+            eprintln!("Paydesk could not start: {e}");
+            std::process::exit(1);
+        }
+    };
     let app = match Application::build(&settings).await {
         Ok(app) => app,
         Err(e) => {

@@ -229,7 +229,7 @@ impl Application {
     }
 
     pub async fn build_on(settings: &Settings, listener: TcpListener) -> Result<Self, StartupError> {
-        let pool = db::connect_and_migrate(&settings.database_url, 16).await?;
+        let pool = db::connect_and_migrate(settings.database_url.expose_secret(), 16).await?;
         let key = master_key(settings)?;
         let first_admin = bootstrap::ensure_first_admin(&pool).await?;
         let addr = listener.local_addr()?;

@@ -86,7 +86,7 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
     let (key, encoded) = MasterKey::generate();
     let settings = Settings {
         listen: "127.0.0.1:0".parse().unwrap(),
-        database_url,
+        database_url: SecretString::from(database_url),
         master_key: Some(SecretString::from(encoded)),
         data_dir: std::env::temp_dir().join(format!("paydesk-test-{}", Uuid::new_v4().simple())),
         secure_cookies: false,
