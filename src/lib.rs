@@ -29,3 +29,4 @@ pub mod tenants;
 pub mod wallet;
 pub mod web;
 pub mod webhooks;
+pub mod withdrawals;

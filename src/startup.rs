@@ -48,6 +48,7 @@ pub fn registry() -> Registry {
         .with(crate::controls::policies::PolicyChangeAction)
         .with(crate::controls::connections::ConnectionChangeAction)
         .with(crate::beneficiaries::action::PayeeChangeAction)
+        .with(crate::withdrawals::action::WithdrawalAction)
 }
 
 impl AppState {
@@ -272,6 +273,7 @@ impl Application {
                 .configure(crate::approvals::routes::configure)
                 .configure(crate::beneficiaries::routes::configure)
                 .configure(crate::payouts::routes::configure)
+                .configure(crate::withdrawals::routes::configure)
                 .configure(crate::customers::routes::configure)
                 .configure(crate::cards::routes::configure)
                 .configure(crate::sandbox_tools::routes::configure)

@@ -57,6 +57,9 @@ catalogue! {
     BeneficiariesManage => "beneficiaries.manage", "Save, change and delete payees", "Payouts";
     PayoutsRequest => "payouts.request", "Request payouts", "Payouts";
     PayoutsApprove => "payouts.approve", "Approve payouts", "Payouts";
+    WithdrawalsRead => "withdrawals.read", "See on-chain withdrawals", "Withdrawals";
+    WithdrawalsRequest => "withdrawals.request", "Request on-chain withdrawals", "Withdrawals";
+    WithdrawalsApprove => "withdrawals.approve", "Approve on-chain withdrawals", "Withdrawals";
     AuditRead => "audit.read", "Read the audit log", "Administration";
     AuditExport => "audit.export", "Export the audit log", "Administration";
     WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration";
@@ -86,6 +89,7 @@ const READS: &[Permission] = &[
     Permission::CardsRead,
     Permission::PayoutsRead,
     Permission::BeneficiariesRead,
+    Permission::WithdrawalsRead,
 ];
 
 /// The built-in roles and their permissions. Makers and checkers are kept
@@ -105,6 +109,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::CardsManage,
                 Permission::CardsTerminateRequest,
                 Permission::PayoutsRequest,
+                Permission::WithdrawalsRequest,
             ]),
         ),
         (
@@ -113,6 +118,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::CardsTerminateApprove,
                 Permission::CardsMoneyApprove,
                 Permission::PayoutsApprove,
+                Permission::WithdrawalsApprove,
             ]),
         ),
         ("Viewer", with(&[])),

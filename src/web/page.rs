@@ -53,12 +53,24 @@ const MENU: &[(&str, &str, &[Permission])] = &[
     ("/payouts", "Payouts", &[Permission::PayoutsRead]),
     ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
     (
+        "/withdrawals",
+        "Withdrawals",
+        &[
+            Permission::WithdrawalsRead,
+            Permission::WithdrawalsRequest,
+            Permission::WithdrawalsApprove,
+        ],
+    ),
+    (
         "/approvals",
         "Approvals",
         &[
             Permission::PayoutsRead,
             Permission::PayoutsRequest,
             Permission::PayoutsApprove,
+            Permission::WithdrawalsRead,
+            Permission::WithdrawalsRequest,
+            Permission::WithdrawalsApprove,
             Permission::CardsRead,
             Permission::CardsTerminateRequest,
             Permission::CardsTerminateApprove,

@@ -1,0 +1,255 @@
+//! Filing a withdrawal: the form checked field by field (the asset carried
+//! on the chain, the address checked with the service, the chain's memo,
+//! the amount in the asset's unit, what the wallet holds), the fee shown,
+//! then the gate: previewed until confirmed, filed under the reference
+//! fixed when the form was shown, so a double submit files once.
+
+use paydesk_api::models::addresses::{SupportedChain, ValidateAddress};
+use paydesk_api::units::{decimal_to_units, BaseUnits, Currency};
+use paydesk_api::Client;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::action::{WithdrawalAction, WithdrawalPayload};
+use super::{needs_memo, short_address};
+use crate::access::permissions::Permission;
+use crate::access::Member;
+use crate::approvals::engine::Filing;
+use crate::approvals::executor::{gate, Gated};
+use crate::approvals::store::ActionRequest;
+use crate::startup::AppState;
+use crate::web::amount;
+use crate::web::error::user_fixable;
+use crate::web::form::{Failure, Refusal};
+
+const REFERENCE_PREFIX: &str = "paydesk-withdrawal-";
+
+/// The withdrawal form as typed.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+pub struct Draft {
+    #[serde(default)]
+    pub currency: String,
+    #[serde(default)]
+    pub chain: String,
+    #[serde(default)]
+    pub to_address: String,
+    #[serde(default)]
+    pub memo: String,
+    #[serde(default)]
+    pub amount: String,
+    /// Fixed when the form is shown.
+    #[serde(default)]
+    pub reference: String,
+}
+
+impl Draft {
+    /// A blank form with its own reference.
+    pub fn fresh() -> Draft {
+        Draft {
+            reference: new_reference(),
+            ..Draft::default()
+        }
+    }
+}
+
+pub fn new_reference() -> String {
+    format!("{REFERENCE_PREFIX}{}", Uuid::new_v4().simple())
+}
+
+/// The assets each chain can send from the wallet: its stablecoins, and
+/// its native token when the wallet holds it (BTC on bitcoin).
+pub fn assets_of(chain: &SupportedChain) -> Vec<String> {
+    let native = &chain.native_token.symbol;
+    chain
+        .stablecoins
+        .iter()
+        .map(|t| t.symbol.clone())
+        .chain(
+            Currency::parse(native)
+                .ok()
+                .and_then(|c| c.decimals())
+                .map(|_| native.clone()),
+        )
+        .collect()
+}
+
+/// The network fee of the service's latest withdrawal of `currency`.
+pub async fn fee_estimate(client: &Client, currency: &str) -> Result<Option<BaseUnits>, Failure> {
+    let page = client.withdrawals(None, None, Some(50)).await?;
+    Ok(page
+        .withdrawals
+        .iter()
+        .find(|w| w.currency.eq_ignore_ascii_case(currency))
+        .map(|w| w.fee))
+}
+
+/// The chain and asset, checked against the service's supported chains.
+async fn chain_and_asset(client: &Client, d: &Draft) -> Result<(String, Currency, u32), Failure> {
+    let chain = d.chain.trim().to_ascii_lowercase();
+    let chains = client.supported_chains().await?.chains;
+    let Some(supported) = chains.iter().find(|c| c.chain == chain) else {
+        return Err(Refusal::field("chain", "Choose the chain to send on.").into());
+    };
+    let currency =
+        Currency::parse(&d.currency).map_err(|_| Refusal::field("currency", "Choose the asset to send."))?;
+    let decimals = currency.decimals();
+    match decimals {
+        Some(decimals) if assets_of(supported).iter().any(|a| a == currency.code()) => {
+            Ok((chain, currency, decimals))
+        }
+        _ => Err(Refusal::field(
+            "currency",
+            format!(
+                "{currency} can't be sent on {chain}; on {chain} the wallet sends {}.",
+                assets_of(supported).join(", ")
+            ),
+        )
+        .into()),
+    }
+}
+
+/// The destination, checked with the service before anything is filed.
+async fn destination(client: &Client, chain: &str, d: &Draft) -> Result<(String, Option<String>), Failure> {
+    let address = d.to_address.trim().to_owned();
+    if address.is_empty() {
+        return Err(Refusal::field("to_address", "Enter the address to send to.").into());
+    }
+    let checked = client
+        .validate_address(&ValidateAddress {
+            address: address.clone(),
+            chain: chain.to_owned(),
+        })
+        .await
+        .map_err(|e| user_fixable(e).map(|m| Refusal::field("to_address", m)));
+    let checked = match checked {
+        Ok(c) => c,
+        Err(Ok(refusal)) => return Err(refusal.into()),
+        Err(Err(e)) => return Err(e.into()),
+    };
+    if !checked.valid {
+        return Err(Refusal::field(
+            "to_address",
+            format!(
+                "This is not a valid {chain} address ({}). Copy it again from the recipient; nothing was filed.",
+                checked.error.as_deref().unwrap_or("invalid address")
+            ),
+        )
+        .into());
+    }
+    let memo = d.memo.trim().to_owned();
+    match (needs_memo(chain), memo.is_empty()) {
+        (true, true) => Err(Refusal::field(
+            "memo",
+            format!("A {chain} withdrawal needs the recipient's memo (destination tag): without it the money can't be credited to them."),
+        )
+        .into()),
+        (false, false) => Err(Refusal::field(
+            "memo",
+            format!("{chain} takes no memo; leave it empty."),
+        )
+        .into()),
+        (true, false) => Ok((address, Some(memo))),
+        (false, true) => Ok((address, None)),
+    }
+}
+
+/// The form as a withdrawal, or what to fix.
+pub async fn payload(client: &Client, d: &Draft) -> Result<WithdrawalPayload, Failure> {
+    if Uuid::parse_str(d.reference.trim_start_matches(REFERENCE_PREFIX)).is_err() {
+        return Err(Refusal::form("The form is out of date; reload the page and fill it in again.").into());
+    }
+    let (chain, currency, decimals) = chain_and_asset(client, d).await?;
+    let typed = amount::parse("The amount", &d.amount, currency.code(), decimals)
+        .map_err(|m| Refusal::field("amount", m))?;
+    let amount = decimal_to_units(typed, decimals)
+        .map_err(|_| Refusal::field("amount", "The amount is too large."))?;
+    let (to_address, memo) = destination(client, &chain, d).await?;
+    let fee_estimate = fee_estimate(client, currency.code()).await?;
+    let needed = amount + fee_estimate.map_or(0, |f| f.value());
+    let available = client.balance(currency.code()).await?.available_balance.value();
+    let p = WithdrawalPayload {
+        currency: currency.code().to_owned(),
+        decimals,
+        chain,
+        to_address,
+        memo,
+        amount: BaseUnits(amount),
+        fee_estimate,
+    };
+    if available < needed {
+        return Err(Refusal::field(
+            "amount",
+            format!(
+                "The {} wallet holds {} but this needs {} (the amount and the network fee). Lower the amount or top up the wallet.",
+                p.currency,
+                p.show(BaseUnits(available)),
+                p.show(BaseUnits(needed))
+            ),
+        )
+        .into());
+    }
+    Ok(p)
+}
+
+/// Previews the withdrawal until `confirmed`, then files it through the
+/// gate under the form's reference.
+#[tracing::instrument(skip_all, fields(tenant = %member.tenant_id))]
+pub async fn file(state: &AppState, member: &Member, d: &Draft, confirmed: bool) -> Result<Gated, Failure> {
+    let client = state.client_for(member, Permission::WithdrawalsRequest).await?;
+    let payload = payload(&client, d).await?;
+    let summary = format!(
+        "Withdraw {} on {} to {}",
+        payload.show(payload.amount),
+        payload.chain,
+        short_address(&payload.to_address)
+    );
+    let amount = paydesk_api::units::units_to_decimal(payload.amount.value(), payload.decimals);
+    let filing = Filing {
+        target: &d.reference,
+        summary: &summary,
+        currency: &payload.currency.clone(),
+        payload,
+        amount,
+        reference: Some(d.reference.clone()),
+        payee_saved_at: None,
+    };
+    gate::<WithdrawalAction>(state, member, filing, confirmed).await
+}
+
+/// The withdrawal a request sent, once it was sent.
+pub fn withdrawal_of(request: &ActionRequest) -> Option<String> {
+    request.progress.0["withdrawal_id"].as_str().map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paydesk_api::models::addresses::Token;
+
+    #[test]
+    fn a_chain_sends_its_stablecoins_and_a_native_token_the_wallet_holds() {
+        let token = |s: &str, d| Token {
+            symbol: s.into(),
+            decimals: d,
+        };
+        let ethereum = SupportedChain {
+            chain: "ethereum".into(),
+            native_token: token("ETH", 18),
+            stablecoins: vec![token("USDT", 6), token("USDC", 6)],
+        };
+        assert_eq!(assets_of(&ethereum), vec!["USDT", "USDC"]);
+        let bitcoin = SupportedChain {
+            chain: "bitcoin".into(),
+            native_token: token("BTC", 8),
+            stablecoins: vec![],
+        };
+        assert_eq!(assets_of(&bitcoin), vec!["BTC"]);
+    }
+
+    #[test]
+    fn a_fresh_form_has_its_own_reference() {
+        let (a, b) = (Draft::fresh(), Draft::fresh());
+        assert!(a.reference.starts_with(REFERENCE_PREFIX));
+        assert_ne!(a.reference, b.reference);
+    }
+}

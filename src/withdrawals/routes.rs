@@ -1,0 +1,290 @@
+//! The withdrawals pages: the list (newest first, with the requests still
+//! waiting for approval above it), the form, and a withdrawal's page whose
+//! on-chain status updates by itself while it is pending.
+
+use actix_web::web::{self, Data, Form, Path, Query};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use paydesk_api::models::transactions::Transaction;
+use paydesk_api::models::withdrawals::Withdrawal;
+use paydesk_api::units::format_decimal;
+use paydesk_api::Client;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::action::WithdrawalAction;
+use super::filing::{self, assets_of, Draft};
+use super::{explorer_url, needs_memo, short_address};
+use crate::access::permissions::Permission;
+use crate::access::Member;
+use crate::approvals::action::Action;
+use crate::approvals::executor::Gated;
+use crate::approvals::routes::{confirm_page, Submission};
+use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+use crate::web::form::{split, FieldErrors};
+use crate::web::listing::{self, Listing, Problem};
+use crate::web::page::{done, html, ok, redirect, unprocessable, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/withdrawals", web::get().to(list))
+        .route("/withdrawals", web::post().to(file))
+        .route("/withdrawals/new", web::get().to(new_form))
+        .route("/withdrawals/{id}", web::get().to(detail))
+        .route("/withdrawals/{id}/live", web::get().to(live));
+}
+
+fn withdrawal_id(raw: &str) -> Result<String, PortalError> {
+    Uuid::parse_str(raw)
+        .map(|id| id.to_string())
+        .map_err(|_| PortalError::NotFound("no such withdrawal".to_owned()))
+}
+
+/// An amount in base units as people read it.
+fn shown(units: paydesk_api::units::BaseUnits, currency: &str) -> String {
+    let decimals = paydesk_api::units::Currency::parse(currency)
+        .ok()
+        .and_then(|c| c.decimals())
+        .unwrap_or(0);
+    format!("{} {currency}", format_decimal(units.value(), decimals))
+}
+
+// --- List ----------------------------------------------------------------------
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct Filters {
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    cursor: String,
+}
+
+#[derive(Template)]
+#[template(path = "withdrawals/rows.html")]
+struct Rows {
+    withdrawals: Vec<Withdrawal>,
+    next: Option<String>,
+}
+
+impl Rows {
+    fn amount(&self, w: &Withdrawal) -> String {
+        shown(w.amount, &w.currency)
+    }
+
+    fn short(&self, w: &Withdrawal) -> String {
+        short_address(&w.to_address)
+    }
+}
+
+#[derive(Template)]
+#[template(path = "withdrawals/list.html")]
+struct ListPage {
+    shell: Shell,
+    filters: Filters,
+    rows: Rows,
+    total: u64,
+    error: Problem,
+    /// Requests still waiting for approval: not sent yet.
+    waiting: Vec<ActionRequest>,
+    can_request: bool,
+}
+
+/// The service's withdrawals, newest first, one page at a time.
+async fn load_page(client: &Client, filters: &Filters) -> Result<Listing<Withdrawal>, paydesk_api::ApiError> {
+    let status = Some(filters.status.as_str()).filter(|s| !s.is_empty());
+    let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
+    let p = client.withdrawals(status, cursor, Some(25)).await?;
+    let next = p.has_more.then_some(p.next_cursor.as_str());
+    Ok(Listing::new(p.withdrawals, p.total_count, next, filters))
+}
+
+async fn list(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::WithdrawalsRead).await?;
+    let filters = filters.into_inner();
+    let loaded = load_page(&client, &filters).await;
+    let waiting = approvals::pending_of(&state.pool, member.tenant_id, &[WithdrawalAction::KIND]).await?;
+    let rows = |l: Listing<Withdrawal>| Rows {
+        withdrawals: l.rows,
+        next: l.next,
+    };
+    listing::respond(
+        &req,
+        !filters.cursor.is_empty(),
+        loaded,
+        |l| rows(l).render(),
+        |l, error| {
+            ListPage {
+                shell: Shell::new(&member, "/withdrawals"),
+                can_request: member.can(Permission::WithdrawalsRequest),
+                total: l.total,
+                rows: rows(l),
+                filters,
+                error,
+                waiting,
+            }
+            .render()
+        },
+    )
+}
+
+// --- Form ----------------------------------------------------------------------
+
+#[derive(Template)]
+#[template(path = "withdrawals/new.html")]
+struct NewPage {
+    shell: Shell,
+    /// (chain, assets it sends, whether it needs a memo)
+    chains: Vec<(String, Vec<String>, bool)>,
+    draft: Draft,
+    errors: FieldErrors,
+}
+
+async fn render_new(
+    state: &AppState,
+    member: &Member,
+    draft: Draft,
+    errors: FieldErrors,
+) -> Result<String, PortalError> {
+    let client = state.client_for(member, Permission::WithdrawalsRequest).await?;
+    let chains = client
+        .supported_chains()
+        .await?
+        .chains
+        .iter()
+        .map(|c| (c.chain.clone(), assets_of(c), needs_memo(&c.chain)))
+        .filter(|(_, assets, _)| !assets.is_empty())
+        .collect();
+    Ok(NewPage {
+        shell: Shell::new(member, "/withdrawals"),
+        chains,
+        draft,
+        errors,
+    }
+    .render()?)
+}
+
+async fn new_form(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    let page = render_new(&state, &member, Draft::fresh(), FieldErrors::default()).await?;
+    Ok(ok(page))
+}
+
+/// Checks the form, shows what will happen, then files it for approval.
+async fn file(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let submission = Submission(form.into_inner());
+    let draft: Draft = submission.draft()?;
+    let gated = filing::file(&state, &member, &draft, submission.confirmed()).await;
+    match split(gated)? {
+        Ok(Gated::Confirm(preview)) => confirm_page(
+            &member,
+            "Withdraw on chain",
+            preview,
+            ("/withdrawals", "/withdrawals/new"),
+            &submission,
+        ),
+        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(request)) => Ok(match filing::withdrawal_of(&request) {
+            Some(id) => done(
+                &format!("/withdrawals/{id}"),
+                "Withdrawal sent; its status updates here.",
+            ),
+            None => done(
+                &format!("/approvals/{}", request.id),
+                "Withdrawal approved; it is being sent.",
+            ),
+        }),
+        Err(refusal) => Ok(unprocessable(
+            render_new(&state, &member, draft, refusal.into()).await?,
+        )),
+    }
+}
+
+// --- One withdrawal -------------------------------------------------------------
+
+/// The part of the page that changes by itself: status, tx hash and the
+/// wallet transaction. It polls while the withdrawal is not final.
+#[derive(Template)]
+#[template(path = "withdrawals/live.html")]
+struct Live {
+    w: Withdrawal,
+    /// The wallet transaction it made, where the service links it.
+    transaction: Option<Transaction>,
+    explorer: Option<String>,
+    sandbox: bool,
+}
+
+impl Live {
+    fn polling(&self) -> bool {
+        matches!(self.w.status.as_str(), "pending" | "processing")
+    }
+
+    fn amount(&self) -> String {
+        shown(self.w.amount, &self.w.currency)
+    }
+
+    fn fee(&self) -> String {
+        shown(self.w.fee, &self.w.currency)
+    }
+}
+
+async fn load_live(client: &Client, member: &Member, id: &str) -> Result<Live, PortalError> {
+    let w = client.withdrawal(id).await?;
+    let transaction = client.transaction(&w.transaction_id.to_string()).await.ok();
+    Ok(Live {
+        explorer: explorer_url(&w.chain, &w.tx_hash),
+        sandbox: member.environment.as_deref() == Some("sandbox"),
+        transaction,
+        w,
+    })
+}
+
+#[derive(Template)]
+#[template(path = "withdrawals/detail.html")]
+struct DetailPage {
+    shell: Shell,
+    live: Live,
+    short: String,
+    /// The approval request that sent it, when the portal filed it.
+    request: Option<ActionRequest>,
+}
+
+async fn render_detail(state: &AppState, member: &Member, id: &str) -> Result<String, PortalError> {
+    let client = state.client_for(member, Permission::WithdrawalsRead).await?;
+    let live = load_live(&client, member, id).await?;
+    let request = approvals::list(&state.pool, member.tenant_id, Some(WithdrawalAction::KIND), 500)
+        .await?
+        .into_iter()
+        .find(|r| r.upstream_reference == live.w.reference);
+    Ok(DetailPage {
+        shell: Shell::new(member, "/withdrawals"),
+        short: short_address(&live.w.to_address),
+        live,
+        request,
+    }
+    .render()?)
+}
+
+async fn detail(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<String>,
+) -> Result<HttpResponse, PortalError> {
+    let id = withdrawal_id(&id)?;
+    Ok(ok(render_detail(&state, &member, &id).await?))
+}
+
+/// The live part of the withdrawal's page, for htmx polling.
+async fn live(state: Data<AppState>, member: Member, id: Path<String>) -> Result<HttpResponse, PortalError> {
+    let id = withdrawal_id(&id)?;
+    let client = state.client_for(&member, Permission::WithdrawalsRead).await?;
+    html(&load_live(&client, &member, &id).await?)
+}
