@@ -19,6 +19,7 @@ pub struct TenantA {
     request_id: String,
     customer_id: String,
     pub card_id: String,
+    withdrawal_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -201,6 +202,21 @@ pub const ROUTES: &[Route] = &[
         "/cards/{card}/simulate-spend",
         &[("amount", "1"), ("merchant", "x")],
     ),
+    ("GET", "/withdrawals", &[]),
+    ("GET", "/withdrawals/new", &[]),
+    (
+        "POST",
+        "/withdrawals",
+        &[
+            ("chain", "ethereum"),
+            ("currency", "USDT"),
+            ("to_address", "0x52908400098527886e0f7030069857d2e4169ee7"),
+            ("amount", "1"),
+            ("reference", "paydesk-withdrawal-00000000000000000000000000000001"),
+        ],
+    ),
+    ("GET", "/withdrawals/{withdrawal}", &[]),
+    ("GET", "/withdrawals/{withdrawal}/live", &[]),
     ("GET", "/sandbox-tools", &[]),
     ("POST", "/sandbox-tools/advance", &[("seconds", "60")]),
     ("POST", "/sandbox-tools/deliveries/1/resend", &[]),
@@ -235,6 +251,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{request}", &a.request_id)
         .replace("{customer}", &a.customer_id)
         .replace("{card}", &a.card_id)
+        .replace("{withdrawal}", &a.withdrawal_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -375,6 +392,18 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    // One withdrawal, sent straight to the sandbox (not through the portal).
+    let withdrawal = sandbox
+        .create_withdrawal(&paydesk_api::models::withdrawals::NewWithdrawal {
+            to_address: "0x52908400098527886e0f7030069857d2e4169ee7".into(),
+            amount: paydesk_api::units::BaseUnits(1_000_000),
+            currency: "USDT".into(),
+            chain: "ethereum".into(),
+            reference: "a-withdrawal-1".into(),
+            memo: None,
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -402,6 +431,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         request_id: q("SELECT id::text FROM action_requests LIMIT 1").await,
         customer_id: customer.id.to_string(),
         card_id: card.id.to_string(),
+        withdrawal_id: withdrawal.id.to_string(),
     }
 }
 
@@ -500,6 +530,8 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/cards/{card}/reveal"),
         ("POST", "/cards/{card}/terminate"),
         ("POST", "/cards/{card}/simulate-spend"),
+        ("GET", "/withdrawals/{withdrawal}"),
+        ("GET", "/withdrawals/{withdrawal}/live"),
     ];
     for (method, template) in by_id {
         let (_, _, fields) = ROUTES
@@ -554,6 +586,7 @@ async fn a_member_without_permissions_is_refused_every_route() {
         "/customers",
         "/cards",
         "/sandbox-tools",
+        "/withdrawals",
     ] {
         assert!(!home.contains(&format!("href=\"{href}\"")), "menu shows {href}");
     }

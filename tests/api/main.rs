@@ -17,3 +17,4 @@ mod replicas;
 mod tenants;
 mod wallet;
 mod webhooks;
+mod withdrawals;
