@@ -333,3 +333,68 @@ async fn a_card_termination_is_requested_and_approved_by_another_member_in_the_b
     maker.close().await.unwrap();
     checker.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_operator_files_a_withdrawal_an_approver_approves_it_and_it_settles_live_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    crate::approvals::members(&app, "Operator", &["maker@example.com".into()]).await;
+    crate::approvals::members(&app, "Approver", &["checker@example.com".into()]).await;
+    let driver = start_driver().await;
+    let maker = browser(&driver).await;
+    let checker = browser(&driver).await;
+    maker.set_window_size(1280, 1000).await.unwrap();
+    checker.set_window_size(1280, 1000).await.unwrap();
+
+    sign_in(&maker, &app, "maker@example.com", "member-password-123").await;
+    maker.goto(&app.url("/withdrawals/new")).await.unwrap();
+    wait_for_text(&maker, "New on-chain withdrawal").await;
+    select(&maker, "select[name=chain]", "ethereum").await;
+    select(&maker, "select[name=currency]", "USDT").await;
+    fill(
+        &maker,
+        "input[name=to_address]",
+        "0x52908400098527886E0F7030069857D2E4169EE7",
+    )
+    .await;
+    fill(&maker, "input[name=amount]", "40").await;
+    click(&maker, Locator::XPath("//button[text()='Review the withdrawal']")).await;
+    let review = wait_for_text(&maker, "Check what will happen").await;
+    assert!(
+        review.contains("40.000000 USDT on ethereum") && review.contains("Network fee"),
+        "{review}"
+    );
+    snap(&maker, "10-withdrawal-confirm").await;
+    click(&maker, Locator::XPath("//button[text()='Request approval']")).await;
+    let filed = wait_for_text(&maker, "What is approved").await;
+    assert!(filed.contains("pending"), "{filed}");
+
+    sign_in(&checker, &app, "checker@example.com", "member-password-123").await;
+    checker.goto(&app.url("/approvals")).await.unwrap();
+    click(
+        &checker,
+        Locator::XPath("//a[starts-with(text(), 'Withdraw 40.000000 USDT')]"),
+    )
+    .await;
+    wait_for_text(&checker, "Your decision").await;
+    click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
+    wait_for_text(&checker, "Confirm your approval").await;
+    click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
+    wait_for_text(&checker, "executing").await;
+
+    // The withdrawal's page follows it on chain without a reload.
+    maker.goto(&app.url("/withdrawals")).await.unwrap();
+    wait_for_text(&maker, "newest first").await;
+    click(
+        &maker,
+        Locator::XPath("//td/a[starts-with(@href, '/withdrawals/')]"),
+    )
+    .await;
+    wait_for_text(&maker, "this updates by itself").await;
+    app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
+    let settled = wait_for_text(&maker, "View on the explorer").await;
+    assert!(settled.contains("completed"), "{settled}");
+    snap(&maker, "11-withdrawal-completed").await;
+    maker.close().await.unwrap();
+    checker.close().await.unwrap();
+}
