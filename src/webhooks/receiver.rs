@@ -94,6 +94,12 @@ pub async fn accept(
     if let (true, Some(payout_id)) = (event.event.starts_with("payouts."), event.data["id"].as_str()) {
         crate::payouts::action::on_event(&state.pool, tenant, payout_id, &event.event).await?;
     }
+    if let (true, Some(reference)) = (
+        event.event.starts_with("transfer."),
+        event.data["reference"].as_str(),
+    ) {
+        crate::withdrawals::action::on_event(&state.pool, tenant, reference, &event.event).await?;
+    }
     let details = json!({ "event": event.event, "connection": connection_id });
     let received = record(Event::WebhooksReceived, event.event_id.clone(), outcome::SUCCESS);
     audit::store::append(&state.pool, &[received.with_details(details)]).await?;

@@ -14,11 +14,14 @@ use paydesk_api::models::withdrawals::{NewWithdrawal, Withdrawal};
 use paydesk_api::units::{format_decimal, BaseUnits};
 use paydesk_api::ApiError;
 use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use uuid::Uuid;
 
 use super::short_address;
 use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, Counterparty, ExecError, Fact, Run, Step};
 use crate::approvals::model::Kind;
+use crate::approvals::store as gate_store;
 
 pub struct WithdrawalAction;
 
@@ -223,6 +226,31 @@ fn poll_interval(sent_at: Option<DateTime<Utc>>) -> Duration {
     } else {
         Duration::from_secs(60)
     }
+}
+
+/// The request that sent the withdrawal with this reference.
+pub async fn request_for(pool: &PgPool, tenant: Uuid, reference: &str) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND upstream_reference = $3",
+        tenant,
+        WithdrawalAction::KIND.key,
+        reference,
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+/// An event from the service about a transfer: when a withdrawal request
+/// sent it, the event is noted there and its run is woken to read the
+/// withdrawal back at once.
+pub async fn on_event(pool: &PgPool, tenant: Uuid, reference: &str, event: &str) -> Result<(), sqlx::Error> {
+    if let Some(id) = request_for(pool, tenant, reference).await? {
+        let mut tx = pool.begin().await?;
+        gate_store::add_timeline(&mut *tx, id, "event", event).await?;
+        gate_store::wake(&mut *tx, id).await?;
+        tx.commit().await?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

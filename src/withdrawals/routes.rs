@@ -12,7 +12,7 @@ use paydesk_api::Client;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::action::WithdrawalAction;
+use super::action::{request_for, WithdrawalAction};
 use super::filing::{self, assets_of, Draft};
 use super::{explorer_url, needs_memo, short_address};
 use crate::access::permissions::Permission;
@@ -260,10 +260,10 @@ struct DetailPage {
 async fn render_detail(state: &AppState, member: &Member, id: &str) -> Result<String, PortalError> {
     let client = state.client_for(member, Permission::WithdrawalsRead).await?;
     let live = load_live(&client, member, id).await?;
-    let request = approvals::list(&state.pool, member.tenant_id, Some(WithdrawalAction::KIND), 500)
-        .await?
-        .into_iter()
-        .find(|r| r.upstream_reference == live.w.reference);
+    let request = match request_for(&state.pool, member.tenant_id, &live.w.reference).await? {
+        Some(id) => approvals::find(&state.pool, member.tenant_id, id).await?,
+        None => None,
+    };
     Ok(DetailPage {
         shell: Shell::new(member, "/withdrawals"),
         short: short_address(&live.w.to_address),

@@ -93,6 +93,23 @@ async fn an_operator_files_an_approver_approves_and_the_withdrawal_runs_once_and
     let list = operator.get_html("/withdrawals").await;
     assert!(list.contains(&format!("/withdrawals/{}", w.id)), "{list}");
     assert_eq!(sent(&app).await.len(), 1, "still one withdrawal");
+    // The service's event about it reaches the request that sent it.
+    let mut noted = false;
+    for _ in 0..100 {
+        noted = sqlx::query_scalar(
+            "SELECT EXISTS (SELECT 1 FROM request_timeline WHERE request_id = $1::uuid \
+             AND what = 'event' AND detail = 'transfer.success')",
+        )
+        .bind(&id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        if noted {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(noted, "the transfer.success event is on the request's timeline");
 }
 
 #[tokio::test]
