@@ -214,3 +214,105 @@ async fn a_bad_address_is_refused_beside_the_field_before_anything_is_filed() {
     assert_eq!(withdrawal_requests(&app).await, 0, "nothing was filed");
     assert!(sent(&app).await.is_empty(), "nothing was sent");
 }
+
+/// Files a withdrawal as the admin, confirmed, and approves it as a fresh
+/// Approver; the request's id.
+async fn file_and_approve(app: &TestApp, fields: &[(&str, &str)]) -> String {
+    let approver = members(app, "Approver", &["approver@example.com".into()])
+        .await
+        .remove(0);
+    let reference = form_reference(app, "/withdrawals/new").await;
+    let mut fields = fields.to_vec();
+    fields.push(("reference", reference.as_str()));
+    fields.push(("confirmed", "yes"));
+    let res = app.post_form("/withdrawals/new", "/withdrawals", &fields).await;
+    assert_eq!(res.status().as_u16(), 303);
+    let id = request_id(&res);
+    assert_eq!(approve(&approver, &id).await.status().as_u16(), 303);
+    id
+}
+
+#[tokio::test]
+async fn a_lost_answer_is_settled_by_the_same_reference_never_a_second_withdrawal() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    app.sandbox()
+        .await
+        .sandbox_add_fault(&paydesk_api::models::control::AddFault {
+            method: "POST".into(),
+            path_prefix: "/api/withdrawals".into(),
+            mode: "500_no_body".into(),
+            count: 2,
+        })
+        .await
+        .unwrap();
+    let id = file_and_approve(
+        &app,
+        &[
+            ("chain", "ethereum"),
+            ("currency", "USDT"),
+            ("to_address", ADDRESS),
+            ("amount", "5"),
+        ],
+    )
+    .await;
+    wait_for_status(&app, &id, "executing").await;
+    assert_eq!(sent(&app).await.len(), 1, "sent exactly once");
+    // It was sent more than once, each time under the one reference.
+    let mut posts = 0;
+    for _ in 0..50 {
+        posts = sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM audit_log WHERE action = 'upstream.call' \
+             AND details->>'method' = 'POST' AND details->>'path' = '/api/withdrawals'",
+        )
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        if posts >= 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(posts >= 3, "the lost answers were asked again ({posts} calls)");
+}
+
+#[tokio::test]
+async fn a_withdrawal_that_fails_on_chain_ends_the_request_as_failed() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let stellar = app
+        .sandbox()
+        .await
+        .generate_address(&GenerateAddress {
+            chain: "stellar".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .address;
+    // The sandbox's test value: a withdrawal with the memo "fail" fails on chain.
+    let id = file_and_approve(
+        &app,
+        &[
+            ("chain", "stellar"),
+            ("currency", "USDC"),
+            ("to_address", stellar.as_str()),
+            ("memo", "fail"),
+            ("amount", "7"),
+        ],
+    )
+    .await;
+    wait_for_status(&app, &id, "executing").await;
+    app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
+    wait_for_status(&app, &id, "failed").await;
+    let reason: String = sqlx::query_scalar("SELECT failure_reason FROM action_requests WHERE id = $1::uuid")
+        .bind(&id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert!(reason.contains("failed on chain"), "{reason}");
+    let w = sent(&app).await.remove(0);
+    assert_eq!(w.status, "failed");
+    let page = app.get_html(&format!("/withdrawals/{}", w.id)).await;
+    assert!(page.contains("back in the wallet"), "{page}");
+}
