@@ -177,10 +177,15 @@ pub async fn payload(client: &Client, d: &Draft) -> Result<WithdrawalPayload, Fa
         fee_estimate,
     };
     if available < needed {
+        let what = if p.fee_estimate.is_some() {
+            " (the amount and the network fee)"
+        } else {
+            ", and the network fee on top"
+        };
         return Err(Refusal::field(
             "amount",
             format!(
-                "The {} wallet holds {} but this needs {} (the amount and the network fee). Lower the amount or top up the wallet.",
+                "The {} wallet holds {} but this needs {}{what}. Lower the amount or top up the wallet.",
                 p.currency,
                 p.show(BaseUnits(available)),
                 p.show(BaseUnits(needed))

@@ -211,6 +211,26 @@ async fn a_bad_address_is_refused_beside_the_field_before_anything_is_filed() {
         .await;
     assert_eq!(res.status().as_u16(), 422);
     assert!(res.text().await.unwrap().contains("id=\"amount-error\""));
+    // More than the wallet holds (10,000 USDT in the demo fixture).
+    let res = app
+        .post_form(
+            "/withdrawals/new",
+            "/withdrawals",
+            &[
+                ("chain", "ethereum"),
+                ("currency", "USDT"),
+                ("to_address", ADDRESS),
+                ("amount", "20000"),
+                ("reference", reference.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    let body = res.text().await.unwrap();
+    assert!(
+        body.contains("id=\"amount-error\"") && body.contains("top up the wallet"),
+        "{body}"
+    );
     assert_eq!(withdrawal_requests(&app).await, 0, "nothing was filed");
     assert!(sent(&app).await.is_empty(), "nothing was sent");
 }
