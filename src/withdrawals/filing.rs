@@ -19,7 +19,7 @@ use crate::approvals::executor::{gate, Gated};
 use crate::approvals::store::ActionRequest;
 use crate::startup::AppState;
 use crate::web::amount;
-use crate::web::error::user_fixable;
+use crate::web::error::{user_fixable, PortalError};
 use crate::web::form::{Failure, Refusal};
 
 const REFERENCE_PREFIX: &str = "paydesk-withdrawal-";
@@ -108,34 +108,38 @@ async fn chain_and_asset(client: &Client, d: &Draft) -> Result<(String, Currency
     }
 }
 
+/// Whether the service takes `address` on `chain`: Err(what to tell the
+/// maker) when it does not.
+pub async fn check_address(
+    client: &Client,
+    chain: &str,
+    address: &str,
+) -> Result<Result<(), String>, PortalError> {
+    let checked = client
+        .validate_address(&ValidateAddress {
+            address: address.to_owned(),
+            chain: chain.to_owned(),
+        })
+        .await;
+    Ok(match checked {
+        Ok(c) if c.valid => Ok(()),
+        Ok(c) => Err(format!(
+            "This is not a valid {chain} address ({}). Copy it again from the recipient.",
+            c.error.as_deref().unwrap_or("invalid address")
+        )),
+        Err(e) => Err(user_fixable(e)?),
+    })
+}
+
 /// The destination, checked with the service before anything is filed.
 async fn destination(client: &Client, chain: &str, d: &Draft) -> Result<(String, Option<String>), Failure> {
     let address = d.to_address.trim().to_owned();
     if address.is_empty() {
         return Err(Refusal::field("to_address", "Enter the address to send to.").into());
     }
-    let checked = client
-        .validate_address(&ValidateAddress {
-            address: address.clone(),
-            chain: chain.to_owned(),
-        })
-        .await
-        .map_err(|e| user_fixable(e).map(|m| Refusal::field("to_address", m)));
-    let checked = match checked {
-        Ok(c) => c,
-        Err(Ok(refusal)) => return Err(refusal.into()),
-        Err(Err(e)) => return Err(e.into()),
-    };
-    if !checked.valid {
-        return Err(Refusal::field(
-            "to_address",
-            format!(
-                "This is not a valid {chain} address ({}). Copy it again from the recipient; nothing was filed.",
-                checked.error.as_deref().unwrap_or("invalid address")
-            ),
-        )
-        .into());
-    }
+    check_address(client, chain, &address)
+        .await?
+        .map_err(|m| Refusal::field("to_address", m))?;
     let memo = d.memo.trim().to_owned();
     match (needs_memo(chain), memo.is_empty()) {
         (true, true) => Err(Refusal::field(

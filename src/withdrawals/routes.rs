@@ -31,6 +31,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/withdrawals", web::get().to(list))
         .route("/withdrawals", web::post().to(file))
         .route("/withdrawals/new", web::get().to(new_form))
+        .route("/withdrawals/check", web::get().to(check))
         .route("/withdrawals/{id}", web::get().to(detail))
         .route("/withdrawals/{id}/live", web::get().to(live));
 }
@@ -172,6 +173,37 @@ async fn render_new(
 async fn new_form(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
     let page = render_new(&state, &member, Draft::fresh(), FieldErrors::default()).await?;
     Ok(ok(page))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CheckQuery {
+    #[serde(default)]
+    chain: String,
+    #[serde(default)]
+    to_address: String,
+}
+
+#[derive(Template)]
+#[template(path = "withdrawals/check.html")]
+struct CheckAnswer {
+    chain: String,
+    found: Result<(), String>,
+}
+
+/// The service's verdict on the address while the maker types it.
+async fn check(
+    state: Data<AppState>,
+    member: Member,
+    q: Query<CheckQuery>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::WithdrawalsRequest).await?;
+    let (chain, address) = (q.chain.trim().to_ascii_lowercase(), q.to_address.trim());
+    let found = if chain.is_empty() || address.len() < 20 {
+        Err(String::new())
+    } else {
+        filing::check_address(&client, &chain, address).await?
+    };
+    html(&CheckAnswer { chain, found })
 }
 
 /// Checks the form, shows what will happen, then files it for approval.

@@ -205,6 +205,11 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/withdrawals", &[]),
     ("GET", "/withdrawals/new", &[]),
     (
+        "GET",
+        "/withdrawals/check?chain=ethereum&to_address=0x52908400098527886e0f7030069857d2e4169ee7",
+        &[],
+    ),
+    (
         "POST",
         "/withdrawals",
         &[

@@ -167,6 +167,16 @@ async fn a_bad_address_is_refused_beside_the_field_before_anything_is_filed() {
         assert!(body.contains("not a valid ethereum address"), "{body}");
         assert!(body.contains(typo), "the input is kept");
     }
+    // The form checks the address while it is typed.
+    let check = |address: &str| format!("/withdrawals/check?chain=ethereum&to_address={address}");
+    assert!(app
+        .get_html(&check(typo))
+        .await
+        .contains("not a valid ethereum address"));
+    assert!(app
+        .get_html(&check(ADDRESS))
+        .await
+        .contains("A valid ethereum address"));
     // A Stellar withdrawal needs the recipient's memo.
     let stellar = app
         .sandbox()
