@@ -2,10 +2,11 @@
 //! Service API v2. Folders name domains: `auth` (sign-in, sessions),
 //! `tenants` (companies and their API connections), `access` (roles and
 //! permissions), `audit` (the log), `wallet` (balances, transactions,
-//! addresses), `approvals` (the gate every money-moving action and every
-//! control change goes through), `controls` (four-eyes changes to roles,
-//! permissions, policies and connections); `web` holds what every page
-//! shares.
+//! addresses), `customers`, `cards`, `payouts` and `beneficiaries`
+//! (payees), `rates` (exchange rates), `approvals` (the gate every
+//! money-moving action and every control change goes through), `controls`
+//! (four-eyes changes to roles, permissions, policies and connections),
+//! `sandbox_tools`; `web` holds what every page shares.
 
 pub mod access;
 pub mod approvals;
@@ -21,6 +22,7 @@ pub mod customers;
 pub mod db;
 pub mod metrics;
 pub mod payouts;
+pub mod rates;
 pub mod routes;
 pub mod sandbox_tools;
 pub mod startup;

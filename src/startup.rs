@@ -272,6 +272,7 @@ impl Application {
                 .configure(crate::approvals::routes::configure)
                 .configure(crate::beneficiaries::routes::configure)
                 .configure(crate::payouts::routes::configure)
+                .configure(crate::rates::routes::configure)
                 .configure(crate::customers::routes::configure)
                 .configure(crate::cards::routes::configure)
                 .configure(crate::sandbox_tools::routes::configure)

@@ -57,6 +57,10 @@ catalogue! {
     BeneficiariesManage => "beneficiaries.manage", "Save, change and delete payees", "Payouts";
     PayoutsRequest => "payouts.request", "Request payouts", "Payouts";
     PayoutsApprove => "payouts.approve", "Approve payouts", "Payouts";
+    RatesRead => "rates.read", "See exchange rates and convert amounts", "Trading";
+    TradingRead => "trading.read", "See quotes, orders and trades", "Trading";
+    TradingRequest => "trading.request", "Request quotes and orders", "Trading";
+    TradingApprove => "trading.approve", "Approve orders", "Trading";
     AuditRead => "audit.read", "Read the audit log", "Administration";
     AuditExport => "audit.export", "Export the audit log", "Administration";
     WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration";
@@ -86,6 +90,8 @@ const READS: &[Permission] = &[
     Permission::CardsRead,
     Permission::PayoutsRead,
     Permission::BeneficiariesRead,
+    Permission::RatesRead,
+    Permission::TradingRead,
 ];
 
 /// The built-in roles and their permissions. Makers and checkers are kept
@@ -105,6 +111,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::CardsManage,
                 Permission::CardsTerminateRequest,
                 Permission::PayoutsRequest,
+                Permission::TradingRequest,
             ]),
         ),
         (
@@ -113,6 +120,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::CardsTerminateApprove,
                 Permission::CardsMoneyApprove,
                 Permission::PayoutsApprove,
+                Permission::TradingApprove,
             ]),
         ),
         ("Viewer", with(&[])),

@@ -51,6 +51,7 @@ const MENU: &[(&str, &str, &[Permission])] = &[
     ("/customers", "Customers", &[Permission::CustomersRead]),
     ("/cards", "Cards", &[Permission::CardsRead]),
     ("/payouts", "Payouts", &[Permission::PayoutsRead]),
+    ("/rates", "Rates", &[Permission::RatesRead]),
     ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
     (
         "/approvals",
