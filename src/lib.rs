@@ -3,10 +3,11 @@
 //! `tenants` (companies and their API connections), `access` (roles and
 //! permissions), `audit` (the log), `wallet` (balances, transactions,
 //! addresses), `customers`, `cards`, `payouts` and `beneficiaries`
-//! (payees), `rates` (exchange rates), `approvals` (the gate every
-//! money-moving action and every control change goes through), `controls`
-//! (four-eyes changes to roles, permissions, policies and connections),
-//! `sandbox_tools`; `web` holds what every page shares.
+//! (payees), `rates` (exchange rates), `trading` (quotes and orders),
+//! `approvals` (the gate every money-moving action and every control
+//! change goes through), `controls` (four-eyes changes to roles,
+//! permissions, policies and connections), `sandbox_tools`; `web` holds
+//! what every page shares.
 
 pub mod access;
 pub mod approvals;
@@ -28,6 +29,7 @@ pub mod sandbox_tools;
 pub mod startup;
 pub mod telemetry;
 pub mod tenants;
+pub mod trading;
 pub mod wallet;
 pub mod web;
 pub mod webhooks;

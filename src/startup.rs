@@ -39,6 +39,8 @@ pub struct AppState {
 pub fn registry() -> Registry {
     Registry::default()
         .with(crate::payouts::action::PayoutAction)
+        .with(crate::trading::action::OrderAction)
+        .with(crate::trading::action::CancelAction)
         .with(crate::cards::termination::TerminationAction)
         .with(crate::cards::money::IssueAction)
         .with(crate::cards::money::FundingAction)
@@ -273,6 +275,7 @@ impl Application {
                 .configure(crate::beneficiaries::routes::configure)
                 .configure(crate::payouts::routes::configure)
                 .configure(crate::rates::routes::configure)
+                .configure(crate::trading::routes::configure)
                 .configure(crate::customers::routes::configure)
                 .configure(crate::cards::routes::configure)
                 .configure(crate::sandbox_tools::routes::configure)

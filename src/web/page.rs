@@ -52,6 +52,7 @@ const MENU: &[(&str, &str, &[Permission])] = &[
     ("/cards", "Cards", &[Permission::CardsRead]),
     ("/payouts", "Payouts", &[Permission::PayoutsRead]),
     ("/rates", "Rates", &[Permission::RatesRead]),
+    ("/trading", "Trading", &[Permission::TradingRead]),
     ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
     (
         "/approvals",

@@ -19,6 +19,8 @@ pub struct TenantA {
     request_id: String,
     customer_id: String,
     pub card_id: String,
+    quote_id: String,
+    order_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -38,6 +40,16 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/rates", &[]),
     ("GET", "/rates/board", &[]),
     ("GET", "/rates/convert", &[]),
+    ("GET", "/trading", &[]),
+    (
+        "POST",
+        "/trading/quotes",
+        &[("pair", "BTC/USDT"), ("side", "buy"), ("quantity", "0.001")],
+    ),
+    ("GET", "/trading/quotes/{quote}", &[]),
+    ("POST", "/trading/orders", &[("quote_id", "{quote}")]),
+    ("GET", "/trading/orders/{order}", &[]),
+    ("POST", "/trading/orders/{order}/cancel", &[]),
     ("GET", "/cards/export.csv", &[]),
     ("GET", "/transactions/{tx}", &[]),
     ("GET", "/addresses", &[]),
@@ -238,6 +250,8 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{request}", &a.request_id)
         .replace("{customer}", &a.customer_id)
         .replace("{card}", &a.card_id)
+        .replace("{quote}", &a.quote_id)
+        .replace("{order}", &a.order_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -378,6 +392,25 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let trade = |side: &str| paydesk_api::models::trading::QuoteRequest {
+        base_currency: "BTC".into(),
+        quote_currency: "USDT".into(),
+        side: side.into(),
+        quantity: rust_decimal::Decimal::new(1, 3),
+    };
+    let traded = sandbox.create_trading_quote(&trade("buy")).await.unwrap();
+    let order = sandbox
+        .create_order(&paydesk_api::models::trading::OrderRequest {
+            base_currency: "BTC".into(),
+            quote_currency: "USDT".into(),
+            side: "buy".into(),
+            quantity: traded.quantity,
+            quote_id: traded.id,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let quote = sandbox.create_trading_quote(&trade("sell")).await.unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -405,6 +438,8 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         request_id: q("SELECT id::text FROM action_requests LIMIT 1").await,
         customer_id: customer.id.to_string(),
         card_id: card.id.to_string(),
+        quote_id: quote.id.to_string(),
+        order_id: order.id.to_string(),
     }
 }
 
@@ -495,6 +530,10 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/customers/{customer}/active"),
         ("GET", "/customers/{customer}/kyc"),
         ("POST", "/customers/{customer}/kyc"),
+        ("GET", "/trading/quotes/{quote}"),
+        ("POST", "/trading/orders"),
+        ("GET", "/trading/orders/{order}"),
+        ("POST", "/trading/orders/{order}/cancel"),
         ("GET", "/cards/{card}"),
         ("GET", "/cards/{card}/live"),
         ("POST", "/cards/{card}/balance"),

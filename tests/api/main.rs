@@ -15,5 +15,6 @@ mod isolation;
 mod listing;
 mod replicas;
 mod tenants;
+mod trading;
 mod wallet;
 mod webhooks;

@@ -1,0 +1,7 @@
+//! Spot trading: a quote for a pair, side and quantity (30 seconds to act
+//! on it), an order placed from it through the approval gate, the orders
+//! with their fills, and cancelling one that rests.
+
+pub mod action;
+pub mod routes;
+pub mod spot;
