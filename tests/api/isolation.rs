@@ -21,6 +21,7 @@ pub struct TenantA {
     pub card_id: String,
     quote_id: String,
     order_id: String,
+    schedule_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -50,6 +51,14 @@ pub const ROUTES: &[Route] = &[
     ("POST", "/trading/orders", &[("quote_id", "{quote}")]),
     ("GET", "/trading/orders/{order}", &[]),
     ("POST", "/trading/orders/{order}/cancel", &[]),
+    ("GET", "/trading/scheduled", &[]),
+    (
+        "POST",
+        "/trading/scheduled",
+        &[("currency", "BTC"), ("quote_currency", "USDT"), ("amount", "5")],
+    ),
+    ("GET", "/trading/scheduled/{schedule}", &[]),
+    ("POST", "/trading/scheduled/{schedule}/pause", &[]),
     ("GET", "/cards/export.csv", &[]),
     ("GET", "/transactions/{tx}", &[]),
     ("GET", "/addresses", &[]),
@@ -252,6 +261,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{card}", &a.card_id)
         .replace("{quote}", &a.quote_id)
         .replace("{order}", &a.order_id)
+        .replace("{schedule}", &a.schedule_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -411,6 +421,18 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         .await
         .unwrap();
     let quote = sandbox.create_trading_quote(&trade("sell")).await.unwrap();
+    let schedule = sandbox
+        .create_scheduled_order(&paydesk_api::models::trading::NewSchedule {
+            currency: "BTC".into(),
+            quote_currency: "USDT".into(),
+            amount: paydesk_api::units::BaseUnits(5_000_000),
+            frequency: "daily".into(),
+            execution_time: "09:00".into(),
+            reference: "iso-dca".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -440,6 +462,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         card_id: card.id.to_string(),
         quote_id: quote.id.to_string(),
         order_id: order.id.to_string(),
+        schedule_id: schedule.id.to_string(),
     }
 }
 
@@ -534,6 +557,8 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/trading/orders"),
         ("GET", "/trading/orders/{order}"),
         ("POST", "/trading/orders/{order}/cancel"),
+        ("GET", "/trading/scheduled/{schedule}"),
+        ("POST", "/trading/scheduled/{schedule}/pause"),
         ("GET", "/cards/{card}"),
         ("GET", "/cards/{card}/live"),
         ("POST", "/cards/{card}/balance"),

@@ -192,3 +192,67 @@ async fn a_resting_order_is_cancelled_after_a_confirmation() {
         "cancelled"
     );
 }
+
+/// A DCA schedule is confirmed (its per-tick amount and cadence shown),
+/// created once through the gate, buys when the sandbox's clock passes
+/// its time, and is paused and cancelled from its page.
+#[tokio::test]
+async fn a_scheduled_order_is_created_ticks_on_the_clock_and_is_paused_and_cancelled() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let list = app.get_html("/trading/scheduled").await;
+    let reference = list
+        .split("name=\"reference\" value=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let fields = [
+        ("currency", "BTC"),
+        ("quote_currency", "USDT"),
+        ("amount", "25"),
+        ("frequency", "daily"),
+        ("day_of_week", "0"),
+        ("day_of_month", ""),
+        ("execution_time", "09:30"),
+        ("reference", reference.as_str()),
+    ];
+    let res = confirm(
+        &app,
+        "/trading/scheduled",
+        "/trading/scheduled",
+        &fields,
+        "daily at 09:30 UTC",
+    )
+    .await;
+    let page = location(&res);
+    assert!(app.landing(res).await.contains("Schedule created."));
+    let mut again = fields.to_vec();
+    again.push(("confirmed", "yes"));
+    app.post_form("/trading/scheduled", "/trading/scheduled", &again)
+        .await;
+    let sandbox = app.sandbox().await;
+    assert_eq!(
+        sandbox.scheduled_orders(None).await.unwrap().len(),
+        1,
+        "a double submit creates one"
+    );
+
+    sandbox.sandbox_advance_clock(86_400 + 3_600).await.unwrap();
+    let shown = app.get_html(&page).await;
+    assert!(
+        shown.contains("completed") && shown.contains("25 USDT"),
+        "{shown}"
+    );
+
+    let res = confirm(&app, &page, &format!("{page}/pause"), &[], "Pause").await;
+    assert!(app.landing(res).await.contains("The schedule is paused"));
+    let res = confirm(&app, &page, &format!("{page}/cancel"), &[], "Cancel").await;
+    assert!(app.landing(res).await.contains("The schedule is cancelled"));
+    let refused = app
+        .post_form(&page, &format!("{page}/resume"), &[("confirmed", "yes")])
+        .await;
+    assert_eq!(refused.status().as_u16(), 422);
+}
