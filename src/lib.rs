@@ -2,10 +2,12 @@
 //! Service API v2. Folders name domains: `auth` (sign-in, sessions),
 //! `tenants` (companies and their API connections), `access` (roles and
 //! permissions), `audit` (the log), `wallet` (balances, transactions,
-//! addresses), `approvals` (the gate every money-moving action and every
-//! control change goes through), `controls` (four-eyes changes to roles,
-//! permissions, policies and connections); `web` holds what every page
-//! shares.
+//! addresses), `customers`, `cards`, `payouts` and `beneficiaries`
+//! (payees), `rates` (exchange rates), `trading` (quotes and orders),
+//! `approvals` (the gate every money-moving action and every control
+//! change goes through), `controls` (four-eyes changes to roles,
+//! permissions, policies and connections), `sandbox_tools`; `web` holds
+//! what every page shares.
 
 pub mod access;
 pub mod approvals;
@@ -21,11 +23,13 @@ pub mod customers;
 pub mod db;
 pub mod metrics;
 pub mod payouts;
+pub mod rates;
 pub mod routes;
 pub mod sandbox_tools;
 pub mod startup;
 pub mod telemetry;
 pub mod tenants;
+pub mod trading;
 pub mod wallet;
 pub mod web;
 pub mod webhooks;

@@ -60,6 +60,10 @@ catalogue! {
     WithdrawalsRead => "withdrawals.read", "See on-chain withdrawals", "Withdrawals";
     WithdrawalsRequest => "withdrawals.request", "Request on-chain withdrawals", "Withdrawals";
     WithdrawalsApprove => "withdrawals.approve", "Approve on-chain withdrawals", "Withdrawals";
+    RatesRead => "rates.read", "See exchange rates and convert amounts", "Trading";
+    TradingRead => "trading.read", "See quotes, orders and trades", "Trading";
+    TradingRequest => "trading.request", "Request quotes and orders", "Trading";
+    TradingApprove => "trading.approve", "Approve orders", "Trading";
     AuditRead => "audit.read", "Read the audit log", "Administration";
     AuditExport => "audit.export", "Export the audit log", "Administration";
     WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration";
@@ -90,6 +94,8 @@ const READS: &[Permission] = &[
     Permission::PayoutsRead,
     Permission::BeneficiariesRead,
     Permission::WithdrawalsRead,
+    Permission::RatesRead,
+    Permission::TradingRead,
 ];
 
 /// The built-in roles and their permissions. Makers and checkers are kept
@@ -110,6 +116,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::CardsTerminateRequest,
                 Permission::PayoutsRequest,
                 Permission::WithdrawalsRequest,
+                Permission::TradingRequest,
             ]),
         ),
         (
@@ -119,6 +126,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::CardsMoneyApprove,
                 Permission::PayoutsApprove,
                 Permission::WithdrawalsApprove,
+                Permission::TradingApprove,
             ]),
         ),
         ("Viewer", with(&[])),

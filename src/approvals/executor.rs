@@ -266,7 +266,8 @@ pub async fn submit<A: Action>(
 pub enum Gated {
     /// Not confirmed yet: what will happen, for the confirmation page.
     Confirm(engine::Preview),
-    /// Waits for approval: its request, or the same one already waiting.
+    /// Waits for approval, or is still being carried out: its request (or
+    /// the same one already waiting), whose page shows how it goes.
     Waiting(Uuid),
     /// Ran at once and succeeded: the request as it ended.
     Done(Box<ActionRequest>),
@@ -298,6 +299,10 @@ pub async fn gate<A: Action>(
                 .unwrap_or_else(|| "The payments service refused it; nothing moved.".to_owned()),
         )
         .into()),
+        // Still running (the job runner took it first): its page shows how it goes.
+        Ok(Gated::Done(request)) if request.status != RequestStatus::Executed => {
+            Ok(Gated::Waiting(request.id))
+        }
         Ok(gated) => Ok(gated),
         Err(ApprovalError::Duplicate(existing)) => Ok(Gated::Waiting(existing)),
         Err(ApprovalError::Db(e)) => Err(e.into()),

@@ -203,6 +203,22 @@ impl Policy {
         }
     }
 
+    /// For actions that are routine in small amounts: up to `limit` in the
+    /// reporting currency (USD unless the tenant chose another) the action
+    /// runs at once; above it, one approval.
+    pub fn at_once_up_to(limit: Decimal) -> Policy {
+        Policy {
+            required_approvals: 0,
+            tiers: sqlx::types::Json(vec![Tier {
+                above: limit,
+                approvals: 1,
+                role: None,
+            }]),
+            reason: format!("default policy: at once up to {limit}"),
+            ..Policy::standard()
+        }
+    }
+
     /// The tier a value falls in: the highest one it is above.
     fn tier_for(&self, value: Decimal) -> Option<&Tier> {
         self.tiers

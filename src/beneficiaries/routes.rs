@@ -136,12 +136,6 @@ async fn refuse_form(
     ))
 }
 
-fn payee_id(raw: &str) -> Result<String, PortalError> {
-    Uuid::parse_str(raw)
-        .map(|u| u.to_string())
-        .map_err(|_| PortalError::NotFound("no such payee".to_owned()))
-}
-
 async fn new_form(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
     member.require(Permission::BeneficiariesManage)?;
     let draft = PayeeDraft {
@@ -159,12 +153,8 @@ async fn new_form(state: Data<AppState>, member: Member) -> Result<HttpResponse,
     .await?))
 }
 
-async fn detail(
-    state: Data<AppState>,
-    member: Member,
-    id: Path<String>,
-) -> Result<HttpResponse, PortalError> {
-    let id = payee_id(&id)?;
+async fn detail(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    let id = id.to_string();
     Ok(ok(render_form(
         &state,
         &member,
@@ -190,11 +180,11 @@ async fn create(
 async fn update(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<PayeeDraft>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::BeneficiariesManage)?;
-    let id = payee_id(&id)?;
+    let id = id.to_string();
     match split(payees::update(&state, &member, &id, &form).await)? {
         Ok(notice) => Ok(done("/beneficiaries", notice)),
         Err(refusal) => refuse_form(&state, &member, Some(id), Some(form.into_inner()), refusal).await,
@@ -205,11 +195,11 @@ async fn update(
 async fn delete(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::BeneficiariesManage)?;
-    let id = payee_id(&id)?;
+    let id = id.to_string();
     let (target, summary, change) = split(payees::deletion(&state, &member, &id).await)?
         .map_err(|r| PortalError::BadRequest(r.message))?;
     let submission = Submission(form.into_inner());

@@ -10,9 +10,10 @@ use paydesk_api::models::cards::SecureDetails;
 use paydesk_api::ApiError;
 use serde::Deserialize;
 use serde_json::json;
+use uuid::Uuid;
 
 use super::operations::{self, BalanceForm, SpendForm};
-use super::routes::{card_id, render_detail, Notes};
+use super::routes::{render_detail, Notes};
 use super::rules::LimitsDraft;
 use crate::access::permissions::Permission;
 use crate::access::Member;
@@ -80,10 +81,10 @@ async fn after_gate(
 pub async fn change_balance(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<Vec<(String, String)>>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = card_id(&id)?;
+    let id = id.to_string();
     let submission = Submission(form.into_inner());
     let form: BalanceForm = submission.draft()?;
     let gated = operations::change_balance(&state, &member, &id, &form, submission.confirmed()).await;
@@ -111,10 +112,10 @@ pub struct StatusForm {
 pub async fn set_status(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<StatusForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = card_id(&id)?;
+    let id = id.to_string();
     let gated = operations::set_status(&state, &member, &id, &form.status).await;
     let notice = match form.status.as_str() {
         "frozen" => "Card frozen: new payments are declined until you unfreeze it.",
@@ -127,10 +128,10 @@ pub async fn set_status(
 pub async fn set_limits(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<LimitsDraft>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = card_id(&id)?;
+    let id = id.to_string();
     let client = state.client_for(&member, Permission::CardsManage).await?;
     let limits = match form.check() {
         Ok(l) => l,
@@ -198,9 +199,9 @@ pub async fn reveal(
     state: Data<AppState>,
     member: Member,
     req: actix_web::HttpRequest,
-    id: Path<String>,
+    id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = card_id(&id)?;
+    let id = id.to_string();
     let client = state.client_for(&member, Permission::CardsSecureView).await?;
     let details = match client.card_secure_details(&id).await {
         Ok(d) => {
@@ -240,10 +241,10 @@ pub async fn reveal(
 pub async fn simulate_spend(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<SpendForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = card_id(&id)?;
+    let id = id.to_string();
     if member.environment.as_deref() != Some("sandbox") {
         return Err(PortalError::NotFound(
             "purchases can be simulated only on a sandbox connection".to_owned(),
@@ -265,10 +266,10 @@ pub struct TerminationForm {
 pub async fn request_termination(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<TerminationForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = card_id(&id)?;
+    let id = id.to_string();
     let gated = operations::request_termination(&state, &member, &id, &form.reason).await;
     let step = ("Terminate the card", "terminate", &Submission(Vec::new()));
     let notice = "Termination requested; it waits for another member's approval.";

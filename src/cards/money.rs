@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::access::permissions::Permission;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy, Tier};
+use crate::approvals::model::{Kind, Policy};
 
 /// 1% of `amount`, rounded up to the micro-unit (the sandbox rules'
 /// funding fee, charged on funding and withdrawing alike).
@@ -47,22 +47,6 @@ pub async fn wallet_covers(
 /// Whole USD, for the policy's threshold.
 pub fn usd(amount: MicroUnits) -> Decimal {
     Decimal::new(amount.value(), 6)
-}
-
-/// Until an admin saves one: up to 1,000 in the reporting currency (USD
-/// unless the tenant chose another) the action runs at once; above it,
-/// one approval.
-fn runs_at_once_up_to_1000() -> Policy {
-    Policy {
-        required_approvals: 0,
-        tiers: sqlx::types::Json(vec![Tier {
-            above: Decimal::from(1000),
-            approvals: 1,
-            role: None,
-        }]),
-        reason: "default policy: at once up to 1,000".to_owned(),
-        ..Policy::standard()
-    }
 }
 
 const CARD_MONEY: Permission = Permission::CardsMoneyApprove;
@@ -104,7 +88,7 @@ impl Action for IssueAction {
     };
 
     fn default_policy(&self) -> Policy {
-        runs_at_once_up_to_1000()
+        Policy::at_once_up_to(Decimal::from(1000))
     }
 
     fn describe(&self, p: &IssuePayload) -> Vec<Fact> {
@@ -198,7 +182,7 @@ impl Action for FundingAction {
     };
 
     fn default_policy(&self) -> Policy {
-        runs_at_once_up_to_1000()
+        Policy::at_once_up_to(Decimal::from(1000))
     }
 
     fn describe(&self, p: &FundingPayload) -> Vec<Fact> {
@@ -310,7 +294,7 @@ impl Action for StatusAction {
     /// A freeze (nothing at stake) always runs at once; unfreezing a card
     /// holding more than 1,000 USD waits for an approval.
     fn default_policy(&self) -> Policy {
-        runs_at_once_up_to_1000()
+        Policy::at_once_up_to(Decimal::from(1000))
     }
 
     fn describe(&self, p: &StatusPayload) -> Vec<Fact> {

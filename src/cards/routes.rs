@@ -56,12 +56,6 @@ pub(super) async fn service_now(client: &Client, member: &Member) -> DateTime<Ut
     Utc::now()
 }
 
-pub(super) fn card_id(raw: &str) -> Result<String, PortalError> {
-    Uuid::parse_str(raw)
-        .map(|id| id.to_string())
-        .map_err(|_| PortalError::NotFound("no such card".to_owned()))
-}
-
 // --- List --------------------------------------------------------------
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -395,12 +389,8 @@ pub(super) async fn render_detail(
     .render()?)
 }
 
-async fn detail(
-    state: Data<AppState>,
-    member: Member,
-    id: Path<String>,
-) -> Result<HttpResponse, PortalError> {
-    let id = card_id(&id)?;
+async fn detail(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    let id = id.to_string();
     Ok(ok(render_detail(&state, &member, &id, Notes::default()).await?))
 }
 
@@ -417,10 +407,10 @@ pub struct Shown {
 async fn live(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     shown: Query<Shown>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = card_id(&id)?;
+    let id = id.to_string();
     let client = state.client_for(&member, Permission::CardsRead).await?;
     let live = load_live(&client, &id).await?;
     if !shown.status.is_empty() && shown.status != live.card.status {

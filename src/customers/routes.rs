@@ -35,12 +35,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/customers/{id}/kyc", web::post().to(submit_kyc));
 }
 
-fn customer_id(raw: &str) -> Result<String, PortalError> {
-    Uuid::parse_str(raw)
-        .map(|id| id.to_string())
-        .map_err(|_| PortalError::NotFound("no such customer".to_owned()))
-}
-
 #[derive(Debug, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
@@ -387,12 +381,8 @@ async fn render_detail(
     .render()?)
 }
 
-async fn detail(
-    state: Data<AppState>,
-    member: Member,
-    id: Path<String>,
-) -> Result<HttpResponse, PortalError> {
-    let id = customer_id(&id)?;
+async fn detail(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    let id = id.to_string();
     let body = render_detail(&state, &member, &id, None, None).await?;
     Ok(HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -410,10 +400,10 @@ pub struct EditForm {
 async fn update(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<EditForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = customer_id(&id)?;
+    let id = id.to_string();
     let client = state.client_for(&member, Permission::CustomersManage).await?;
     let body = CustomerUpdate {
         first_name: Some(form.first_name.trim().to_owned()),
@@ -452,10 +442,10 @@ pub struct ActiveForm {
 async fn set_active(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<ActiveForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = customer_id(&id)?;
+    let id = id.to_string();
     let client = state.client_for(&member, Permission::CustomersManage).await?;
     let active = form.active == "yes";
     if !active && form.confirmed != "yes" {
@@ -487,9 +477,9 @@ async fn set_active(
 async fn kyc_status(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = customer_id(&id)?;
+    let id = id.to_string();
     let client = state.client_for(&member, Permission::CustomersRead).await?;
     // A 404 here is an unknown customer; below it means "not submitted".
     client.customer(&id).await?;
@@ -537,10 +527,10 @@ fn check_kyc(form: &KycDetails) -> Result<(), String> {
 async fn submit_kyc(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     form: Form<KycDetails>,
 ) -> Result<HttpResponse, PortalError> {
-    let id = customer_id(&id)?;
+    let id = id.to_string();
     let client = state.client_for(&member, Permission::CustomersManage).await?;
     let mut details = form.into_inner();
     details.country = details.country.trim().to_ascii_uppercase();

@@ -51,6 +51,8 @@ const MENU: &[(&str, &str, &[Permission])] = &[
     ("/customers", "Customers", &[Permission::CustomersRead]),
     ("/cards", "Cards", &[Permission::CardsRead]),
     ("/payouts", "Payouts", &[Permission::PayoutsRead]),
+    ("/rates", "Rates", &[Permission::RatesRead]),
+    ("/trading", "Trading", &[Permission::TradingRead]),
     ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
     (
         "/withdrawals",

@@ -398,3 +398,33 @@ async fn an_operator_files_a_withdrawal_an_approver_approves_it_and_it_settles_l
     maker.close().await.unwrap();
     checker.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_trader_gets_a_quote_and_places_an_order_from_it_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    crate::approvals::members(&app, "Operator", &["trader@example.com".into()]).await;
+    let driver = start_driver().await;
+    let trader = browser(&driver).await;
+    trader.set_window_size(1280, 900).await.unwrap();
+    sign_in(&trader, &app, "trader@example.com", "member-password-123").await;
+    trader.goto(&app.url("/trading")).await.unwrap();
+    select(&trader, "select[name=pair]", "BTC/USDT").await;
+    select(&trader, "select[name=side]", "buy").await;
+    fill(&trader, "input[name=quantity]", "0.002").await;
+    click(&trader, Locator::XPath("//button[text()='Get a quote']")).await;
+    // The quote comes in place, with its countdown running.
+    let quoted = wait_for_text(&trader, "Expires").await;
+    assert!(
+        quoted.contains("You receive") && quoted.contains("0.002 BTC"),
+        "{quoted}"
+    );
+    snap(&trader, "6-trading-quote").await;
+    click(&trader, Locator::XPath("//button[text()='Place order…']")).await;
+    wait_for_text(&trader, "Send").await;
+    click(&trader, Locator::Css("button.primary")).await;
+    let placed = wait_for_text(&trader, "Order placed.").await;
+    assert!(placed.contains("filled") && placed.contains("Fills"), "{placed}");
+    snap(&trader, "7-trading-order").await;
+    trader.close().await.unwrap();
+}

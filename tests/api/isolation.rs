@@ -20,6 +20,9 @@ pub struct TenantA {
     customer_id: String,
     pub card_id: String,
     withdrawal_id: String,
+    quote_id: String,
+    order_id: String,
+    schedule_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -36,6 +39,27 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/transactions", &[]),
     ("GET", "/transactions/export.csv", &[]),
     ("GET", "/customers/export.csv", &[]),
+    ("GET", "/rates", &[]),
+    ("GET", "/rates/board", &[]),
+    ("GET", "/rates/convert", &[]),
+    ("GET", "/trading", &[]),
+    (
+        "POST",
+        "/trading/quotes",
+        &[("pair", "BTC/USDT"), ("side", "buy"), ("quantity", "0.001")],
+    ),
+    ("GET", "/trading/quotes/{quote}", &[]),
+    ("POST", "/trading/orders", &[("quote_id", "{quote}")]),
+    ("GET", "/trading/orders/{order}", &[]),
+    ("POST", "/trading/orders/{order}/cancel", &[]),
+    ("GET", "/trading/scheduled", &[]),
+    (
+        "POST",
+        "/trading/scheduled",
+        &[("currency", "BTC"), ("quote_currency", "USDT"), ("amount", "5")],
+    ),
+    ("GET", "/trading/scheduled/{schedule}", &[]),
+    ("POST", "/trading/scheduled/{schedule}/pause", &[]),
     ("GET", "/cards/export.csv", &[]),
     ("GET", "/transactions/{tx}", &[]),
     ("GET", "/addresses", &[]),
@@ -257,6 +281,9 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{customer}", &a.customer_id)
         .replace("{card}", &a.card_id)
         .replace("{withdrawal}", &a.withdrawal_id)
+        .replace("{quote}", &a.quote_id)
+        .replace("{order}", &a.order_id)
+        .replace("{schedule}", &a.schedule_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -409,6 +436,37 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let trade = |side: &str| paydesk_api::models::trading::QuoteRequest {
+        base_currency: "BTC".into(),
+        quote_currency: "USDT".into(),
+        side: side.into(),
+        quantity: rust_decimal::Decimal::new(1, 3),
+    };
+    let traded = sandbox.create_trading_quote(&trade("buy")).await.unwrap();
+    let order = sandbox
+        .create_order(&paydesk_api::models::trading::OrderRequest {
+            base_currency: "BTC".into(),
+            quote_currency: "USDT".into(),
+            side: "buy".into(),
+            quantity: traded.quantity,
+            quote_id: traded.id,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let quote = sandbox.create_trading_quote(&trade("sell")).await.unwrap();
+    let schedule = sandbox
+        .create_scheduled_order(&paydesk_api::models::trading::NewSchedule {
+            currency: "BTC".into(),
+            quote_currency: "USDT".into(),
+            amount: paydesk_api::units::BaseUnits(5_000_000),
+            frequency: "daily".into(),
+            execution_time: "09:00".into(),
+            reference: "iso-dca".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -437,6 +495,9 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         customer_id: customer.id.to_string(),
         card_id: card.id.to_string(),
         withdrawal_id: withdrawal.id.to_string(),
+        quote_id: quote.id.to_string(),
+        order_id: order.id.to_string(),
+        schedule_id: schedule.id.to_string(),
     }
 }
 
@@ -527,6 +588,12 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/customers/{customer}/active"),
         ("GET", "/customers/{customer}/kyc"),
         ("POST", "/customers/{customer}/kyc"),
+        ("GET", "/trading/quotes/{quote}"),
+        ("POST", "/trading/orders"),
+        ("GET", "/trading/orders/{order}"),
+        ("POST", "/trading/orders/{order}/cancel"),
+        ("GET", "/trading/scheduled/{schedule}"),
+        ("POST", "/trading/scheduled/{schedule}/pause"),
         ("GET", "/cards/{card}"),
         ("GET", "/cards/{card}/live"),
         ("POST", "/cards/{card}/balance"),

@@ -15,6 +15,7 @@ mod isolation;
 mod listing;
 mod replicas;
 mod tenants;
+mod trading;
 mod wallet;
 mod webhooks;
 mod withdrawals;

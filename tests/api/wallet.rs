@@ -220,3 +220,38 @@ async fn supported_chains_are_listed() {
         assert!(page.contains(chain), "{chain}");
     }
 }
+
+/// The rates board lists every traded pair with buy, sell and mid and
+/// refreshes itself; the converter answers in place and refuses a bad
+/// amount beside its field.
+#[tokio::test]
+async fn rates_show_every_pair_and_convert_amounts() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let page = app.get_html("/rates").await;
+    assert!(
+        page.contains("BTC/USDT") && page.contains("hx-trigger=\"every 10s\""),
+        "{page}"
+    );
+    let board = app.get_html("/rates/board").await;
+    assert!(!board.contains("<html") && board.contains("BTC/USDT"));
+    let converted = app
+        .http
+        .get(app.url("/rates/convert?amount=0.5&from=BTC&to=USDT"))
+        .header("HX-Request", "true")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        converted.contains("0.5 BTC = ") && converted.contains("USDT"),
+        "{converted}"
+    );
+    let refused = app.get_html("/rates/convert?amount=1e3&from=BTC&to=USDT").await;
+    assert!(
+        refused.contains(r#"id="amount-error""#) && refused.contains("plain number of BTC"),
+        "{refused}"
+    );
+}

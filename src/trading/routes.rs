@@ -1,0 +1,304 @@
+//! `/trading`: the quote form and its live quote, placing an order from
+//! it, the orders with their fills, and cancelling one that rests.
+
+use actix_web::web::{self, Data, Form, Path, Query};
+use actix_web::{HttpRequest, HttpResponse};
+use askama::Template;
+use chrono::Utc;
+use paydesk_api::models::trading::{Order, Quote};
+use paydesk_api::{ApiError, Client};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::spot::{self, OrderForm, QuoteForm};
+use crate::access::permissions::Permission;
+use crate::access::Member;
+use crate::approvals::executor::Gated;
+use crate::approvals::routes::{confirm_page, Submission};
+use crate::startup::AppState;
+use crate::web::error::{describe_upstream, PortalError};
+use crate::web::form::{split, FieldErrors, Refusal};
+use crate::web::listing::{self, Listing, Problem};
+use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/trading", web::get().to(page))
+        .route("/trading/quotes", web::post().to(new_quote))
+        .route("/trading/quotes/{id}", web::get().to(quote_panel))
+        .route("/trading/orders", web::post().to(place_order))
+        .route("/trading/orders/{id}", web::get().to(order_page))
+        .route("/trading/orders/{id}/cancel", web::post().to(cancel_order));
+}
+
+/// The live quote: its countdown refreshes every second until it expires.
+#[derive(Template)]
+#[template(path = "trading/quote.html")]
+struct QuotePanel {
+    quote: Quote,
+    seconds_left: i64,
+    csrf_token: String,
+    can_order: bool,
+}
+
+impl QuotePanel {
+    fn new(quote: Quote, member: &Member) -> Self {
+        let seconds_left = (quote.expires_at - Utc::now()).num_seconds().max(0);
+        QuotePanel {
+            seconds_left: if quote.is_expired || quote.is_exhausted {
+                0
+            } else {
+                seconds_left
+            },
+            quote,
+            csrf_token: member.user.csrf_token.clone(),
+            can_order: member.can(Permission::TradingRequest),
+        }
+    }
+}
+
+/// The quote form with what was typed, what was refused, and the quote.
+#[derive(Template)]
+#[template(path = "trading/quoting.html")]
+struct Quoting {
+    pairs: Vec<String>,
+    form: QuoteForm,
+    errors: FieldErrors,
+    quote: Option<QuotePanel>,
+    csrf_token: String,
+}
+
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct OrderFilters {
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    cursor: String,
+}
+
+#[derive(Template)]
+#[template(path = "trading/order_rows.html")]
+struct Rows {
+    orders: Vec<Order>,
+    next: Option<String>,
+}
+
+#[derive(Template)]
+#[template(path = "trading/page.html")]
+struct Page {
+    shell: Shell,
+    /// None only for "load more", which renders the rows alone.
+    quoting: Option<Quoting>,
+    filters: OrderFilters,
+    rows: Rows,
+    error: Problem,
+}
+
+fn rows(l: Listing<Order>) -> Rows {
+    Rows {
+        orders: l.rows,
+        next: l.next,
+    }
+}
+
+/// The quoting part for `member`, with the form as typed.
+async fn quoting(
+    state: &AppState,
+    member: &Member,
+    form: QuoteForm,
+    errors: FieldErrors,
+    quote: Option<Quote>,
+) -> Result<Quoting, PortalError> {
+    let client = state.client_for(member, Permission::TradingRead).await?;
+    Ok(Quoting {
+        pairs: spot::pairs(&client).await?,
+        form,
+        errors,
+        quote: quote.map(|q| QuotePanel::new(q, member)),
+        csrf_token: member.user.csrf_token.clone(),
+    })
+}
+
+/// The quote form, empty.
+async fn blank_quoting(state: &AppState, member: &Member) -> Result<Quoting, PortalError> {
+    quoting(state, member, QuoteForm::default(), FieldErrors::default(), None).await
+}
+
+/// A page of orders with the filters.
+async fn orders(client: &Client, filters: &OrderFilters) -> Result<Listing<Order>, ApiError> {
+    let status = Some(filters.status.as_str()).filter(|s| !s.is_empty());
+    let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
+    let page = client.orders(status, cursor, Some(25)).await?;
+    let next = page.has_more.then_some(page.next_cursor.as_str());
+    Ok(Listing::new(page.orders, page.total, next, filters))
+}
+
+/// The trading page, the quoting part as given, the first orders below.
+async fn whole_page(state: &AppState, member: &Member, quoting: Quoting) -> Result<String, PortalError> {
+    let client = state.client_for(member, Permission::TradingRead).await?;
+    let filters = OrderFilters::default();
+    let (listing, error) = match orders(&client, &filters).await {
+        Ok(listing) => (listing, None),
+        Err(e) => (
+            Listing::new(Vec::new(), 0, None, &filters),
+            Some(describe_upstream(&e)),
+        ),
+    };
+    let (shell, rows, quoting) = (Shell::new(member, "/trading"), rows(listing), Some(quoting));
+    Ok(Page {
+        shell,
+        quoting,
+        filters,
+        rows,
+        error,
+    }
+    .render()?)
+}
+
+async fn page(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    filters: Query<OrderFilters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRead).await?;
+    let filters = filters.into_inner();
+    let loaded = orders(&client, &filters).await;
+    let more = !filters.cursor.is_empty();
+    // "Load more" needs only the rows, not the quoting part's pairs.
+    let quoting = match is_htmx(&req) && more {
+        true => None,
+        false => Some(blank_quoting(&state, &member).await?),
+    };
+    listing::respond(
+        &req,
+        more,
+        loaded,
+        |l| rows(l).render(),
+        |l, error| {
+            let (shell, rows) = (Shell::new(&member, "/trading"), rows(l));
+            Page {
+                shell,
+                quoting,
+                filters,
+                rows,
+                error,
+            }
+            .render()
+        },
+    )
+}
+
+async fn new_quote(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    form: Form<QuoteForm>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRequest).await?;
+    let form = form.into_inner();
+    let (quote, errors, refused) = match split(spot::quote(&client, &form).await)? {
+        Ok(quote) => (Some(quote), FieldErrors::default(), false),
+        Err(refusal) => (None, refusal.into(), true),
+    };
+    let part = quoting(&state, &member, form, errors, quote).await?;
+    let body = match is_htmx(&req) {
+        true => part.render()?,
+        false => whole_page(&state, &member, part).await?,
+    };
+    Ok(if refused { unprocessable(body) } else { ok(body) })
+}
+
+/// The quote panel again, for its countdown.
+async fn quote_panel(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRead).await?;
+    let quote = client.trading_quote(&id.to_string()).await?;
+    html(&QuotePanel::new(quote, &member))
+}
+
+/// Places the order from the quote: a confirmation that says what is sent
+/// and received first, then the gate.
+async fn place_order(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let submission = Submission(form.into_inner());
+    let order: OrderForm = submission.draft()?;
+    let refusal = match split(spot::place(&state, &member, &order, submission.confirmed()).await)? {
+        Ok(Gated::Confirm(preview)) => {
+            return confirm_page(
+                &member,
+                "Place an order",
+                preview,
+                ("/trading/orders", "/trading"),
+                &submission,
+            )
+        }
+        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(request)) => match request.progress.0["order_id"].as_str() {
+            Some(id) => return Ok(done(&format!("/trading/orders/{id}"), "Order placed.")),
+            None => Refusal::form("The order was not placed; get a new quote."),
+        },
+        Err(refusal) => refusal,
+    };
+    let part = quoting(&state, &member, QuoteForm::default(), refusal.into(), None).await?;
+    Ok(unprocessable(whole_page(&state, &member, part).await?))
+}
+
+#[derive(Template)]
+#[template(path = "trading/order.html")]
+struct OrderPage {
+    shell: Shell,
+    order: Order,
+    can_cancel: bool,
+    error: Option<String>,
+}
+
+fn order_body(member: &Member, order: Order, error: Option<String>) -> Result<String, PortalError> {
+    Ok(OrderPage {
+        shell: Shell::new(member, "/trading"),
+        can_cancel: order.status == "pending" && member.can(Permission::TradingRequest),
+        order,
+        error,
+    }
+    .render()?)
+}
+
+async fn order_page(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRead).await?;
+    let order = client.order(&id.to_string()).await?;
+    Ok(ok(order_body(&member, order, None)?))
+}
+
+async fn cancel_order(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRequest).await?;
+    let order = client.order(&id.to_string()).await?;
+    let submission = Submission(form.into_inner());
+    let back = format!("/trading/orders/{}", order.id);
+    let gated = spot::cancel(&state, &member, &order, submission.confirmed()).await;
+    match split(gated)? {
+        Ok(Gated::Confirm(preview)) => confirm_page(
+            &member,
+            "Cancel the order",
+            preview,
+            (&format!("{back}/cancel"), &back),
+            &submission,
+        ),
+        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(_)) => Ok(done(&back, "The order is cancelled; what it held is released.")),
+        Err(refusal) => Ok(unprocessable(order_body(&member, order, Some(refusal.message))?)),
+    }
+}

@@ -1,0 +1,211 @@
+//! `/trading/scheduled`: the schedules with the form for a new one, a
+//! schedule's page with its executions and totals, pause, resume, cancel.
+
+use actix_web::web::{self, Data, Form, Path};
+use actix_web::HttpResponse;
+use askama::Template;
+use paydesk_api::models::trading::{Execution, Schedule};
+use uuid::Uuid;
+
+use super::schedules::{self, cadence, whole, Change, ScheduleForm, ASSETS, QUOTE_CURRENCIES, WEEKDAYS};
+use crate::access::permissions::Permission;
+use crate::access::Member;
+use crate::approvals::executor::Gated;
+use crate::approvals::routes::{confirm_page, Submission};
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+use crate::web::form::{split, Failure, FieldErrors, Refusal};
+use crate::web::page::{done, ok, redirect, unprocessable, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/trading/scheduled", web::get().to(list))
+        .route("/trading/scheduled", web::post().to(create))
+        .route("/trading/scheduled/{id}", web::get().to(page))
+        .route("/trading/scheduled/{id}/{change}", web::post().to(change));
+}
+
+#[derive(Template)]
+#[template(path = "trading/scheduled.html")]
+struct ListPage {
+    shell: Shell,
+    schedules: Vec<Schedule>,
+    form: ScheduleForm,
+    errors: FieldErrors,
+    can_request: bool,
+    assets: &'static [&'static str],
+    quote_currencies: &'static [&'static str],
+    weekdays: &'static [&'static str],
+}
+
+impl ListPage {
+    fn cadence(&self, s: &Schedule) -> String {
+        cadence(&s.frequency, s.day_of_week, s.day_of_month, &s.execution_time)
+    }
+
+    fn per_tick(&self, s: &Schedule) -> String {
+        format!("{} {}", whole(s.amount, &s.quote_currency), s.quote_currency)
+    }
+}
+
+async fn render_list(
+    state: &AppState,
+    member: &Member,
+    form: ScheduleForm,
+    errors: FieldErrors,
+) -> Result<String, PortalError> {
+    let client = state.client_for(member, Permission::TradingRead).await?;
+    let form = match form.reference.is_empty() {
+        true => ScheduleForm {
+            reference: format!("paydesk-dca-{}", Uuid::new_v4().simple()),
+            ..form
+        },
+        false => form,
+    };
+    Ok(ListPage {
+        shell: Shell::new(member, "/trading"),
+        schedules: client.scheduled_orders(None).await?,
+        form,
+        errors,
+        can_request: member.can(Permission::TradingRequest),
+        assets: ASSETS,
+        quote_currencies: QUOTE_CURRENCIES,
+        weekdays: WEEKDAYS,
+    }
+    .render()?)
+}
+
+async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    let form = ScheduleForm {
+        currency: "BTC".into(),
+        quote_currency: "USDT".into(),
+        frequency: "daily".into(),
+        execution_time: "09:00".into(),
+        ..ScheduleForm::default()
+    };
+    Ok(ok(
+        render_list(&state, &member, form, FieldErrors::default()).await?
+    ))
+}
+
+/// Creates a schedule after a confirmation that shows the per-tick amount
+/// and the cadence, through the gate.
+async fn create(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let submission = Submission(form.into_inner());
+    let typed: ScheduleForm = submission.draft()?;
+    let refusal = match split(schedules::create(&state, &member, &typed, submission.confirmed()).await)? {
+        Ok(Gated::Confirm(preview)) => {
+            let back = ("/trading/scheduled", "/trading/scheduled");
+            return confirm_page(&member, "Create a scheduled order", preview, back, &submission);
+        }
+        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(request)) => match request.progress.0["schedule_id"].as_str() {
+            Some(id) => return Ok(done(&format!("/trading/scheduled/{id}"), "Schedule created.")),
+            None => Refusal::form("The schedule was not created; try again."),
+        },
+        Err(refusal) => refusal,
+    };
+    Ok(unprocessable(
+        render_list(&state, &member, typed, refusal.into()).await?,
+    ))
+}
+
+#[derive(Template)]
+#[template(path = "trading/schedule.html")]
+struct SchedulePage {
+    shell: Shell,
+    cadence: String,
+    per_tick: String,
+    spent: String,
+    acquired: String,
+    schedule: Schedule,
+    executions: Vec<Execution>,
+    can_request: bool,
+    error: Option<String>,
+}
+
+impl SchedulePage {
+    fn spent_in(&self, e: &Execution) -> String {
+        format!(
+            "{} {}",
+            whole(e.quote_amount, &self.schedule.quote_currency),
+            self.schedule.quote_currency
+        )
+    }
+
+    fn acquired_in(&self, e: &Execution) -> String {
+        format!(
+            "{} {}",
+            whole(e.base_amount, &self.schedule.currency),
+            self.schedule.currency
+        )
+    }
+}
+
+async fn render_page(
+    state: &AppState,
+    member: &Member,
+    id: Uuid,
+    error: Option<String>,
+) -> Result<String, PortalError> {
+    let client = state.client_for(member, Permission::TradingRead).await?;
+    let s = client.scheduled_order(&id.to_string()).await?;
+    Ok(SchedulePage {
+        shell: Shell::new(member, "/trading"),
+        cadence: cadence(&s.frequency, s.day_of_week, s.day_of_month, &s.execution_time),
+        per_tick: format!("{} {}", whole(s.amount, &s.quote_currency), s.quote_currency),
+        spent: format!(
+            "{} {}",
+            whole(s.total_amount_spent, &s.quote_currency),
+            s.quote_currency
+        ),
+        acquired: format!("{} {}", whole(s.total_quantity_acquired, &s.currency), s.currency),
+        executions: client.scheduled_order_executions(&id.to_string()).await?,
+        can_request: member.can(Permission::TradingRequest),
+        schedule: s,
+        error,
+    }
+    .render()?)
+}
+
+async fn page(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    Ok(ok(render_page(&state, &member, *id, None).await?))
+}
+
+/// Pauses, resumes or cancels, after a confirmation, through the gate.
+async fn change(
+    state: Data<AppState>,
+    member: Member,
+    path: Path<(Uuid, String)>,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let (id, change) = path.into_inner();
+    let change = Change::parse(&change)
+        .ok_or_else(|| PortalError::NotFound("there is no page at this address".to_owned()))?;
+    let client = state.client_for(&member, Permission::TradingRequest).await?;
+    let schedule = client.scheduled_order(&id.to_string()).await?;
+    let submission = Submission(form.into_inner());
+    let back = format!("/trading/scheduled/{id}");
+    let gated: Result<Gated, Failure> =
+        schedules::change(&state, &member, &schedule, change, submission.confirmed()).await;
+    match split(gated)? {
+        Ok(Gated::Confirm(preview)) => {
+            let action = format!("{back}/{}", change.verb().to_lowercase());
+            confirm_page(
+                &member,
+                &format!("{} the schedule", change.verb()),
+                preview,
+                (&action, &back),
+                &submission,
+            )
+        }
+        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(_)) => Ok(done(&back, change.done())),
+        Err(refusal) => Ok(unprocessable(
+            render_page(&state, &member, id, Some(refusal.message)).await?,
+        )),
+    }
+}
