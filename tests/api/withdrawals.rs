@@ -110,6 +110,27 @@ async fn an_operator_files_an_approver_approves_and_the_withdrawal_runs_once_and
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(noted, "the transfer.success event is on the request's timeline");
+
+    // The next withdrawal to that address (however it is cased) is no
+    // longer a first payment; it still waits for an approval.
+    let reference = form_reference(&operator, "/withdrawals/new").await;
+    let res = operator
+        .post_form(
+            "/withdrawals/new",
+            "/withdrawals",
+            &[
+                ("chain", "ethereum"),
+                ("currency", "USDT"),
+                ("to_address", "0x52908400098527886E0F7030069857D2E4169EE7"),
+                ("amount", "5"),
+                ("reference", reference.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 200);
+    let preview = res.text().await.unwrap();
+    assert!(!preview.contains("First payment to"), "{preview}");
+    assert!(preview.contains("needs 1 approval(s)"), "{preview}");
 }
 
 #[tokio::test]
@@ -136,6 +157,8 @@ async fn a_double_submit_files_once() {
         "both land on the one request"
     );
     assert_eq!(withdrawal_requests(&app).await, 1);
+    // An admin can give withdrawals a policy of their own.
+    assert!(app.get_html("/policies").await.contains("On-chain withdrawals"));
 }
 
 #[tokio::test]
