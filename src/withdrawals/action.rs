@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use paydesk_api::models::beneficiaries::Destination;
 use paydesk_api::models::withdrawals::{NewWithdrawal, Withdrawal};
 use paydesk_api::units::{format_decimal, BaseUnits};
 use paydesk_api::ApiError;
@@ -44,6 +45,16 @@ pub struct WithdrawalPayload {
     /// this currency, when there was one: what the wallet will also pay.
     #[serde(default)]
     pub fee_estimate: Option<BaseUnits>,
+    /// The saved payee it was filed for, re-checked before it is sent.
+    #[serde(default)]
+    pub payee: Option<Payee>,
+}
+
+/// A saved crypto payee, as filed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Payee {
+    pub id: String,
+    pub name: String,
 }
 
 impl WithdrawalPayload {
@@ -102,6 +113,13 @@ impl Action for WithdrawalAction {
         if let Some(memo) = &p.memo {
             facts.push(Fact::new("Memo (destination tag)", memo.clone()));
         }
+        if let Some(payee) = &p.payee {
+            facts.push(Fact::linked(
+                "Saved payee",
+                payee.name.clone(),
+                format!("/beneficiaries/{}", payee.id),
+            ));
+        }
         match p.fee_estimate {
             Some(fee) => {
                 facts.push(Fact::new(
@@ -145,6 +163,14 @@ impl Action for WithdrawalAction {
             let withdrawal = run.client()?.withdrawal(&id).await?;
             return settled(run, &withdrawal).await;
         }
+        if let Some(payee) = &p.payee {
+            if !payee_unchanged(run, &payee.id, p).await {
+                return Ok(Step::Failed(
+                    "The saved payee changed or was deleted after the request was filed; file a new withdrawal."
+                        .to_owned(),
+                ));
+            }
+        }
         let body = NewWithdrawal {
             to_address: p.to_address.clone(),
             amount: p.amount,
@@ -172,6 +198,22 @@ impl Action for WithdrawalAction {
             }
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+/// The saved payee still pays the approved chain and address.
+async fn payee_unchanged(run: &Run<'_, WithdrawalProgress>, id: &str, p: &WithdrawalPayload) -> bool {
+    let Ok(client) = run.client() else {
+        return false;
+    };
+    match client.beneficiary(id).await {
+        Ok(b) => {
+            b.is_active
+                && !b.is_blacklisted
+                && matches!(&b.destination, Destination::Crypto { address, chain }
+                    if *address == p.to_address && *chain == p.chain)
+        }
+        Err(_) => false,
     }
 }
 
@@ -266,6 +308,7 @@ mod tests {
             memo: None,
             amount: BaseUnits(12_500_000),
             fee_estimate: Some(BaseUnits(1_000_000)),
+            payee: None,
         }
     }
 

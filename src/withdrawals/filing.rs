@@ -4,13 +4,15 @@
 //! then the gate: previewed until confirmed, filed under the reference
 //! fixed when the form was shown, so a double submit files once.
 
+use chrono::{DateTime, Utc};
 use paydesk_api::models::addresses::{SupportedChain, ValidateAddress};
+use paydesk_api::models::beneficiaries::Destination;
 use paydesk_api::units::{decimal_to_units, BaseUnits, Currency};
 use paydesk_api::Client;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::action::{WithdrawalAction, WithdrawalPayload};
+use super::action::{Payee, WithdrawalAction, WithdrawalPayload};
 use super::{needs_memo, short_address};
 use crate::access::permissions::Permission;
 use crate::access::Member;
@@ -19,7 +21,7 @@ use crate::approvals::executor::{gate, Gated};
 use crate::approvals::store::ActionRequest;
 use crate::startup::AppState;
 use crate::web::amount;
-use crate::web::error::{user_fixable, PortalError};
+use crate::web::error::{describe_upstream, user_fixable, PortalError};
 use crate::web::form::{Failure, Refusal};
 
 const REFERENCE_PREFIX: &str = "paydesk-withdrawal-";
@@ -40,6 +42,9 @@ pub struct Draft {
     /// Fixed when the form is shown.
     #[serde(default)]
     pub reference: String,
+    /// A saved crypto payee to pay instead of the typed chain and address.
+    #[serde(default)]
+    pub beneficiary_id: String,
 }
 
 impl Draft {
@@ -157,11 +162,60 @@ async fn destination(client: &Client, chain: &str, d: &Draft) -> Result<(String,
     }
 }
 
-/// The form as a withdrawal, or what to fix.
-pub async fn payload(client: &Client, d: &Draft) -> Result<WithdrawalPayload, Failure> {
-    if Uuid::parse_str(d.reference.trim_start_matches(REFERENCE_PREFIX)).is_err() {
+/// A saved payee to pay, as the form names it.
+pub struct SavedPayee {
+    pub payee: Payee,
+    pub saved_at: DateTime<Utc>,
+}
+
+/// The saved crypto payee the form chose, with its chain and address put
+/// into the draft; none when the address was typed.
+async fn saved_payee(client: &Client, d: &mut Draft) -> Result<Option<SavedPayee>, Failure> {
+    let id = d.beneficiary_id.trim().to_owned();
+    if id.is_empty() {
+        return Ok(None);
+    }
+    let b = client
+        .beneficiary(&id)
+        .await
+        .map_err(|e| Refusal::field("beneficiary_id", describe_upstream(&e).0))?;
+    let Destination::Crypto { address, chain } = b.destination else {
+        return Err(Refusal::field(
+            "beneficiary_id",
+            "This payee is a bank account; choose a crypto address.",
+        )
+        .into());
+    };
+    if !b.is_active || b.is_blacklisted {
+        return Err(Refusal::field(
+            "beneficiary_id",
+            "This payee can't be paid: it is inactive or blocked.",
+        )
+        .into());
+    }
+    d.chain = chain;
+    d.to_address = address;
+    Ok(Some(SavedPayee {
+        payee: Payee {
+            id: b.id.to_string(),
+            name: b.name,
+        },
+        saved_at: b.created_at,
+    }))
+}
+
+/// The form as a withdrawal (and the saved payee it pays, if any), or
+/// what to fix.
+pub async fn payload(
+    client: &Client,
+    typed: &Draft,
+) -> Result<(WithdrawalPayload, Option<SavedPayee>), Failure> {
+    if Uuid::parse_str(typed.reference.trim_start_matches(REFERENCE_PREFIX)).is_err() {
         return Err(Refusal::form("The form is out of date; reload the page and fill it in again.").into());
     }
+    let mut d = typed.clone();
+    let saved = saved_payee(client, &mut d).await?;
+    let d = &d;
     let (chain, currency, decimals) = chain_and_asset(client, d).await?;
     let typed = amount::parse("The amount", &d.amount, currency.code(), decimals)
         .map_err(|m| Refusal::field("amount", m))?;
@@ -179,6 +233,7 @@ pub async fn payload(client: &Client, d: &Draft) -> Result<WithdrawalPayload, Fa
         memo,
         amount: BaseUnits(amount),
         fee_estimate,
+        payee: saved.as_ref().map(|s| s.payee.clone()),
     };
     if available < needed {
         let what = if p.fee_estimate.is_some() {
@@ -197,7 +252,7 @@ pub async fn payload(client: &Client, d: &Draft) -> Result<WithdrawalPayload, Fa
         )
         .into());
     }
-    Ok(p)
+    Ok((p, saved))
 }
 
 /// Previews the withdrawal until `confirmed`, then files it through the
@@ -205,7 +260,7 @@ pub async fn payload(client: &Client, d: &Draft) -> Result<WithdrawalPayload, Fa
 #[tracing::instrument(skip_all, fields(tenant = %member.tenant_id))]
 pub async fn file(state: &AppState, member: &Member, d: &Draft, confirmed: bool) -> Result<Gated, Failure> {
     let client = state.client_for(member, Permission::WithdrawalsRequest).await?;
-    let payload = payload(&client, d).await?;
+    let (payload, saved) = payload(&client, d).await?;
     let summary = format!(
         "Withdraw {} on {} to {}",
         payload.show(payload.amount),
@@ -220,9 +275,27 @@ pub async fn file(state: &AppState, member: &Member, d: &Draft, confirmed: bool)
         payload,
         amount,
         reference: Some(d.reference.clone()),
-        payee_saved_at: None,
+        payee_saved_at: saved.map(|s| s.saved_at),
     };
     gate::<WithdrawalAction>(state, member, filing, confirmed).await
+}
+
+/// The tenant's saved crypto payees that can be paid: (id, label).
+pub async fn crypto_payees(client: &Client) -> Result<Vec<(String, String)>, PortalError> {
+    Ok(client
+        .beneficiaries(Some(100), None)
+        .await?
+        .beneficiaries
+        .into_iter()
+        .filter(|b| b.is_active && !b.is_blacklisted)
+        .filter_map(|b| match b.destination {
+            Destination::Crypto { address, chain } => Some((
+                b.id.to_string(),
+                format!("{} ({chain} {})", b.name, short_address(&address)),
+            )),
+            Destination::Account { .. } => None,
+        })
+        .collect())
 }
 
 /// The withdrawal a request sent, once it was sent.

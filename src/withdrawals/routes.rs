@@ -142,6 +142,8 @@ struct NewPage {
     shell: Shell,
     /// (chain, assets it sends, whether it needs a memo)
     chains: Vec<(String, Vec<String>, bool)>,
+    /// Saved crypto payees: (id, label).
+    saved: Vec<(String, String)>,
     draft: Draft,
     errors: FieldErrors,
 }
@@ -163,6 +165,7 @@ async fn render_new(
         .collect();
     Ok(NewPage {
         shell: Shell::new(member, "/withdrawals"),
+        saved: filing::crypto_payees(&client).await?,
         chains,
         draft,
         errors,

@@ -369,3 +369,44 @@ async fn a_withdrawal_that_fails_on_chain_ends_the_request_as_failed() {
     let page = app.get_html(&format!("/withdrawals/{}", w.id)).await;
     assert!(page.contains("back in the wallet"), "{page}");
 }
+
+#[tokio::test]
+async fn a_saved_crypto_payee_gives_the_chain_and_address_and_a_new_one_is_flagged() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    members(&app, "Approver", &["approver@example.com".into()]).await;
+    let payee = app
+        .sandbox()
+        .await
+        .create_beneficiary(&paydesk_api::models::beneficiaries::NewBeneficiary {
+            kind: "crypto".into(),
+            name: "Cold wallet".into(),
+            destination: serde_json::json!({"address": ADDRESS, "chain": "ethereum"}),
+        })
+        .await
+        .unwrap();
+    let form = app.get_html("/withdrawals/new").await;
+    assert!(form.contains("Cold wallet"), "{form}");
+    let reference = form_reference(&app, "/withdrawals/new").await;
+    let payee_id = payee.id.to_string();
+    let fields = [
+        ("beneficiary_id", payee_id.as_str()),
+        ("currency", "USDT"),
+        ("amount", "3"),
+        ("reference", reference.as_str()),
+    ];
+    let res = confirm(
+        &app,
+        "/withdrawals/new",
+        "/withdrawals",
+        &fields,
+        "3.000000 USDT on ethereum",
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 303);
+    let page = app.get_html(&format!("/approvals/{}", request_id(&res))).await;
+    assert!(
+        page.contains("Cold wallet") && page.contains("saved less than 24 hours ago"),
+        "{page}"
+    );
+}
