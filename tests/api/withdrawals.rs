@@ -28,6 +28,19 @@ async fn sent(app: &TestApp) -> Vec<paydesk_api::models::withdrawals::Withdrawal
         .withdrawals
 }
 
+/// The sandbox's withdrawals once the approved request has sent one (the
+/// request is executing before its run reaches the service).
+async fn wait_for_sent(app: &TestApp) -> Vec<paydesk_api::models::withdrawals::Withdrawal> {
+    for _ in 0..200 {
+        let withdrawals = sent(app).await;
+        if !withdrawals.is_empty() {
+            return withdrawals;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("no withdrawal was sent");
+}
+
 #[tokio::test]
 async fn an_operator_files_an_approver_approves_and_the_withdrawal_runs_once_and_settles() {
     let mut app = spawn_app().await;
@@ -68,7 +81,7 @@ async fn an_operator_files_an_approver_approves_and_the_withdrawal_runs_once_and
 
     assert_eq!(approve(&approver, &id).await.status().as_u16(), 303);
     wait_for_status(&app, &id, "executing").await;
-    let withdrawals = sent(&app).await;
+    let withdrawals = wait_for_sent(&app).await;
     assert_eq!(withdrawals.len(), 1, "sent exactly once");
     let w = &withdrawals[0];
     assert_eq!(w.reference, reference);
@@ -310,7 +323,7 @@ async fn a_lost_answer_is_settled_by_the_same_reference_never_a_second_withdrawa
     )
     .await;
     wait_for_status(&app, &id, "executing").await;
-    assert_eq!(sent(&app).await.len(), 1, "sent exactly once");
+    assert_eq!(wait_for_sent(&app).await.len(), 1, "sent exactly once");
     // It was sent more than once, each time under the one reference.
     let mut posts = 0;
     for _ in 0..50 {
@@ -327,6 +340,7 @@ async fn a_lost_answer_is_settled_by_the_same_reference_never_a_second_withdrawa
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(posts >= 3, "the lost answers were asked again ({posts} calls)");
+    assert_eq!(sent(&app).await.len(), 1, "still exactly one withdrawal");
 }
 
 #[tokio::test]
@@ -356,6 +370,7 @@ async fn a_withdrawal_that_fails_on_chain_ends_the_request_as_failed() {
     )
     .await;
     wait_for_status(&app, &id, "executing").await;
+    wait_for_sent(&app).await;
     app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
     wait_for_status(&app, &id, "failed").await;
     let reason: String = sqlx::query_scalar("SELECT failure_reason FROM action_requests WHERE id = $1::uuid")
