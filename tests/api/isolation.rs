@@ -22,6 +22,7 @@ pub struct TenantA {
     quote_id: String,
     order_id: String,
     schedule_id: String,
+    target_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -59,6 +60,19 @@ pub const ROUTES: &[Route] = &[
     ),
     ("GET", "/trading/scheduled/{schedule}", &[]),
     ("POST", "/trading/scheduled/{schedule}/pause", &[]),
+    ("GET", "/trading/targets", &[]),
+    (
+        "POST",
+        "/trading/targets",
+        &[
+            ("pair", "BTC/USDT"),
+            ("side", "buy"),
+            ("quantity", "0.01"),
+            ("target_price", "1000"),
+        ],
+    ),
+    ("GET", "/trading/targets/{target}", &[]),
+    ("POST", "/trading/targets/{target}/cancel", &[]),
     ("GET", "/cards/export.csv", &[]),
     ("GET", "/transactions/{tx}", &[]),
     ("GET", "/addresses", &[]),
@@ -262,6 +276,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{quote}", &a.quote_id)
         .replace("{order}", &a.order_id)
         .replace("{schedule}", &a.schedule_id)
+        .replace("{target}", &a.target_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -433,6 +448,18 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let target = sandbox
+        .create_target_order(&paydesk_api::models::trading::NewTargetOrder {
+            base_currency: "BTC".into(),
+            quote_currency: "USDT".into(),
+            side: "buy".into(),
+            quantity: rust_decimal::Decimal::new(1, 2),
+            target_price: rust_decimal::Decimal::from(1000),
+            reference: "iso-target".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -463,6 +490,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         quote_id: quote.id.to_string(),
         order_id: order.id.to_string(),
         schedule_id: schedule.id.to_string(),
+        target_id: target.id.to_string(),
     }
 }
 
@@ -559,6 +587,8 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/trading/orders/{order}/cancel"),
         ("GET", "/trading/scheduled/{schedule}"),
         ("POST", "/trading/scheduled/{schedule}/pause"),
+        ("GET", "/trading/targets/{target}"),
+        ("POST", "/trading/targets/{target}/cancel"),
         ("GET", "/cards/{card}"),
         ("GET", "/cards/{card}/live"),
         ("POST", "/cards/{card}/balance"),

@@ -256,3 +256,71 @@ async fn a_scheduled_order_is_created_ticks_on_the_clock_and_is_paused_and_cance
         .await;
     assert_eq!(refused.status().as_u16(), 422);
 }
+
+/// A target order shows what it locks before it is confirmed, is created
+/// once, and its cancel releases the escrow.
+#[tokio::test]
+async fn a_target_order_locks_its_escrow_and_cancelling_releases_it() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let list = app.get_html("/trading/targets").await;
+    let reference = list
+        .split("name=\"reference\" value=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let fields = [
+        ("pair", "BTC/USDT"),
+        ("side", "buy"),
+        ("quantity", "0.01"),
+        ("target_price", "1000"),
+        ("expires_at", ""),
+        ("reference", reference.as_str()),
+    ];
+    let res = confirm(
+        &app,
+        "/trading/targets",
+        "/trading/targets",
+        &fields,
+        "about 10.05 USDT (the 0.5% fee included)",
+    )
+    .await;
+    let page = location(&res);
+    let shown = app.landing(res).await;
+    assert!(
+        shown.contains("Target order created.") && shown.contains("10.05 still locked"),
+        "{shown}"
+    );
+    let sandbox = app.sandbox().await;
+    assert_eq!(sandbox.target_orders(None).await.unwrap().len(), 1);
+
+    let bad = app
+        .post_form(
+            "/trading/targets",
+            "/trading/targets",
+            &[
+                ("pair", "BTC/USDT"),
+                ("side", "buy"),
+                ("quantity", "0.01"),
+                ("target_price", "-5"),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status().as_u16(), 422);
+    assert!(bad.text().await.unwrap().contains(r#"id="target_price-error""#));
+
+    let res = confirm(
+        &app,
+        &page,
+        &format!("{page}/cancel"),
+        &[],
+        "what it still locks is released",
+    )
+    .await;
+    assert!(app.landing(res).await.contains("The target order is cancelled"));
+    let order = &sandbox.target_orders(None).await.unwrap()[0];
+    assert_eq!(order.status, "cancelled");
+}
