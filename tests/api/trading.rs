@@ -324,3 +324,57 @@ async fn a_target_order_locks_its_escrow_and_cancelling_releases_it() {
     let order = &sandbox.target_orders(None).await.unwrap()[0];
     assert_eq!(order.status, "cancelled");
 }
+
+/// An approved order whose quote ran out is re-quoted at execution; when
+/// the price moved beyond the policy's tolerance (1%) it goes back to the
+/// approvers with the new price instead of trading at it.
+#[tokio::test]
+async fn a_price_move_beyond_tolerance_sends_an_approved_order_back() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["mover@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["steady@example.com".into()])
+        .await
+        .remove(0);
+    let sandbox = app.sandbox().await;
+    let id = quote(&operator, "BTC/USDT", "sell", "0.5").await;
+    let res = operator
+        .post_form(
+            "/trading",
+            "/trading/orders",
+            &[("quote_id", &id), ("confirmed", "yes")],
+        )
+        .await;
+    let request = location(&res).trim_start_matches("/approvals/").to_owned();
+    let price = sandbox.trading_prices().await.unwrap().prices;
+    let btc = price
+        .iter()
+        .find(|p| p.base_currency == "BTC" && p.quote_currency == "USDT")
+        .unwrap();
+    sandbox
+        .sandbox_set_price("BTC", "USDT", btc.price * rust_decimal::Decimal::new(95, 2))
+        .await
+        .unwrap();
+    sandbox.sandbox_advance_clock(60).await.unwrap();
+    assert_eq!(approve(&approver, &request).await.status().as_u16(), 303);
+    let page = loop_until_sent_back(&app, &request).await;
+    assert!(page.contains("the price moved from"), "{page}");
+    assert!(
+        sandbox.orders(None, None, None).await.unwrap().orders.is_empty(),
+        "nothing traded"
+    );
+}
+
+/// The request's page once it went back to the approvers.
+async fn loop_until_sent_back(app: &TestApp, request: &str) -> String {
+    for _ in 0..300 {
+        let page = app.get_html(&format!("/approvals/{request}")).await;
+        if page.contains("the price moved from") {
+            return page;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the request never went back to the approvers");
+}
