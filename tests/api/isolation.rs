@@ -42,6 +42,16 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/rates", &[]),
     ("GET", "/rates/board", &[]),
     ("GET", "/rates/convert", &[]),
+    (
+        "POST",
+        "/sandbox-tools/prices",
+        &[("pair", "BTC/USDT"), ("price", "60000")],
+    ),
+    (
+        "POST",
+        "/sandbox-tools/deposits",
+        &[("currency", "USDT"), ("amount", "1")],
+    ),
     ("GET", "/trading", &[]),
     (
         "POST",
