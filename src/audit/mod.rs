@@ -73,6 +73,8 @@ events! {
     RolesPermissionsChanged => "roles.permissions_changed";
     SandboxClockAdvanced => "sandbox.clock_advanced";
     SandboxDeliveryResent => "sandbox.delivery_resent";
+    SandboxDepositSimulated => "sandbox.deposit_simulated";
+    SandboxPriceSet => "sandbox.price_set";
     TenantsCreated => "tenants.created";
     TransactionsExported => "transactions.exported";
     UpstreamCall => "upstream.call";

@@ -141,13 +141,11 @@ struct DetailPage {
     prev_hash: String,
 }
 
-async fn one(state: Data<AppState>, member: Member, id: Path<String>) -> Result<HttpResponse, PortalError> {
+async fn one(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditRead)?;
-    let not_found = || PortalError::NotFound("no such audit record".to_owned());
-    let id: i64 = id.parse().map_err(|_| not_found())?;
-    let record = store::find(&state.pool, member.tenant_id, id)
+    let record = store::find(&state.pool, member.tenant_id, *id)
         .await?
-        .ok_or_else(not_found)?;
+        .ok_or_else(|| PortalError::NotFound("no such audit record".to_owned()))?;
     html(&DetailPage {
         shell: Shell::new(&member, "/audit"),
         details: serde_json::to_string_pretty(&record.details).unwrap_or_default(),

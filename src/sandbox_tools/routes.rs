@@ -2,22 +2,29 @@ use actix_web::web::{self, Data, Form, Path};
 use actix_web::HttpResponse;
 use askama::Template;
 use chrono::{DateTime, Utc};
+use paydesk_api::models::addresses::AddressQuery;
 use paydesk_api::models::control::{JournalEntry, WebhookDelivery};
+use paydesk_api::models::trading::Price;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::controls::{self, DepositForm, PriceForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
 use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
-use crate::web::page::{done, html, Shell};
+use crate::web::form::{split, Failure, FieldErrors};
+use crate::web::page::{done, ok, unprocessable, Shell};
 
 /// Moving the clock acts on the whole sandbox, so it is an admin's tool.
 const PERMISSION: Permission = Permission::ConnectionsManage;
 
 /// The steps offered: (seconds, label).
+/// What a simulated deposit can be in.
+const DEPOSIT_CURRENCIES: &[&str] = &["USDT", "USDC", "BTC"];
+
 const STEPS: &[(u64, &str)] = &[
     (60, "1 minute"),
     (3_600, "1 hour"),
@@ -28,6 +35,8 @@ const STEPS: &[(u64, &str)] = &[
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/sandbox-tools", web::get().to(page))
         .route("/sandbox-tools/advance", web::post().to(advance))
+        .route("/sandbox-tools/prices", web::post().to(set_price))
+        .route("/sandbox-tools/deposits", web::post().to(deposit))
         .route("/sandbox-tools/deliveries/{id}/resend", web::post().to(resend));
 }
 
@@ -57,6 +66,12 @@ struct Page {
     calls: Result<Vec<Call>, String>,
     calls_shown: u32,
     deliveries: Result<Vec<WebhookDelivery>, String>,
+    /// The market, for setting a price.
+    prices: Result<Vec<Price>, String>,
+    /// The company's addresses (chain, address), for a deposit.
+    addresses: Vec<(String, String)>,
+    currencies: &'static [&'static str],
+    errors: FieldErrors,
 }
 
 /// A journal entry with its bodies laid out for reading.
@@ -77,14 +92,13 @@ fn pretty(body: &serde_json::Value) -> String {
     }
 }
 
-async fn page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
-    let client = state.client_for(&member, PERMISSION).await?;
+async fn render(state: &AppState, member: &Member, errors: FieldErrors) -> Result<String, PortalError> {
+    let client = state.client_for(member, PERMISSION).await?;
     let readable = |e: paydesk_api::ApiError| describe_upstream(&e).0;
-    let now = client.sandbox_clock().await.map(|c| c.now).map_err(readable);
     let calls = client
         .sandbox_requests(Some(CALLS_SHOWN))
         .await
+        .map_err(readable)
         .map(|j| {
             let call = |entry: JournalEntry| Call {
                 request_body: pretty(&entry.request_body),
@@ -92,21 +106,69 @@ async fn page(state: Data<AppState>, member: Member) -> Result<HttpResponse, Por
                 entry,
             };
             j.requests.into_iter().map(call).collect()
-        })
-        .map_err(readable);
-    let deliveries = client
-        .sandbox_webhook_deliveries()
+        });
+    let addresses = client
+        .list_addresses(&AddressQuery::default())
         .await
-        .map(|d| d.deliveries)
-        .map_err(readable);
-    html(&Page {
-        shell: Shell::new(&member, "/sandbox-tools"),
-        now,
+        .map(|p| p.addresses)
+        .unwrap_or_default();
+    Ok(Page {
+        shell: Shell::new(member, "/sandbox-tools"),
+        now: client.sandbox_clock().await.map(|c| c.now).map_err(readable),
         steps: STEPS,
         calls,
         calls_shown: CALLS_SHOWN,
-        deliveries,
-    })
+        deliveries: client
+            .sandbox_webhook_deliveries()
+            .await
+            .map(|d| d.deliveries)
+            .map_err(readable),
+        prices: client.trading_prices().await.map(|p| p.prices).map_err(readable),
+        addresses: addresses.into_iter().map(|a| (a.chain, a.address)).collect(),
+        currencies: DEPOSIT_CURRENCIES,
+        errors,
+    }
+    .render()?)
+}
+
+async fn page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    require(&member)?;
+    Ok(ok(render(&state, &member, FieldErrors::default()).await?))
+}
+
+/// Back to the tools with the notice, or the page again with what was
+/// refused (422).
+async fn after(
+    state: &AppState,
+    member: &Member,
+    result: Result<String, Failure>,
+) -> Result<HttpResponse, PortalError> {
+    match split(result)? {
+        Ok(notice) => Ok(done("/sandbox-tools", notice)),
+        Err(refusal) => Ok(unprocessable(render(state, member, refusal.into()).await?)),
+    }
+}
+
+async fn set_price(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<PriceForm>,
+) -> Result<HttpResponse, PortalError> {
+    require(&member)?;
+    let client = state.client_for(&member, PERMISSION).await?;
+    let result = controls::set_price(&state, &member, &client, &form).await;
+    after(&state, &member, result).await
+}
+
+async fn deposit(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<DepositForm>,
+) -> Result<HttpResponse, PortalError> {
+    require(&member)?;
+    let client = state.client_for(&member, PERMISSION).await?;
+    let result = controls::deposit(&state, &member, &client, &form).await;
+    after(&state, &member, result).await
 }
 
 #[derive(Debug, Deserialize)]

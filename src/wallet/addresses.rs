@@ -229,11 +229,10 @@ pub struct NewFlag {
 pub async fn one(
     state: Data<AppState>,
     member: Member,
-    id: Path<String>,
+    id: Path<Uuid>,
     flag: Query<NewFlag>,
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::AddressesRead).await?;
-    let id = Uuid::parse_str(&id).map_err(|_| PortalError::NotFound("no such address".to_owned()))?;
     let address = client.address(&id.to_string()).await?;
     html(&DetailPage {
         shell: Shell::new(&member, "/addresses"),

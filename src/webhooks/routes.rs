@@ -120,15 +120,13 @@ struct DetailPage {
     payload: String,
 }
 
-async fn one(state: Data<AppState>, member: Member, id: Path<String>) -> Result<HttpResponse, PortalError> {
+async fn one(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<HttpResponse, PortalError> {
     if !member.can(Permission::AuditRead) {
         member.require(Permission::WebhooksRead)?;
     }
-    let not_found = || PortalError::NotFound("no such event".to_owned());
-    let id: i64 = id.parse().map_err(|_| not_found())?;
-    let event = store::find(&state.pool, member.tenant_id, id)
+    let event = store::find(&state.pool, member.tenant_id, *id)
         .await?
-        .ok_or_else(not_found)?;
+        .ok_or_else(|| PortalError::NotFound("no such event".to_owned()))?;
     html(&DetailPage {
         shell: Shell::new(&member, "/events"),
         payload: serde_json::to_string_pretty(&event.payload).unwrap_or_default(),

@@ -428,3 +428,43 @@ async fn a_trader_gets_a_quote_and_places_an_order_from_it_in_the_browser() {
     snap(&trader, "7-trading-order").await;
     trader.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_dca_schedule_ticks_after_a_day_moved_in_sandbox_tools_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let driver = start_driver().await;
+    let c = browser(&driver).await;
+    c.set_window_size(1280, 900).await.unwrap();
+    let password = app.admin_password.clone();
+    c.goto(&app.url("/login")).await.unwrap();
+    fill(&c, "input[name=email]", &app.admin_email).await;
+    fill(&c, "input[name=password]", &password).await;
+    click(&c, Locator::Css("button[type=submit]")).await;
+    wait_for_text(&c, "Dashboard").await;
+
+    c.goto(&app.url("/trading/scheduled")).await.unwrap();
+    select(&c, "select[name=currency]", "BTC").await;
+    select(&c, "select[name=quote_currency]", "USDT").await;
+    fill(&c, "input[name=amount]", "20").await;
+    select(&c, "select[name=frequency]", "daily").await;
+    fill(&c, "input[name=execution_time]", "00:30").await;
+    click(&c, Locator::XPath("//button[text()='Create schedule…']")).await;
+    wait_for_text(&c, "daily at 00:30 UTC").await;
+    click(&c, Locator::Css("button.primary")).await;
+    let created = wait_for_text(&c, "Schedule created.").await;
+    assert!(created.contains("No buys yet"), "{created}");
+    let schedule = c.current_url().await.unwrap();
+
+    c.goto(&app.url("/sandbox-tools")).await.unwrap();
+    click(&c, Locator::XPath("//button[contains(text(), '1 day')]")).await;
+    wait_for_text(&c, "moved forward 1 day").await;
+    c.goto(schedule.as_str()).await.unwrap();
+    let ticked = wait_for_text(&c, "completed").await;
+    assert!(
+        ticked.contains("20 USDT") && !ticked.contains("No buys yet"),
+        "{ticked}"
+    );
+    snap(&c, "8-dca-ticked").await;
+    c.close().await.unwrap();
+}

@@ -825,3 +825,63 @@ async fn large_card_funding_waits_for_approval_and_small_runs_at_once() {
         "amount and fee, once"
     );
 }
+
+/// Sandbox tools set a market price and make a deposit arrive at one of
+/// the company's addresses; a bad price is refused beside its field.
+#[tokio::test]
+async fn sandbox_tools_set_prices_and_make_deposits_arrive() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let res = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/prices",
+            &[("pair", "BTC/USDT"), ("price", "61000")],
+        )
+        .await;
+    assert!(app
+        .landing(res)
+        .await
+        .contains("BTC/USDT now trades at 61000 USDT"));
+    let prices = app.sandbox().await.trading_prices().await.unwrap().prices;
+    let btc = prices
+        .iter()
+        .find(|p| p.base_currency == "BTC" && p.quote_currency == "USDT")
+        .unwrap();
+    assert_eq!(btc.price.to_string(), "61000");
+    let bad = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/prices",
+            &[("pair", "BTC/USDT"), ("price", "-1")],
+        )
+        .await;
+    assert_eq!(bad.status().as_u16(), 422);
+    assert!(bad.text().await.unwrap().contains(r#"id="price-error""#));
+
+    let address = app
+        .sandbox()
+        .await
+        .generate_address(&paydesk_api::models::addresses::GenerateAddress {
+            chain: "ethereum".into(),
+            reference: Some("tools-deposit".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let to = format!("ethereum {}", address.address);
+    let res = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/deposits",
+            &[("to", &to), ("currency", "USDT"), ("amount", "12.5")],
+        )
+        .await;
+    let landed = app.landing(res).await;
+    assert!(landed.contains("A deposit of 12.5 USDT arrived at"), "{landed}");
+    let actions: Vec<String> = app.audit_actions().await.into_iter().map(|(a, _)| a).collect();
+    assert!(
+        actions.iter().any(|a| a == "sandbox.deposit_simulated")
+            && actions.iter().any(|a| a == "sandbox.price_set")
+    );
+}

@@ -23,6 +23,7 @@ pub struct TenantA {
     quote_id: String,
     order_id: String,
     schedule_id: String,
+    target_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -42,6 +43,16 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/rates", &[]),
     ("GET", "/rates/board", &[]),
     ("GET", "/rates/convert", &[]),
+    (
+        "POST",
+        "/sandbox-tools/prices",
+        &[("pair", "BTC/USDT"), ("price", "60000")],
+    ),
+    (
+        "POST",
+        "/sandbox-tools/deposits",
+        &[("currency", "USDT"), ("amount", "1")],
+    ),
     ("GET", "/trading", &[]),
     (
         "POST",
@@ -60,6 +71,19 @@ pub const ROUTES: &[Route] = &[
     ),
     ("GET", "/trading/scheduled/{schedule}", &[]),
     ("POST", "/trading/scheduled/{schedule}/pause", &[]),
+    ("GET", "/trading/targets", &[]),
+    (
+        "POST",
+        "/trading/targets",
+        &[
+            ("pair", "BTC/USDT"),
+            ("side", "buy"),
+            ("quantity", "0.01"),
+            ("target_price", "1000"),
+        ],
+    ),
+    ("GET", "/trading/targets/{target}", &[]),
+    ("POST", "/trading/targets/{target}/cancel", &[]),
     ("GET", "/cards/export.csv", &[]),
     ("GET", "/transactions/{tx}", &[]),
     ("GET", "/addresses", &[]),
@@ -284,6 +308,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{quote}", &a.quote_id)
         .replace("{order}", &a.order_id)
         .replace("{schedule}", &a.schedule_id)
+        .replace("{target}", &a.target_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -467,6 +492,18 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let target = sandbox
+        .create_target_order(&paydesk_api::models::trading::NewTargetOrder {
+            base_currency: "BTC".into(),
+            quote_currency: "USDT".into(),
+            side: "buy".into(),
+            quantity: rust_decimal::Decimal::new(1, 2),
+            target_price: rust_decimal::Decimal::from(1000),
+            reference: "iso-target".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -498,6 +535,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         quote_id: quote.id.to_string(),
         order_id: order.id.to_string(),
         schedule_id: schedule.id.to_string(),
+        target_id: target.id.to_string(),
     }
 }
 
@@ -594,6 +632,8 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/trading/orders/{order}/cancel"),
         ("GET", "/trading/scheduled/{schedule}"),
         ("POST", "/trading/scheduled/{schedule}/pause"),
+        ("GET", "/trading/targets/{target}"),
+        ("POST", "/trading/targets/{target}/cancel"),
         ("GET", "/cards/{card}"),
         ("GET", "/cards/{card}/live"),
         ("POST", "/cards/{card}/balance"),

@@ -256,3 +256,125 @@ async fn a_scheduled_order_is_created_ticks_on_the_clock_and_is_paused_and_cance
         .await;
     assert_eq!(refused.status().as_u16(), 422);
 }
+
+/// A target order shows what it locks before it is confirmed, is created
+/// once, and its cancel releases the escrow.
+#[tokio::test]
+async fn a_target_order_locks_its_escrow_and_cancelling_releases_it() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let list = app.get_html("/trading/targets").await;
+    let reference = list
+        .split("name=\"reference\" value=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_owned();
+    let fields = [
+        ("pair", "BTC/USDT"),
+        ("side", "buy"),
+        ("quantity", "0.01"),
+        ("target_price", "1000"),
+        ("expires_at", ""),
+        ("reference", reference.as_str()),
+    ];
+    let res = confirm(
+        &app,
+        "/trading/targets",
+        "/trading/targets",
+        &fields,
+        "about 10.05 USDT (the 0.5% fee included)",
+    )
+    .await;
+    let page = location(&res);
+    let shown = app.landing(res).await;
+    assert!(
+        shown.contains("Target order created.") && shown.contains("10.05 still locked"),
+        "{shown}"
+    );
+    let sandbox = app.sandbox().await;
+    assert_eq!(sandbox.target_orders(None).await.unwrap().len(), 1);
+
+    let bad = app
+        .post_form(
+            "/trading/targets",
+            "/trading/targets",
+            &[
+                ("pair", "BTC/USDT"),
+                ("side", "buy"),
+                ("quantity", "0.01"),
+                ("target_price", "-5"),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status().as_u16(), 422);
+    assert!(bad.text().await.unwrap().contains(r#"id="target_price-error""#));
+
+    let res = confirm(
+        &app,
+        &page,
+        &format!("{page}/cancel"),
+        &[],
+        "what it still locks is released",
+    )
+    .await;
+    assert!(app.landing(res).await.contains("The target order is cancelled"));
+    let order = &sandbox.target_orders(None).await.unwrap()[0];
+    assert_eq!(order.status, "cancelled");
+}
+
+/// An approved order whose quote ran out is re-quoted at execution; when
+/// the price moved beyond the policy's tolerance (1%) it goes back to the
+/// approvers with the new price instead of trading at it.
+#[tokio::test]
+async fn a_price_move_beyond_tolerance_sends_an_approved_order_back() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["mover@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["steady@example.com".into()])
+        .await
+        .remove(0);
+    let sandbox = app.sandbox().await;
+    let id = quote(&operator, "BTC/USDT", "sell", "0.5").await;
+    let res = operator
+        .post_form(
+            "/trading",
+            "/trading/orders",
+            &[("quote_id", &id), ("confirmed", "yes")],
+        )
+        .await;
+    let request = location(&res).trim_start_matches("/approvals/").to_owned();
+    let price = sandbox.trading_prices().await.unwrap().prices;
+    let btc = price
+        .iter()
+        .find(|p| p.base_currency == "BTC" && p.quote_currency == "USDT")
+        .unwrap();
+    sandbox
+        .sandbox_set_price("BTC", "USDT", btc.price * rust_decimal::Decimal::new(95, 2))
+        .await
+        .unwrap();
+    sandbox.sandbox_advance_clock(60).await.unwrap();
+    assert_eq!(approve(&approver, &request).await.status().as_u16(), 303);
+    let page = loop_until_sent_back(&app, &request).await;
+    assert!(page.contains("the price moved from"), "{page}");
+    assert!(
+        sandbox.orders(None, None, None).await.unwrap().orders.is_empty(),
+        "nothing traded"
+    );
+}
+
+/// The request's page once it went back to the approvers.
+async fn loop_until_sent_back(app: &TestApp, request: &str) -> String {
+    for _ in 0..300 {
+        let page = app.get_html(&format!("/approvals/{request}")).await;
+        if page.contains("the price moved from") {
+            return page;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the request never went back to the approvers");
+}

@@ -1,0 +1,154 @@
+//! `/trading/targets`: target orders with the form for a new one (its
+//! escrow shown before confirming), an order's page, and cancelling.
+
+use actix_web::web::{self, Data, Form, Path};
+use actix_web::HttpResponse;
+use askama::Template;
+use paydesk_api::models::trading::TargetOrder;
+use uuid::Uuid;
+
+use super::spot::pairs;
+use super::targets::{self, TargetForm};
+use crate::access::permissions::Permission;
+use crate::access::Member;
+use crate::approvals::executor::Gated;
+use crate::approvals::routes::{confirm_page, Submission};
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+use crate::web::form::{split, FieldErrors, Refusal};
+use crate::web::page::{done, ok, redirect, unprocessable, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/trading/targets", web::get().to(list))
+        .route("/trading/targets", web::post().to(create))
+        .route("/trading/targets/{id}", web::get().to(page))
+        .route("/trading/targets/{id}/cancel", web::post().to(cancel));
+}
+
+#[derive(Template)]
+#[template(path = "trading/targets.html")]
+struct ListPage {
+    shell: Shell,
+    orders: Vec<TargetOrder>,
+    pairs: Vec<String>,
+    form: TargetForm,
+    errors: FieldErrors,
+    can_request: bool,
+}
+
+async fn render_list(
+    state: &AppState,
+    member: &Member,
+    form: TargetForm,
+    errors: FieldErrors,
+) -> Result<String, PortalError> {
+    let client = state.client_for(member, Permission::TradingRead).await?;
+    let form = match form.reference.is_empty() {
+        true => TargetForm {
+            reference: format!("paydesk-target-{}", Uuid::new_v4().simple()),
+            ..form
+        },
+        false => form,
+    };
+    Ok(ListPage {
+        shell: Shell::new(member, "/trading"),
+        orders: client.target_orders(None).await?,
+        pairs: pairs(&client).await?,
+        form,
+        errors,
+        can_request: member.can(Permission::TradingRequest),
+    }
+    .render()?)
+}
+
+async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    let form = TargetForm {
+        side: "buy".into(),
+        pair: "BTC/USDT".into(),
+        ..TargetForm::default()
+    };
+    Ok(ok(
+        render_list(&state, &member, form, FieldErrors::default()).await?
+    ))
+}
+
+/// Creates a target order after a confirmation that shows what it locks.
+async fn create(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let submission = Submission(form.into_inner());
+    let typed: TargetForm = submission.draft()?;
+    let refusal = match split(targets::create(&state, &member, &typed, submission.confirmed()).await)? {
+        Ok(Gated::Confirm(preview)) => {
+            let back = ("/trading/targets", "/trading/targets");
+            return confirm_page(&member, "Create a target order", preview, back, &submission);
+        }
+        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(request)) => match request.progress.0["order_id"].as_str() {
+            Some(id) => return Ok(done(&format!("/trading/targets/{id}"), "Target order created.")),
+            None => Refusal::form("The target order was not created; try again."),
+        },
+        Err(refusal) => refusal,
+    };
+    Ok(unprocessable(
+        render_list(&state, &member, typed, refusal.into()).await?,
+    ))
+}
+
+#[derive(Template)]
+#[template(path = "trading/target.html")]
+struct TargetPage {
+    shell: Shell,
+    order: TargetOrder,
+    can_cancel: bool,
+    error: Option<String>,
+}
+
+fn target_body(member: &Member, order: TargetOrder, error: Option<String>) -> Result<String, PortalError> {
+    let open = matches!(order.status.as_str(), "active" | "triggered");
+    Ok(TargetPage {
+        shell: Shell::new(member, "/trading"),
+        can_cancel: open && member.can(Permission::TradingRequest),
+        order,
+        error,
+    }
+    .render()?)
+}
+
+async fn page(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRead).await?;
+    Ok(ok(target_body(
+        &member,
+        client.target_order(&id.to_string()).await?,
+        None,
+    )?))
+}
+
+async fn cancel(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRequest).await?;
+    let order = client.target_order(&id.to_string()).await?;
+    let submission = Submission(form.into_inner());
+    let back = format!("/trading/targets/{}", order.id);
+    match split(targets::cancel(&state, &member, &order, submission.confirmed()).await)? {
+        Ok(Gated::Confirm(preview)) => confirm_page(
+            &member,
+            "Cancel the target order",
+            preview,
+            (&format!("{back}/cancel"), &back),
+            &submission,
+        ),
+        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(_)) => Ok(done(
+            &back,
+            "The target order is cancelled; what it locked is released.",
+        )),
+        Err(refusal) => Ok(unprocessable(target_body(&member, order, Some(refusal.message))?)),
+    }
+}
