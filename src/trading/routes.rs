@@ -71,8 +71,36 @@ struct Quoting {
 pub struct OrderFilters {
     #[serde(default)]
     status: String,
+    /// `BASE/QUOTE`; with side and date, read from each page loaded (the
+    /// service's list filters by status only).
+    #[serde(default)]
+    pair: String,
+    #[serde(default)]
+    side: String,
+    /// `YYYY-MM-DD`: orders placed on or after this day (UTC).
+    #[serde(default)]
+    from: String,
     #[serde(default)]
     cursor: String,
+}
+
+impl OrderFilters {
+    /// Whether the filters the service doesn't apply keep `o`.
+    fn keeps(&self, o: &Order) -> bool {
+        let pair = format!("{}/{}", o.base_currency, o.quote_currency);
+        let from = chrono::NaiveDate::parse_from_str(&self.from, "%Y-%m-%d").ok();
+        (self.pair.is_empty() || self.pair == pair)
+            && (self.side.is_empty() || o.side.eq_ignore_ascii_case(&self.side))
+            && from.is_none_or(|day| o.created_at.date_naive() >= day)
+    }
+
+    /// Filters read from the page need bigger pages to fill one.
+    fn page_size(&self) -> u32 {
+        match self.pair.is_empty() && self.side.is_empty() && self.from.is_empty() {
+            true => 25,
+            false => 100,
+        }
+    }
 }
 
 #[derive(Template)]
@@ -127,9 +155,10 @@ async fn blank_quoting(state: &AppState, member: &Member) -> Result<Quoting, Por
 async fn orders(client: &Client, filters: &OrderFilters) -> Result<Listing<Order>, ApiError> {
     let status = Some(filters.status.as_str()).filter(|s| !s.is_empty());
     let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
-    let page = client.orders(status, cursor, Some(25)).await?;
+    let page = client.orders(status, cursor, Some(filters.page_size())).await?;
     let next = page.has_more.then_some(page.next_cursor.as_str());
-    Ok(Listing::new(page.orders, page.total, next, filters))
+    let kept = page.orders.into_iter().filter(|o| filters.keeps(o)).collect();
+    Ok(Listing::new(kept, page.total, next, filters))
 }
 
 /// The trading page, the quoting part as given, the first orders below.

@@ -65,6 +65,16 @@ async fn a_quote_becomes_an_order_once_and_large_orders_wait_for_an_approver() {
         1,
         "one order per quote"
     );
+    let bought = app.get_html("/trading?pair=BTC%2FUSDT&side=buy").await;
+    assert!(
+        bought.contains("/trading/orders/"),
+        "the filters keep it: {bought}"
+    );
+    let sold = app.get_html("/trading?side=sell").await;
+    assert!(
+        sold.contains("No orders match.") && !sold.contains("href=\"/trading/orders/"),
+        "{sold}"
+    );
 
     // Large (above 1,000 USD): an Operator files it, an Approver approves it.
     let operator = members(&app, "Operator", &["trader@example.com".into()])
