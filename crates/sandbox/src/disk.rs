@@ -3,18 +3,23 @@
 //! so that every write the sandbox acknowledged survives `kill -9` and a
 //! restart, and clock-driven steps resume.
 //!
-//! One mechanism for every area: the unit kept is a company's snapshot
-//! document (`snapshot.rs`: its records of every area, ledger, idempotency
-//! records, webhook setting and pending clock-driven steps), written in one
-//! transaction with the shared state (clock offset, market prices, the
-//! Lightning node key) and the write's nonce, before the answer is sent.
-//! Only companies touched since the last write are written, and a write
-//! whose change an earlier keep already covered writes only its nonce, so
-//! concurrent writes share one serialization (kept on the blocking pool,
-//! the worker goes on serving meanwhile). The cost: a company's whole
-//! document is serialized per keep, so writes slow down as its history
-//! grows (see `bench/README.md`); keeping each record as its own row is
-//! the way past that.
+//! One mechanism for every area: each area keeps its records in a record
+//! book (`book::Book<R>`), and each record is its own row of `records`,
+//! keyed by (company, kind, key) and holding the record's JSON; a book
+//! hands out only the records changed since the last keep (and the keys
+//! it dropped), so a write costs what it changed, not the company's
+//! history. What is not in a book (name, webhook setting, wallets'
+//! totals, faults, pending clock-driven steps…) is the company's head
+//! row: its snapshot document with every book left empty. A keep writes,
+//! in one transaction before the answer is sent, the head and changed
+//! rows of the companies touched since the last keep, the shared state
+//! (clock offset, market prices, the Lightning node key) and the write's
+//! nonce. Concurrent writes share one keep: a write whose change an
+//! earlier keep already covered writes only its nonce (kept on the
+//! blocking pool, the worker goes on serving meanwhile). A reset or a
+//! restored snapshot rewrites all of its company's rows. A directory an
+//! older sandbox wrote (one whole snapshot document per company, table
+//! `companies`) is read at start and then kept as rows.
 //!
 //! Why SQLite: its write-ahead log with `synchronous=NORMAL` is documented
 //! to keep every committed transaction across an application crash (only a
@@ -35,6 +40,7 @@ use std::sync::Mutex;
 use rusqlite::{params, Connection, OptionalExtension};
 use uuid::Uuid;
 
+use crate::book::RowChange;
 use crate::fixture::Fixture;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,10 +64,22 @@ pub struct Globals {
     pub node_secret: String,
 }
 
+/// What one write keeps of a company: its head row (the snapshot
+/// document with its books left empty) and the rows of its books that
+/// changed.
+pub struct CompanyWrite {
+    pub id: Uuid,
+    /// Every row of the company is written anew (a reset or a restored
+    /// snapshot): the rows it had are dropped first.
+    pub replaced: bool,
+    pub head: String,
+    /// (kind, change) of each changed record.
+    pub rows: Vec<(&'static str, RowChange)>,
+}
+
 /// What one acknowledged write keeps.
 pub struct Write {
-    /// Snapshot documents of the companies touched, by id.
-    pub companies: Vec<(Uuid, String)>,
+    pub companies: Vec<CompanyWrite>,
     /// None when an earlier write already covered the state.
     pub globals: Option<Globals>,
     /// The write's nonce: client, nonce, and when it may be forgotten
@@ -69,9 +87,19 @@ pub struct Write {
     pub nonce: Option<(Uuid, String, i64)>,
 }
 
+/// A company as a start finds it: its head row and its records' rows
+/// (kind, order, JSON), in order.
+pub struct KeptCompany {
+    pub head: String,
+    pub rows: Vec<(String, u64, String)>,
+}
+
 /// What a start finds in the directory.
 pub struct Kept {
-    pub companies: Vec<String>,
+    pub companies: Vec<KeptCompany>,
+    /// Whole snapshot documents an older sandbox kept (one per company);
+    /// read once and then written as rows.
+    pub documents: Vec<String>,
     pub globals: Option<Globals>,
     pub nonces: Vec<(Uuid, String, i64)>,
 }
@@ -93,6 +121,11 @@ impl Disk {
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS companies (id TEXT PRIMARY KEY, state TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS heads (company TEXT PRIMARY KEY, state TEXT NOT NULL);
+             CREATE TABLE IF NOT EXISTS records (company TEXT NOT NULL, kind TEXT NOT NULL,
+                 key TEXT NOT NULL, ord INTEGER NOT NULL, body TEXT NOT NULL,
+                 PRIMARY KEY (company, kind, key)) WITHOUT ROWID;
+             CREATE INDEX IF NOT EXISTS records_in_order ON records (company, kind, ord);
              CREATE TABLE IF NOT EXISTS nonces (client TEXT NOT NULL, nonce TEXT NOT NULL,
                  expires INTEGER NOT NULL, PRIMARY KEY (client, nonce));",
         )?;
@@ -148,10 +181,30 @@ impl Disk {
     /// Everything kept, for a start.
     pub fn load(&self, now_unix: i64) -> Result<Kept, DiskError> {
         let conn = self.conn();
-        let companies = conn
+        let documents = conn
             .prepare("SELECT state FROM companies")?
             .query_map([], |row| row.get::<_, String>(0))?
             .collect::<Result<Vec<_>, _>>()?;
+        let heads = conn
+            .prepare("SELECT company, state FROM heads")?
+            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut rows_of =
+            conn.prepare("SELECT kind, ord, body FROM records WHERE company = ?1 ORDER BY kind, ord")?;
+        let mut companies = Vec::with_capacity(heads.len());
+        for (company, head) in heads {
+            let rows = rows_of
+                .query_map([&company], |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, i64>(1)? as u64,
+                        row.get::<_, String>(2)?,
+                    ))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            companies.push(KeptCompany { head, rows });
+        }
+        drop(rows_of);
         let globals = match (
             Self::meta(&conn, "clock_offset_ms")?,
             Self::meta(&conn, "market")?,
@@ -182,6 +235,7 @@ impl Disk {
             .collect();
         Ok(Kept {
             companies,
+            documents,
             globals,
             nonces,
         })
@@ -191,12 +245,35 @@ impl Disk {
     pub fn keep(&self, write: Write, now_unix: i64) -> Result<(), DiskError> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        for (id, state) in &write.companies {
-            tx.execute(
-                "INSERT INTO companies (id, state) VALUES (?1, ?2)
-                 ON CONFLICT (id) DO UPDATE SET state = excluded.state",
-                params![id.to_string(), state],
+        {
+            let mut put_head = tx.prepare_cached(
+                "INSERT INTO heads (company, state) VALUES (?1, ?2)
+                 ON CONFLICT (company) DO UPDATE SET state = excluded.state",
             )?;
+            let mut put = tx.prepare_cached(
+                "INSERT INTO records (company, kind, key, ord, body) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (company, kind, key) DO UPDATE SET ord = excluded.ord, body = excluded.body",
+            )?;
+            let mut delete =
+                tx.prepare_cached("DELETE FROM records WHERE company = ?1 AND kind = ?2 AND key = ?3")?;
+            for company in &write.companies {
+                let id = company.id.to_string();
+                if company.replaced {
+                    tx.execute("DELETE FROM records WHERE company = ?1", [&id])?;
+                    tx.execute("DELETE FROM companies WHERE id = ?1", [&id])?;
+                }
+                put_head.execute(params![id, company.head])?;
+                for (kind, change) in &company.rows {
+                    match change {
+                        RowChange::Put { key, ord, json } => {
+                            put.execute(params![id, kind, key, *ord as i64, json])?;
+                        }
+                        RowChange::Delete { key } => {
+                            delete.execute(params![id, kind, key])?;
+                        }
+                    }
+                }
+            }
         }
         if let Some(g) = &write.globals {
             for (key, value) in [

@@ -25,8 +25,9 @@ use crate::areas::trading::{schedules, spot, targets, ScheduleBook, TargetBook, 
 use crate::areas::virtual_accounts::VirtualAccountBook;
 use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
+use crate::book::{self, Shelf};
 use crate::clock::SandboxClock;
-use crate::disk::{Disk, DiskError, Globals, Write};
+use crate::disk::{CompanyWrite, Disk, DiskError, Globals, Write};
 use crate::error::ApiError;
 use crate::faults::Fault;
 use crate::fixture::{CompanyFixture, Fixture};
@@ -118,6 +119,38 @@ impl Company {
 }
 
 impl Company {
+    /// Every book of the company with the kind its rows are kept under
+    /// (`--data-dir`): each record of these is its own row; everything
+    /// else is the company's head row.
+    pub fn shelves(&mut self) -> [(&'static str, &mut dyn Shelf); 16] {
+        [
+            ("ledger", self.ledger.entry_book()),
+            ("addresses", &mut self.addresses.records),
+            ("payouts", &mut self.payouts.records),
+            ("beneficiaries", &mut self.beneficiaries.records),
+            ("customers", &mut self.customers.records),
+            ("cards", &mut self.cards.records),
+            ("withdrawals", &mut self.withdrawals.records),
+            ("trade_quotes", &mut self.trades.quotes),
+            ("trade_orders", &mut self.trades.orders),
+            ("target_orders", &mut self.targets.records),
+            ("scheduled_orders", &mut self.schedules.records),
+            ("lightning", &mut self.lightning.records),
+            ("bulk_transfers", &mut self.batches.records),
+            ("bulk_schedules", &mut self.bulk_schedules.records),
+            ("virtual_accounts", &mut self.virtual_accounts.records),
+            ("idempotency", self.idempotency.book()),
+        ]
+    }
+
+    /// Rebuilds what is derived from the records, after they were read
+    /// back (from a snapshot or the data directory).
+    pub fn reindex(&mut self) {
+        self.ledger.reindex();
+    }
+}
+
+impl Company {
     /// A company as its fixture describes it: opening balances recorded as
     /// settled DEPOSIT_CONFIRMED transactions with reference `OPENING_<CUR>`.
     /// `cf.id` is set (the store fills it before calling).
@@ -197,6 +230,8 @@ pub struct Store {
     /// Companies changed (or read mutably) since the data directory last
     /// kept them.
     touched: HashSet<Uuid>,
+    /// Companies whose every row is to be written anew (reset, restored).
+    replaced: HashSet<Uuid>,
     /// Counts every mutable access to a company, so a write can tell
     /// whether a keep already covered its change.
     changes: u64,
@@ -214,6 +249,7 @@ impl Store {
             outbox: Outbox::default(),
             node: Node::default(),
             touched: HashSet::new(),
+            replaced: HashSet::new(),
             changes: 0,
         };
         for cf in &fixture.companies {
@@ -280,13 +316,48 @@ impl Store {
         self.scheduler.forget_company(company_id);
         self.node.forget_company(company_id);
         self.companies.insert(company_id, fresh);
-        self.mark(company_id);
+        self.replace(company_id);
         Ok(())
     }
 
     /// Marks a company for the data directory to keep.
     pub fn touch(&mut self, company_id: Uuid) {
         self.mark(company_id);
+    }
+
+    /// Marks a company whose whole state was replaced: the data directory
+    /// writes every row of it anew.
+    pub fn replace(&mut self, company_id: Uuid) {
+        self.replaced.insert(company_id);
+        self.mark(company_id);
+    }
+
+    /// What the data directory is to write of a touched company: its head
+    /// row and its changed records; forgets the changes.
+    fn company_write(&mut self, id: Uuid, now: DateTime<Utc>) -> Result<Option<CompanyWrite>, DiskError> {
+        let replaced = self.replaced.remove(&id);
+        let Some(company) = self.companies.get_mut(&id) else {
+            return Ok(None);
+        };
+        let mut rows = Vec::new();
+        let mut changes = Vec::new();
+        for (kind, shelf) in company.shelves() {
+            if replaced {
+                shelf.mark_all();
+            }
+            shelf
+                .take_changes(&mut changes)
+                .map_err(|e| DiskError::Unreadable(e.to_string()))?;
+            rows.extend(changes.drain(..).map(|c| (kind, c)));
+        }
+        let head = book::with_books_elided(|| self.snapshot_text(id, now))
+            .map_err(|e| DiskError::Unreadable(e.to_string()))?;
+        Ok(Some(CompanyWrite {
+            id,
+            replaced,
+            head,
+            rows,
+        }))
     }
 
     fn mark(&mut self, company_id: Uuid) {
@@ -297,6 +368,19 @@ impl Store {
     /// The change count so far (see `Shared::keep`).
     pub fn changes(&self) -> u64 {
         self.changes
+    }
+
+    /// A kept snapshot document (or head row) of one of the fixture's
+    /// companies.
+    fn read_kept(&self, text: &str) -> Result<snapshot::Snapshot, DiskError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+        let id = value["company_id"]
+            .as_str()
+            .and_then(|id| Uuid::parse_str(id).ok())
+            .filter(|id| self.companies.contains_key(id))
+            .ok_or_else(|| DiskError::Unreadable("a company the fixture lacks".to_owned()))?;
+        snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))
     }
 
     /// A market price moved: target orders it crossed trigger.
@@ -496,17 +580,31 @@ impl Shared {
                     store.node.key = NodeKey::from_secret_hex(&g.node_secret)
                         .ok_or_else(|| DiskError::Unreadable("the Lightning node key".to_owned()))?;
                 }
-                for text in kept.companies {
-                    let value: serde_json::Value =
-                        serde_json::from_str(&text).map_err(|e| DiskError::Unreadable(e.to_string()))?;
-                    let id = value["company_id"]
-                        .as_str()
-                        .and_then(|id| Uuid::parse_str(id).ok())
-                        .filter(|id| store.companies.contains_key(id))
-                        .ok_or_else(|| DiskError::Unreadable("a company the fixture lacks".to_owned()))?;
-                    let snapshot =
-                        snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+                // Whole documents of an older sandbox first, written as rows
+                // at the first keep; then heads with their rows.
+                for text in kept.documents {
+                    let snapshot = store.read_kept(&text)?;
+                    let id = snapshot.company_id;
                     store.restore(snapshot);
+                    store.replace(id);
+                }
+                for company in kept.companies {
+                    let mut snapshot = store.read_kept(&company.head)?;
+                    {
+                        let mut shelves = snapshot.company.shelves();
+                        for (kind, ord, json) in &company.rows {
+                            let (_, shelf) =
+                                shelves.iter_mut().find(|(k, _)| k == kind).ok_or_else(|| {
+                                    DiskError::Unreadable(format!("records of an unknown kind {kind}"))
+                                })?;
+                            shelf
+                                .load_row(*ord, json)
+                                .map_err(|e| DiskError::Unreadable(format!("a record of {kind}: {e}")))?;
+                        }
+                    }
+                    let id = snapshot.company_id;
+                    store.restore(snapshot);
+                    store.replaced.remove(&id);
                 }
                 for (client, nonce, expiry) in kept.nonces {
                     nonces.resume(client, nonce, expiry);
@@ -566,9 +664,7 @@ impl Shared {
             if state_due {
                 let touched: Vec<Uuid> = store.touched.drain().collect();
                 for id in touched {
-                    if let Ok(doc) = store.snapshot_text(id, now) {
-                        companies.push((id, doc));
-                    }
+                    companies.extend(store.company_write(id, now)?);
                 }
                 globals = Some(Globals {
                     clock_offset_ms: offset_ms,

@@ -28,6 +28,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
 
 use super::spot::{settle_trade, Pair, Side};
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
@@ -79,9 +80,17 @@ impl ScheduleRecord {
     }
 }
 
+impl crate::book::Record for ScheduleRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.schedule.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleBook {
-    pub records: Vec<ScheduleRecord>,
+    pub records: Book<ScheduleRecord>,
 }
 
 impl ScheduleBook {

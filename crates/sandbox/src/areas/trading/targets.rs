@@ -22,6 +22,7 @@ use uuid::Uuid;
 
 use super::spot::{Pair, Side};
 use crate::areas::market::Market;
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::scheduler::{Job, Scheduler};
@@ -41,9 +42,17 @@ pub struct TargetRecord {
     fill: (i64, i64, i64),
 }
 
+impl crate::book::Record for TargetRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.order.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TargetBook {
-    pub records: Vec<TargetRecord>,
+    pub records: Book<TargetRecord>,
 }
 
 impl TargetBook {
@@ -182,16 +191,16 @@ pub fn create(
 
 /// Triggers every active order of the company the market has crossed.
 pub fn check_triggers(company: &mut Company, market: &Market, scheduler: &mut Scheduler, now: DateTime<Utc>) {
-    for r in company
-        .targets
-        .records
-        .iter_mut()
-        .filter(|r| r.order.status == "active")
-    {
+    for index in 0..company.targets.records.len() {
+        let r = &company.targets.records[index];
+        if r.order.status != "active" {
+            continue;
+        }
         let Some(price) = market.mid(r.pair.base.code(), r.pair.quote.code()) else {
             continue;
         };
         if crossed(r.side, price, r.order.target_price) {
+            let r = &mut company.targets.records[index];
             r.order.status = "triggered".to_owned();
             r.order.first_triggered_at = now.to_rfc3339();
             r.order.updated_at = now;
