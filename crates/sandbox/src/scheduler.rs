@@ -18,6 +18,11 @@ pub enum Job {
     RetryDelivery {
         delivery_id: u64,
     },
+    /// A delivery held back by a fault (`delay_s`, `out_of_order`) goes
+    /// out.
+    ReleaseDelivery {
+        delivery_id: u64,
+    },
     PayoutRail {
         company_id: Uuid,
         payout_id: Uuid,
@@ -87,7 +92,7 @@ impl Job {
     /// The company the job acts on; none for a webhook retry.
     fn company_id(&self) -> Option<Uuid> {
         match self {
-            Job::RetryDelivery { .. } => None,
+            Job::RetryDelivery { .. } | Job::ReleaseDelivery { .. } => None,
             Job::ConfirmDeposit { company_id, .. }
             | Job::PayoutRail { company_id, .. }
             | Job::PayoutExpiry { company_id, .. }

@@ -315,6 +315,7 @@ impl Store {
         let fresh = Company::from_fixture(&origin, now)?;
         self.scheduler.forget_company(company_id);
         self.node.forget_company(company_id);
+        self.outbox.clear_faults(company_id);
         self.companies.insert(company_id, fresh);
         self.replace(company_id);
         Ok(())
@@ -383,6 +384,14 @@ impl Store {
         snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))
     }
 
+    /// Deliveries to send now; held ones get their release jobs.
+    pub fn ready_deliveries(&mut self) -> Vec<Delivery> {
+        for (at, job) in self.outbox.take_releases() {
+            self.scheduler.schedule(at, job);
+        }
+        self.outbox.take_ready()
+    }
+
     /// A market price moved: target orders it crossed trigger.
     pub fn prices_moved(&mut self, now: DateTime<Utc>) {
         let Store {
@@ -411,6 +420,7 @@ impl Store {
                 }
             }
             Job::RetryDelivery { delivery_id } => self.outbox.mark_ready(delivery_id),
+            Job::ReleaseDelivery { delivery_id } => self.outbox.release(delivery_id),
             Job::PayoutRail {
                 company_id,
                 payout_id,
@@ -714,14 +724,14 @@ impl Shared {
         loop {
             let ready = {
                 let mut store = self.store();
-                let mut ready = store.outbox.take_ready();
+                let mut ready = store.ready_deliveries();
                 if ready.is_empty() {
                     let Some((at, job)) = store.scheduler.pop_due(until) else {
                         break;
                     };
                     self.clock.advance_to(at);
                     store.run_job(job, self.clock.now());
-                    ready = store.outbox.take_ready();
+                    ready = store.ready_deliveries();
                 }
                 ready
             };
@@ -730,10 +740,16 @@ impl Shared {
         self.clock.advance_to(until);
     }
 
-    /// Sends deliveries that are ready now (events emitted by a request).
+    /// Sends deliveries that are ready now (events emitted by a request),
+    /// and those they let go (an `out_of_order` delivery they overtook).
     pub async fn flush_deliveries(&self) {
-        let ready = self.store().outbox.take_ready();
-        self.deliver(ready).await;
+        loop {
+            let ready = self.store().ready_deliveries();
+            if ready.is_empty() {
+                break;
+            }
+            self.deliver(ready).await;
+        }
     }
 
     /// Sends one of a company's deliveries once more, now; the delivery
@@ -763,5 +779,6 @@ impl Shared {
         for (delivery, attempt) in deliveries.iter().zip(attempts) {
             outbox.record_attempt(delivery.id, attempt, scheduler);
         }
+        outbox.release_overtaken(&deliveries);
     }
 }
