@@ -131,8 +131,9 @@ pub struct Order {
     pub price: Decimal,
     /// `pending`, `filled`, `rejected` or `cancelled`.
     pub status: String,
-    /// Null for NGN pairs, which settle from the service's own liquidity.
-    pub exchange: Option<Exchange>,
+    /// The venue the order filled on, by name; null for NGN pairs, which
+    /// settle from the service's own liquidity.
+    pub exchange: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub filled_quantity: Decimal,

@@ -300,7 +300,7 @@ fn buy(company: &mut Company, pair: &Pair, s: &Schedule, fx: &Effects<'_>) -> Ti
         quantity,
         price,
         status: "filled".to_owned(),
-        exchange: Some(pair.exchange(Side::Buy, base, quote)),
+        exchange: Some(super::spot::VENUE.to_owned()),
         created_at: fx.now,
         updated_at: fx.now,
         filled_quantity: quantity,

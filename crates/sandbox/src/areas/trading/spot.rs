@@ -212,6 +212,10 @@ impl Pair {
     }
 }
 
+/// The venue an order names in `exchange` (NGN pairs name none: they
+/// settle from the service's own liquidity).
+pub const VENUE: &str = "sandbox";
+
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct QuoteRecord {
     quote: Quote,
@@ -518,7 +522,7 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
         quantity,
         price: fill_price,
         status: if rests_at.is_some() { "pending" } else { "filled" }.to_owned(),
-        exchange: (!ngn).then(|| pair.exchange(side, base_units, quote_units)),
+        exchange: (!ngn).then(|| VENUE.to_owned()),
         created_at: now,
         updated_at: now,
         filled_quantity: if rests_at.is_some() {
