@@ -41,14 +41,9 @@ pub trait Record: Serialize + DeserializeOwned {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RowChange {
     /// Insert or replace the record with this key: its order and JSON.
-    Put {
-        key: String,
-        ord: u64,
-        json: String,
-    },
-    Delete {
-        key: String,
-    },
+    Put { key: String, ord: u64, json: String },
+    /// The record with this key and order is gone.
+    Delete { key: String, ord: u64 },
 }
 
 pub struct Book<R: Record> {
@@ -59,8 +54,8 @@ pub struct Book<R: Record> {
     index: HashMap<R::Key, usize>,
     /// Positions changed since the last `take_changes`.
     dirty: Vec<usize>,
-    /// Keys removed since the last `take_changes`.
-    removed: Vec<String>,
+    /// Keys and orders removed since the last `take_changes`.
+    removed: Vec<(String, u64)>,
 }
 
 impl<R: Record> Default for Book<R> {
@@ -147,8 +142,8 @@ impl<R: Record> Book<R> {
     /// Removes and returns the record at `index`.
     pub fn remove(&mut self, index: usize) -> R {
         let record = self.records.remove(index);
-        self.ords.remove(index);
-        self.removed.push(record.key().to_string());
+        let ord = self.ords.remove(index);
+        self.removed.push((record.key().to_string(), ord));
         self.dirty.retain(|&d| d != index);
         for d in &mut self.dirty {
             if *d > index {
@@ -174,7 +169,7 @@ impl<R: Record> Book<R> {
                 kept_records.push(record);
                 kept_ords.push(ord);
             } else {
-                self.removed.push(record.key().to_string());
+                self.removed.push((record.key().to_string(), ord));
             }
         }
         self.records = kept_records;
@@ -201,8 +196,8 @@ impl<R: Record> Book<R> {
 
     /// The rows changed since the last call, and forgets them.
     pub fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), serde_json::Error> {
-        for key in self.removed.drain(..) {
-            out.push(RowChange::Delete { key });
+        for (key, ord) in self.removed.drain(..) {
+            out.push(RowChange::Delete { key, ord });
         }
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
@@ -370,7 +365,7 @@ mod tests {
             .iter()
             .map(|c| match c {
                 RowChange::Put { key, .. } => format!("put {key}"),
-                RowChange::Delete { key } => format!("delete {key}"),
+                RowChange::Delete { key, .. } => format!("delete {key}"),
             })
             .collect()
     }

@@ -60,7 +60,8 @@ pub enum DiskError {
 /// The kept shared state besides the companies.
 pub struct Globals {
     pub clock_offset_ms: i64,
-    pub market: serde_json::Value,
+    /// The market as JSON.
+    pub market: String,
     pub node_secret: String,
 }
 
@@ -69,12 +70,15 @@ pub struct Globals {
 /// changed.
 pub struct CompanyWrite {
     pub id: Uuid,
+    /// The company's place in the fixture (part of its rows' ids).
+    pub slot: usize,
     /// Every row of the company is written anew (a reset or a restored
     /// snapshot): the rows it had are dropped first.
     pub replaced: bool,
     pub head: String,
-    /// (kind, change) of each changed record.
-    pub rows: Vec<(&'static str, RowChange)>,
+    /// (kind, the kind's place among the company's books, change) of each
+    /// changed record.
+    pub rows: Vec<(&'static str, usize, RowChange)>,
 }
 
 /// What one acknowledged write keeps.
@@ -82,9 +86,9 @@ pub struct Write {
     pub companies: Vec<CompanyWrite>,
     /// None when an earlier write already covered the state.
     pub globals: Option<Globals>,
-    /// The write's nonce: client, nonce, and when it may be forgotten
-    /// (Unix seconds).
-    pub nonce: Option<(Uuid, String, i64)>,
+    /// The nonces of the writes kept: client, nonce, and when it may be
+    /// forgotten (Unix seconds).
+    pub nonces: Vec<(Uuid, String, i64)>,
 }
 
 /// A company as a start finds it: its head row and its records' rows
@@ -106,6 +110,59 @@ pub struct Kept {
 
 pub struct Disk {
     conn: Mutex<Connection>,
+    /// When expired nonces were last deleted (Unix seconds).
+    purged_at: Mutex<i64>,
+    /// Tells the checkpointing thread to stop.
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for Disk {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// A record's row id: its company's slot, its kind's place among the
+/// company's books and its order in the book, in one integer, so a
+/// book's new records are appended at the end of their range (SQLite
+/// writes few pages per commit) and a company's rows are one range.
+const ORD_BITS: u32 = 45;
+const KIND_BITS: u32 = 6;
+const SLOT_BITS: u32 = 12;
+
+fn row_id(slot: usize, kind: usize, ord: u64) -> Result<i64, DiskError> {
+    if slot >= 1 << SLOT_BITS || kind >= 1 << KIND_BITS || ord >= 1 << ORD_BITS {
+        return Err(DiskError::Unreadable(format!(
+            "a record beyond what a row id holds (company {slot}, kind {kind}, order {ord})"
+        )));
+    }
+    Ok(((slot as i64) << (ORD_BITS + KIND_BITS)) | ((kind as i64) << ORD_BITS) | ord as i64)
+}
+
+/// The row ids of a company's records.
+fn company_rows(slot: usize) -> (i64, i64) {
+    let low = (slot as i64) << (ORD_BITS + KIND_BITS);
+    (low, low + (1i64 << (ORD_BITS + KIND_BITS)) - 1)
+}
+
+/// Copies the write-ahead log into the database now and then, on its own
+/// connection and thread, so no write waits for a checkpoint (and its
+/// fsync).
+fn checkpoint_now_and_then(path: std::path::PathBuf, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    std::thread::Builder::new()
+        .name("sandbox-checkpoint".to_owned())
+        .spawn(move || {
+            let Ok(conn) = Connection::open(&path) else {
+                return;
+            };
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(250));
+                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                    tracing::warn!(error = %e, "a checkpoint of the sandbox's database failed");
+                }
+            }
+        })
+        .ok();
 }
 
 impl Disk {
@@ -115,22 +172,30 @@ impl Disk {
             path: dir.display().to_string(),
             source,
         })?;
-        let conn = Connection::open(dir.join("sandbox.sqlite3"))?;
+        let path = dir.join("sandbox.sqlite3");
+        let conn = Connection::open(&path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        // `companies` (whole documents) and `nonces` are what older
+        // sandboxes wrote: still read, no longer written.
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS companies (id TEXT PRIMARY KEY, state TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS heads (company TEXT PRIMARY KEY, state TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS records (company TEXT NOT NULL, kind TEXT NOT NULL,
-                 key TEXT NOT NULL, ord INTEGER NOT NULL, body TEXT NOT NULL,
-                 PRIMARY KEY (company, kind, key)) WITHOUT ROWID;
-             CREATE INDEX IF NOT EXISTS records_in_order ON records (company, kind, ord);
+             CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, company TEXT NOT NULL,
+                 kind TEXT NOT NULL, body TEXT NOT NULL);
              CREATE TABLE IF NOT EXISTS nonces (client TEXT NOT NULL, nonce TEXT NOT NULL,
-                 expires INTEGER NOT NULL, PRIMARY KEY (client, nonce));",
+                 expires INTEGER NOT NULL, PRIMARY KEY (client, nonce));
+             CREATE TABLE IF NOT EXISTS write_nonces (expires INTEGER NOT NULL, client TEXT NOT NULL,
+                 nonce TEXT NOT NULL, PRIMARY KEY (expires, client, nonce)) WITHOUT ROWID;",
         )?;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        checkpoint_now_and_then(path, stop.clone());
         Ok(Disk {
             conn: Mutex::new(conn),
+            purged_at: Mutex::new(0),
+            stop,
         })
     }
 
@@ -189,22 +254,25 @@ impl Disk {
             .prepare("SELECT company, state FROM heads")?
             .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?
             .collect::<Result<Vec<_>, _>>()?;
-        let mut rows_of =
-            conn.prepare("SELECT kind, ord, body FROM records WHERE company = ?1 ORDER BY kind, ord")?;
-        let mut companies = Vec::with_capacity(heads.len());
-        for (company, head) in heads {
-            let rows = rows_of
-                .query_map([&company], |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, i64>(1)? as u64,
-                        row.get::<_, String>(2)?,
-                    ))
-                })?
-                .collect::<Result<Vec<_>, _>>()?;
-            companies.push(KeptCompany { head, rows });
+        let mut rows_of: std::collections::HashMap<String, Vec<(String, u64, String)>> = Default::default();
+        {
+            let mut all = conn.prepare("SELECT id, company, kind, body FROM records ORDER BY id")?;
+            let mut rows = all.query([])?;
+            while let Some(row) = rows.next()? {
+                let ord = (row.get::<_, i64>(0)? as u64) & ((1 << ORD_BITS) - 1);
+                rows_of
+                    .entry(row.get(1)?)
+                    .or_default()
+                    .push((row.get(2)?, ord, row.get(3)?));
+            }
         }
-        drop(rows_of);
+        let companies = heads
+            .into_iter()
+            .map(|(company, head)| KeptCompany {
+                rows: rows_of.remove(&company).unwrap_or_default(),
+                head,
+            })
+            .collect();
         let globals = match (
             Self::meta(&conn, "clock_offset_ms")?,
             Self::meta(&conn, "market")?,
@@ -214,13 +282,17 @@ impl Disk {
                 clock_offset_ms: offset
                     .parse()
                     .map_err(|_| DiskError::Unreadable("the clock offset".to_owned()))?,
-                market: serde_json::from_str(&market).map_err(|e| DiskError::Unreadable(e.to_string()))?,
+                market,
                 node_secret,
             }),
             _ => None,
         };
         let nonces = conn
-            .prepare("SELECT client, nonce, expires FROM nonces WHERE expires > ?1 ORDER BY expires")?
+            .prepare(
+                "SELECT client, nonce, expires FROM nonces WHERE expires > ?1
+                 UNION ALL SELECT client, nonce, expires FROM write_nonces WHERE expires > ?1
+                 ORDER BY expires",
+            )?
             .query_map([now_unix], |row| {
                 Ok((
                     row.get::<_, String>(0)?,
@@ -251,25 +323,25 @@ impl Disk {
                  ON CONFLICT (company) DO UPDATE SET state = excluded.state",
             )?;
             let mut put = tx.prepare_cached(
-                "INSERT INTO records (company, kind, key, ord, body) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (company, kind, key) DO UPDATE SET ord = excluded.ord, body = excluded.body",
+                "INSERT INTO records (id, company, kind, body) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (id) DO UPDATE SET body = excluded.body",
             )?;
-            let mut delete =
-                tx.prepare_cached("DELETE FROM records WHERE company = ?1 AND kind = ?2 AND key = ?3")?;
+            let mut delete = tx.prepare_cached("DELETE FROM records WHERE id = ?1")?;
             for company in &write.companies {
                 let id = company.id.to_string();
                 if company.replaced {
-                    tx.execute("DELETE FROM records WHERE company = ?1", [&id])?;
+                    let (low, high) = company_rows(company.slot);
+                    tx.execute("DELETE FROM records WHERE id BETWEEN ?1 AND ?2", [low, high])?;
                     tx.execute("DELETE FROM companies WHERE id = ?1", [&id])?;
                 }
                 put_head.execute(params![id, company.head])?;
-                for (kind, change) in &company.rows {
+                for (kind, kind_slot, change) in &company.rows {
                     match change {
-                        RowChange::Put { key, ord, json } => {
-                            put.execute(params![id, kind, key, *ord as i64, json])?;
+                        RowChange::Put { ord, json, .. } => {
+                            put.execute(params![row_id(company.slot, *kind_slot, *ord)?, id, kind, json])?;
                         }
-                        RowChange::Delete { key } => {
-                            delete.execute(params![id, kind, key])?;
+                        RowChange::Delete { ord, .. } => {
+                            delete.execute([row_id(company.slot, *kind_slot, *ord)?])?;
                         }
                     }
                 }
@@ -278,7 +350,7 @@ impl Disk {
         if let Some(g) = &write.globals {
             for (key, value) in [
                 ("clock_offset_ms", g.clock_offset_ms.to_string()),
-                ("market", g.market.to_string()),
+                ("market", g.market.clone()),
                 ("node_secret", g.node_secret.clone()),
             ] {
                 tx.execute(
@@ -288,12 +360,20 @@ impl Disk {
                 )?;
             }
         }
-        if let Some((client, nonce, expires)) = &write.nonce {
-            tx.execute(
-                "INSERT OR IGNORE INTO nonces (client, nonce, expires) VALUES (?1, ?2, ?3)",
-                params![client.to_string(), nonce, expires],
+        {
+            let mut put = tx.prepare_cached(
+                "INSERT OR IGNORE INTO write_nonces (expires, client, nonce) VALUES (?1, ?2, ?3)",
             )?;
+            for (client, nonce, expires) in &write.nonces {
+                put.execute(params![expires, client.to_string(), nonce])?;
+            }
+        }
+        // Expired nonces go once a minute, not at every write.
+        let mut purged = self.purged_at.lock().unwrap_or_else(|p| p.into_inner());
+        if now_unix >= *purged + 60 {
             tx.execute("DELETE FROM nonces WHERE expires <= ?1", [now_unix])?;
+            tx.execute("DELETE FROM write_nonces WHERE expires <= ?1", [now_unix])?;
+            *purged = now_unix;
         }
         tx.commit()?;
         Ok(())

@@ -236,7 +236,7 @@ pub async fn tick(shared: Data<Shared>) {
     loop {
         interval.tick().await;
         shared.run_due(shared.clock.now()).await;
-        if let Err(e) = shared.keep(None, None) {
+        if let Err(e) = shared.keep(None) {
             tracing::error!(error = %e, "the state could not be kept");
         }
     }

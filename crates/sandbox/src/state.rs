@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
 use futures_util::future::join_all;
@@ -121,7 +121,8 @@ impl Company {
 impl Company {
     /// Every book of the company with the kind its rows are kept under
     /// (`--data-dir`): each record of these is its own row; everything
-    /// else is the company's head row.
+    /// else is the company's head row. A kind's place in this list is part
+    /// of its rows' ids: add new kinds at the end, never reorder.
     pub fn shelves(&mut self) -> [(&'static str, &mut dyn Shelf); 16] {
         [
             ("ledger", self.ledger.entry_book()),
@@ -232,9 +233,8 @@ pub struct Store {
     touched: HashSet<Uuid>,
     /// Companies whose every row is to be written anew (reset, restored).
     replaced: HashSet<Uuid>,
-    /// Counts every mutable access to a company, so a write can tell
-    /// whether a keep already covered its change.
-    changes: u64,
+    /// Each company's place in the fixture (the data directory's row ids).
+    slots: HashMap<Uuid, usize>,
 }
 
 impl Store {
@@ -250,10 +250,11 @@ impl Store {
             node: Node::default(),
             touched: HashSet::new(),
             replaced: HashSet::new(),
-            changes: 0,
+            slots: HashMap::new(),
         };
-        for cf in &fixture.companies {
+        for (slot, cf) in fixture.companies.iter().enumerate() {
             let id = cf.id.unwrap_or_else(Uuid::new_v4);
+            store.slots.insert(id, slot);
             let origin = CompanyFixture {
                 id: Some(id),
                 ..cf.clone()
@@ -342,19 +343,20 @@ impl Store {
         };
         let mut rows = Vec::new();
         let mut changes = Vec::new();
-        for (kind, shelf) in company.shelves() {
+        for (kind_slot, (kind, shelf)) in company.shelves().into_iter().enumerate() {
             if replaced {
                 shelf.mark_all();
             }
             shelf
                 .take_changes(&mut changes)
                 .map_err(|e| DiskError::Unreadable(e.to_string()))?;
-            rows.extend(changes.drain(..).map(|c| (kind, c)));
+            rows.extend(changes.drain(..).map(|c| (kind, kind_slot, c)));
         }
         let head = book::with_books_elided(|| self.snapshot_text(id, now))
             .map_err(|e| DiskError::Unreadable(e.to_string()))?;
         Ok(Some(CompanyWrite {
             id,
+            slot: self.slots.get(&id).copied().unwrap_or_default(),
             replaced,
             head,
             rows,
@@ -363,12 +365,6 @@ impl Store {
 
     fn mark(&mut self, company_id: Uuid) {
         self.touched.insert(company_id);
-        self.changes += 1;
-    }
-
-    /// The change count so far (see `Shared::keep`).
-    pub fn changes(&self) -> u64 {
-        self.changes
     }
 
     /// A kept snapshot document (or head row) of one of the fixture's
@@ -553,14 +549,59 @@ pub struct Shared {
     /// Serializes writes to the disk, so a later state never lands before
     /// an earlier one, and holds what the last write covered.
     keeping: Mutex<KeptMark>,
+    /// Nonces of acknowledged writes waiting for the next keep.
+    waiting: Mutex<Waiting>,
+    /// The keeper thread's queue (see `keep_write`).
+    keeper: OnceLock<Mutex<std::sync::mpsc::Sender<KeepRequest>>>,
 }
 
-/// What the data directory holds: the change count and clock offset of
-/// the last state written.
+/// A write waiting for the keeper: its nonce, and where to say it is kept.
+struct KeepRequest {
+    nonce: Option<(Uuid, String)>,
+    done: tokio::sync::oneshot::Sender<Result<(), String>>,
+}
+
+/// The keeper thread: takes the writes waiting, keeps them in one
+/// transaction, answers each; ends when the sandbox is gone.
+fn start_keeper(shared: Weak<Shared>) -> Mutex<std::sync::mpsc::Sender<KeepRequest>> {
+    let (sender, queue) = std::sync::mpsc::channel::<KeepRequest>();
+    std::thread::Builder::new()
+        .name("sandbox-keeper".to_owned())
+        .spawn(move || {
+            while let Ok(first) = queue.recv() {
+                let mut batch = vec![first];
+                batch.extend(queue.try_iter());
+                let Some(shared) = shared.upgrade() else {
+                    break;
+                };
+                let nonces = batch.iter_mut().filter_map(|r| r.nonce.take()).collect();
+                let result = shared.keep_all(nonces).map_err(|e| e.to_string());
+                drop(shared);
+                for request in batch {
+                    let _ = request.done.send(result.clone());
+                }
+            }
+        })
+        .expect("the keeper thread starts");
+    Mutex::new(sender)
+}
+
+/// What the data directory holds: the last ticket kept, and the shared
+/// state last written (written again only when it changes).
 #[derive(Debug, Default)]
 struct KeptMark {
-    changes: u64,
-    offset_ms: i64,
+    ticket: u64,
+    offset_ms: Option<i64>,
+    market: String,
+}
+
+/// Writes waiting to be kept: each takes a ticket after it ran; a keep
+/// takes every nonce queued so far, then the state, so a write whose
+/// ticket a keep covered is on disk (group commit).
+#[derive(Debug, Default)]
+struct Waiting {
+    nonces: Vec<(Uuid, String, i64)>,
+    last_ticket: u64,
 }
 
 impl Shared {
@@ -585,7 +626,7 @@ impl Shared {
                 let kept = disk.load(Utc::now().timestamp())?;
                 if let Some(g) = kept.globals {
                     clock.resume(g.clock_offset_ms);
-                    store.market = serde_json::from_value(g.market)
+                    store.market = serde_json::from_str(&g.market)
                         .map_err(|e| DiskError::Unreadable(format!("the market: {e}")))?;
                     store.node.key = NodeKey::from_secret_hex(&g.node_secret)
                         .ok_or_else(|| DiskError::Unreadable("the Lightning node key".to_owned()))?;
@@ -635,8 +676,10 @@ impl Shared {
             advancing: tokio::sync::Mutex::new(()),
             disk,
             keeping: Mutex::new(KeptMark::default()),
+            waiting: Mutex::new(Waiting::default()),
+            keeper: OnceLock::new(),
         };
-        shared.keep(None, None)?;
+        shared.keep(None)?;
         Ok(shared)
     }
 
@@ -645,55 +688,99 @@ impl Shared {
         self.disk.is_some()
     }
 
-    /// With a data directory: keeps the companies touched since the last
-    /// keep, the shared state and a write's nonce, in one transaction.
-    /// Called before a write is answered, with the change count seen after
-    /// it ran (`covering`): when an earlier keep already covered that
-    /// count, only the nonce is written, so concurrent writes share one
-    /// serialization. Also called after clock-driven steps ran (`None`).
-    pub fn keep(&self, covering: Option<u64>, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+    /// With a data directory: keeps the changes since the last keep (the
+    /// head and changed records of each company touched, the shared state
+    /// when it changed) and the nonces of the writes waiting, in one
+    /// transaction. Called before a write is answered, with its nonce, and
+    /// after clock-driven steps ran (`None`). Concurrent writes share one
+    /// keep: each takes a ticket after it ran, and a write whose ticket an
+    /// earlier keep covered returns at once (group commit).
+    pub fn keep(&self, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+        self.keep_all(nonce.into_iter().collect())
+    }
+
+    /// A write's keep, done by the keeper thread (started at the first
+    /// write), which takes every write waiting at once and keeps them in
+    /// one transaction: the worker goes on serving meanwhile, and a busy
+    /// sandbox pays for one commit per batch, not per write.
+    pub async fn keep_write(this: &Arc<Shared>, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+        if this.disk.is_none() {
+            return Ok(());
+        }
+        let keeper = this.keeper.get_or_init(|| start_keeper(Arc::downgrade(this)));
+        let (done, kept) = tokio::sync::oneshot::channel();
+        keeper
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(KeepRequest { nonce, done })
+            .map_err(|_| DiskError::Interrupted("the keeper stopped".to_owned()))?;
+        kept.await
+            .map_err(|_| DiskError::Interrupted("the keeper stopped".to_owned()))?
+            .map_err(DiskError::Interrupted)
+    }
+
+    fn keep_all(&self, nonces: Vec<(Uuid, String)>) -> Result<(), DiskError> {
         let Some(disk) = &self.disk else {
             return Ok(());
         };
-        let mut kept = self.keeping.lock().unwrap_or_else(|p| p.into_inner());
         let now_unix = Utc::now().timestamp();
+        let ticket = {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+            waiting.last_ticket += 1;
+            let expiry = NonceCache::expiry(now_unix);
+            waiting
+                .nonces
+                .extend(nonces.into_iter().map(|(client, n)| (client, n, expiry)));
+            waiting.last_ticket
+        };
+        let mut kept = self.keeping.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.ticket >= ticket {
+            return Ok(());
+        }
+        // Every nonce queued up to `covered`, then the state: each of those
+        // writes ran before its ticket, so the state holds its change.
+        let (nonces, covered) = {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+            (std::mem::take(&mut waiting.nonces), waiting.last_ticket)
+        };
         let offset_ms = self.clock.offset_ms();
-        let (write, changes) = {
+        let write = {
             let mut store = self.store();
-            let state_due = offset_ms != kept.offset_ms
-                || match covering {
-                    Some(c) => c > kept.changes,
-                    None => !store.touched.is_empty(),
-                };
-            if !state_due && nonce.is_none() {
-                return Ok(());
-            }
             let now = self.clock.now();
             let mut companies = Vec::new();
-            let mut globals = None;
-            if state_due {
-                let touched: Vec<Uuid> = store.touched.drain().collect();
-                for id in touched {
-                    companies.extend(store.company_write(id, now)?);
-                }
-                globals = Some(Globals {
-                    clock_offset_ms: offset_ms,
-                    market: serde_json::to_value(&store.market)
-                        .map_err(|e| DiskError::Unreadable(e.to_string()))?,
-                    node_secret: store.node.key.secret_hex(),
-                });
+            let touched: Vec<Uuid> = store.touched.drain().collect();
+            for id in touched {
+                companies.extend(store.company_write(id, now)?);
             }
-            let write = Write {
+            let market =
+                serde_json::to_string(&store.market).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+            let globals = (kept.offset_ms != Some(offset_ms) || kept.market != market).then(|| {
+                kept.offset_ms = Some(offset_ms);
+                kept.market.clone_from(&market);
+                Globals {
+                    clock_offset_ms: offset_ms,
+                    market,
+                    node_secret: store.node.key.secret_hex(),
+                }
+            });
+            Write {
                 companies,
                 globals,
-                nonce: nonce.map(|(client, n)| (client, n, NonceCache::expiry(now_unix))),
-            };
-            (write, state_due.then_some(store.changes))
+                nonces,
+            }
         };
-        disk.keep(write, now_unix)?;
-        if let Some(changes) = changes {
-            *kept = KeptMark { changes, offset_ms };
+        if !write.companies.is_empty() || write.globals.is_some() || !write.nonces.is_empty() {
+            let ids: Vec<Uuid> = write.companies.iter().map(|c| c.id).collect();
+            if let Err(e) = disk.keep(write, now_unix) {
+                // Not kept: the next keep writes these companies and the
+                // shared state whole.
+                kept.offset_ms = None;
+                let mut store = self.store();
+                ids.into_iter().for_each(|id| store.replace(id));
+                return Err(e);
+            }
         }
+        kept.ticket = covered;
         Ok(())
     }
 
