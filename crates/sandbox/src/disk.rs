@@ -112,15 +112,14 @@ pub struct Disk {
     conn: Mutex<Connection>,
     /// When expired nonces were last deleted (Unix seconds).
     purged_at: Mutex<i64>,
-    /// Tells the checkpointing thread to stop.
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-impl Drop for Disk {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-}
+/// Pages the write-ahead log may hold before the commit that passes it
+/// copies them into the database (SQLite's default). This connection is
+/// the only one, so each checkpoint completes and the log starts again
+/// from its beginning: a log left to grow under steady writes costs more
+/// per write (new pages for the file each time) than the checkpoints do.
+const CHECKPOINT_PAGES: u32 = 1_000;
 
 /// A record's row id: its company's slot, its kind's place among the
 /// company's books and its order in the book, in one integer, so a
@@ -145,26 +144,6 @@ fn company_rows(slot: usize) -> (i64, i64) {
     (low, low + (1i64 << (ORD_BITS + KIND_BITS)) - 1)
 }
 
-/// Copies the write-ahead log into the database now and then, on its own
-/// connection and thread, so no write waits for a checkpoint (and its
-/// fsync).
-fn checkpoint_now_and_then(path: std::path::PathBuf, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
-    std::thread::Builder::new()
-        .name("sandbox-checkpoint".to_owned())
-        .spawn(move || {
-            let Ok(conn) = Connection::open(&path) else {
-                return;
-            };
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                std::thread::sleep(std::time::Duration::from_millis(250));
-                if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-                    tracing::warn!(error = %e, "a checkpoint of the sandbox's database failed");
-                }
-            }
-        })
-        .ok();
-}
-
 impl Disk {
     /// Opens (or creates) the database in `dir`.
     pub fn open(dir: &Path) -> Result<Self, DiskError> {
@@ -172,11 +151,14 @@ impl Disk {
             path: dir.display().to_string(),
             source,
         })?;
-        let path = dir.join("sandbox.sqlite3");
-        let conn = Connection::open(&path)?;
+        let conn = Connection::open(dir.join("sandbox.sqlite3"))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)?;
+        // One sandbox process owns its directory: no file locks per
+        // transaction, and a second sandbox on the same directory fails
+        // at its first write instead of interleaving with this one.
+        conn.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
         // `companies` (whole documents) and `nonces` are what older
         // sandboxes wrote: still read, no longer written.
         conn.execute_batch(
@@ -190,12 +172,9 @@ impl Disk {
              CREATE TABLE IF NOT EXISTS write_nonces (expires INTEGER NOT NULL, client TEXT NOT NULL,
                  nonce TEXT NOT NULL, PRIMARY KEY (expires, client, nonce)) WITHOUT ROWID;",
         )?;
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        checkpoint_now_and_then(path, stop.clone());
         Ok(Disk {
             conn: Mutex::new(conn),
             purged_at: Mutex::new(0),
-            stop,
         })
     }
 
