@@ -1136,6 +1136,25 @@ impl Client {
             base: base.to_owned(),
             quote: quote.to_owned(),
             price,
+            liquidity: None,
+        };
+        self.data(Operation::SandboxSetPrice, &[], &[], Some(&body), true)
+            .await
+    }
+
+    /// Sets a market price with the liquidity at it (base units per 10 s).
+    pub async fn sandbox_set_price_with_liquidity(
+        &self,
+        base: &str,
+        quote: &str,
+        price: rust_decimal::Decimal,
+        liquidity: crate::units::BaseUnits,
+    ) -> Result<Price, ApiError> {
+        let body = SetPrice {
+            base: base.to_owned(),
+            quote: quote.to_owned(),
+            price,
+            liquidity: Some(liquidity),
         };
         self.data(Operation::SandboxSetPrice, &[], &[], Some(&body), true)
             .await

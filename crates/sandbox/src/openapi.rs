@@ -169,7 +169,7 @@ fn summary(op: Operation) -> &'static str {
             "Sandbox: the rail settles a finalized payout now (outcome completed or failed)"
         }
         Operation::SandboxSetPrice => {
-            "Sandbox: sets a market price {base, quote, price} (the one market of this sandbox)"
+            "Sandbox: sets a market price {base, quote, price, liquidity?} (the one market of this sandbox; liquidity in base units per 10 s, unlimited when left out)"
         }
         Operation::SandboxVirtualAccountTransfer => {
             "Sandbox: a bank transfer {amount (kobo), sender_name?} into a virtual account credits NGN"

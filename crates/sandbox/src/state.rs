@@ -464,8 +464,8 @@ impl Store {
                 }
             }
             Job::FillTargetOrder { company_id, order_id } => {
-                if let Ok((company, _)) = self.company(company_id, now) {
-                    targets::fill(company, order_id, now);
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    targets::fill(company, order_id, &mut fx);
                 }
             }
             Job::ExpireTargetOrder { company_id, order_id } => {
