@@ -5,7 +5,8 @@
 //!
 //! One mechanism for every area: each area keeps its records in a record
 //! book (`book::Book<R>`), and each record is its own row of `records`,
-//! keyed by (company, kind, key) and holding the record's JSON; a book
+//! keyed by its company's slot, its kind and its order in the book (one
+//! integer, so new records append) and holding the record's JSON; a book
 //! hands out only the records changed since the last keep (and the keys
 //! it dropped), so a write costs what it changed, not the company's
 //! history. What is not in a book (name, webhook setting, wallets'
@@ -13,10 +14,12 @@
 //! row: its snapshot document with every book left empty. A keep writes,
 //! in one transaction before the answer is sent, the head and changed
 //! rows of the companies touched since the last keep, the shared state
-//! (clock offset, market prices, the Lightning node key) and the write's
-//! nonce. Concurrent writes share one keep: a write whose change an
-//! earlier keep already covered writes only its nonce (kept on the
-//! blocking pool, the worker goes on serving meanwhile). A reset or a
+//! (clock offset, market prices, the Lightning node key) when it changed,
+//! and the nonces of the writes kept. Writes are kept by one keeper thread
+//! (`Shared::keep_write`) that takes every write waiting and keeps them in
+//! one transaction (group commit); the worker goes on serving meanwhile.
+//! Write nonces are keyed by their expiry, so they too append, and expired
+//! ones are deleted once a minute. A reset or a
 //! restored snapshot rewrites all of its company's rows. A directory an
 //! older sandbox wrote (one whole snapshot document per company, table
 //! `companies`) is read at start and then kept as rows.
