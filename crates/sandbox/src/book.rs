@@ -189,6 +189,13 @@ impl<R: Record> Book<R> {
             .collect();
     }
 
+    /// Forgets what changed (nothing keeps the changes: no data
+    /// directory).
+    pub fn forget_changes(&mut self) {
+        self.dirty.clear();
+        self.removed.clear();
+    }
+
     /// Marks every record as changed (the book was replaced).
     pub fn mark_all(&mut self) {
         self.dirty = (0..self.records.len()).collect();
@@ -252,6 +259,7 @@ impl<R: Record> IndexMut<usize> for Book<R> {
 /// directory asks of each of a company's books.
 pub trait Shelf {
     fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), serde_json::Error>;
+    fn forget_changes(&mut self);
     fn mark_all(&mut self);
     fn load_row(&mut self, ord: u64, json: &str) -> Result<(), serde_json::Error>;
 }
@@ -259,6 +267,10 @@ pub trait Shelf {
 impl<R: Record> Shelf for Book<R> {
     fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), serde_json::Error> {
         Book::take_changes(self, out)
+    }
+
+    fn forget_changes(&mut self) {
+        Book::forget_changes(self)
     }
 
     fn mark_all(&mut self) {
@@ -408,6 +420,19 @@ mod tests {
         assert_eq!(keys(&out), ["delete 1", "delete 2", "put 4"]);
         assert_eq!(book.by_key(&4).unwrap().text, "changed");
         assert_eq!(book.position_of(&3), Some(0));
+    }
+
+    #[test]
+    fn forgotten_changes_are_not_handed_out() {
+        let mut book = Book::default();
+        book.push(note(1, "a"));
+        book.push(note(2, "b"));
+        book.remove(0);
+        book.forget_changes();
+        let mut out = Vec::new();
+        book.take_changes(&mut out).unwrap();
+        assert!(out.is_empty());
+        assert_eq!(book.by_key(&2).unwrap().text, "b");
     }
 
     #[test]

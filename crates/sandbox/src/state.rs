@@ -334,6 +334,19 @@ impl Store {
         self.mark(company_id);
     }
 
+    /// Forgets what changed in the touched companies (no data directory).
+    fn forget_changes(&mut self) {
+        let touched: Vec<Uuid> = self.touched.drain().collect();
+        self.replaced.clear();
+        for id in touched {
+            if let Some(company) = self.companies.get_mut(&id) {
+                for (_, shelf) in company.shelves() {
+                    shelf.forget_changes();
+                }
+            }
+        }
+    }
+
     /// What the data directory is to write of a touched company: its head
     /// row and its changed records; forgets the changes.
     fn company_write(&mut self, id: Uuid, now: DateTime<Utc>) -> Result<Option<CompanyWrite>, DiskError> {
@@ -721,6 +734,9 @@ impl Shared {
 
     fn keep_all(&self, nonces: Vec<(Uuid, String)>) -> Result<(), DiskError> {
         let Some(disk) = &self.disk else {
+            // In memory, nothing keeps the books' changes: forget them, so
+            // they don't pile up.
+            self.store().forget_changes();
             return Ok(());
         };
         let now_unix = Utc::now().timestamp();
