@@ -605,7 +605,8 @@ fn start_keeper(shared: Weak<Shared>) -> Mutex<std::sync::mpsc::Sender<KeepReque
 struct KeptMark {
     ticket: u64,
     offset_ms: Option<i64>,
-    market: String,
+    /// The market's change count when last written.
+    market_version: Option<u64>,
 }
 
 /// Writes waiting to be kept: each takes a ticket after it ran; a keep
@@ -768,17 +769,20 @@ impl Shared {
             for id in touched {
                 companies.extend(store.company_write(id, now)?);
             }
-            let market =
-                serde_json::to_string(&store.market).map_err(|e| DiskError::Unreadable(e.to_string()))?;
-            let globals = (kept.offset_ms != Some(offset_ms) || kept.market != market).then(|| {
+            let market_version = store.market.version();
+            let globals = if kept.offset_ms != Some(offset_ms) || kept.market_version != Some(market_version)
+            {
                 kept.offset_ms = Some(offset_ms);
-                kept.market.clone_from(&market);
-                Globals {
+                kept.market_version = Some(market_version);
+                Some(Globals {
                     clock_offset_ms: offset_ms,
-                    market,
+                    market: serde_json::to_string(&store.market)
+                        .map_err(|e| DiskError::Unreadable(e.to_string()))?,
                     node_secret: store.node.key.secret_hex(),
-                }
-            });
+                })
+            } else {
+                None
+            };
             Write {
                 companies,
                 globals,

@@ -33,6 +33,9 @@ pub struct Market {
     /// Base units available per 10 s at a pair's price; a pair absent is
     /// unlimited.
     liquidity: BTreeMap<PairKey, i64>,
+    /// Counts changes, so the data directory writes the market only when
+    /// it changed (not kept).
+    version: u64,
 }
 
 /// The market as the data directory keeps it: lists, since JSON objects
@@ -72,6 +75,7 @@ impl From<KeptMarket> for Market {
                 .collect(),
             history: k.history.into_iter().map(|(b, q, h)| ((b, q), h)).collect(),
             liquidity: k.liquidity.into_iter().map(|(b, q, l)| ((b, q), l)).collect(),
+            version: 0,
         }
     }
 }
@@ -105,7 +109,13 @@ impl Market {
             prices,
             history,
             liquidity: BTreeMap::new(),
+            version: 0,
         }
+    }
+
+    /// The change count (see `version`).
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Base units available per 10 s at the pair's price (None: unlimited).
@@ -175,6 +185,7 @@ impl Market {
                 ))
             }
         }
+        self.version += 1;
         self.prices.insert(key.clone(), (req.price, now));
         self.history
             .entry(key.clone())
