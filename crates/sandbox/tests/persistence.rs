@@ -318,3 +318,41 @@ async fn a_data_directory_of_whole_documents_is_read_and_then_kept_as_rows() {
     third.child.wait().await.unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The portal's tests start a second sandbox on a directory while the
+/// first still runs (in one process): it starts, and finds what the first
+/// kept.
+#[tokio::test]
+async fn a_second_sandbox_on_the_same_directory_starts_beside_the_first() {
+    use paydesk_sandbox::state::Options;
+    use paydesk_sandbox::RunningSandbox;
+    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
+    let fixture = Fixture::demo();
+    let options = || Options {
+        data_dir: Some(dir.join("data")),
+        ..Options::default()
+    };
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let c = &fixture.companies[0].clients[0];
+    let client = |sandbox: &RunningSandbox| {
+        Client::new(
+            sandbox.base_url.clone(),
+            Credentials::new(c.client_id.to_string(), c.client_secret.clone()),
+        )
+    };
+    let first = RunningSandbox::start_with(&fixture, bind(), 1, options())
+        .await
+        .unwrap();
+    let order = trade(&client(&first), "first-order").await;
+    let second = RunningSandbox::start_with(&fixture, bind(), 1, options())
+        .await
+        .unwrap();
+    let found = client(&second).order(&order.id.to_string()).await.unwrap();
+    assert_eq!(found.id, order.id);
+    // Both can still write.
+    trade(&client(&second), "second-order").await;
+    trade(&client(&first), "third-order").await;
+    second.stop().await;
+    first.stop().await;
+    std::fs::remove_dir_all(&dir).ok();
+}
