@@ -63,18 +63,28 @@ for mode in memory disk; do
   RESULT[balances_$mode]=$(awk '/^throughput_rps:/ {print $2}' "$OUT/data_dir_balances_$mode.txt")
 
   start_sandbox "$mode"
+  # The sandbox's CPU time (user + system, in clock ticks) around the run:
+  # CPU per pair is a figure the other processes on the machine disturb
+  # less than pairs/s.
+  cpu_before=$(awk '{print $14 + $15}' "/proc/$SANDBOX/stat")
   ./target/release/examples/trading_pairs "http://127.0.0.1:$PORT" "$CLIENT_ID" "$SECRET" \
     "$SECONDS_TO_RUN" "$CONCURRENCY" > "$OUT/data_dir_trading_$mode.txt"
+  cpu_after=$(awk '{print $14 + $15}' "/proc/$SANDBOX/stat")
   stop_sandbox
   RESULT[pairs_$mode]=$(sed -n 's/.* = \([0-9]*\) pairs\/s.*/\1/p' "$OUT/data_dir_trading_$mode.txt")
+  pairs_done=$(sed -n 's/quote+order pairs: \([0-9]*\) in.*/\1/p' "$OUT/data_dir_trading_$mode.txt")
+  RESULT[cpu_$mode]=$(awk -v t="$((cpu_after - cpu_before))" -v hz="$(getconf CLK_TCK)" -v n="$pairs_done" \
+    'BEGIN { printf "%.0f", t / hz * 1e6 / n }')
 done
 
 {
   echo "sandbox with and without --data-dir, ${SECONDS_TO_RUN}s each, 1 sandbox worker"
   echo "GET /api/balances (signed, $CONNECTIONS connections): memory ${RESULT[balances_memory]} req/s, data-dir ${RESULT[balances_disk]} req/s"
   echo "quote+order pairs ($CONCURRENCY at a time): memory ${RESULT[pairs_memory]} pairs/s, data-dir ${RESULT[pairs_disk]} pairs/s"
+  echo "sandbox CPU per pair: memory ${RESULT[cpu_memory]} us, data-dir ${RESULT[cpu_disk]} us"
   grep -h "latency\|errors" "$OUT"/data_dir_trading_*.txt "$OUT"/data_dir_balances_*.txt | sed 's/^/  /'
   awk -v bm="${RESULT[balances_memory]}" -v bd="${RESULT[balances_disk]}" \
       -v pm="${RESULT[pairs_memory]}" -v pd="${RESULT[pairs_disk]}" \
-      'BEGIN { printf "ratio data-dir/memory: reads %.2f, writes %.2f\n", bd / bm, pd / pm }'
+      -v cm="${RESULT[cpu_memory]}" -v cd="${RESULT[cpu_disk]}" \
+      'BEGIN { printf "ratio data-dir/memory: reads %.2f, writes %.2f (CPU per pair: %.2f)\n", bd / bm, pd / pm, cm / cd }'
 } | tee "$OUT/sandbox_data_dir.txt"

@@ -34,8 +34,9 @@ use crate::models::cards::{
     SecureDetails, SimulateSpend, SpendOutcome, StatusChange, Terminate, Termination,
 };
 use crate::models::control::{
-    AddFault, AdvanceClock, ClockNow, DeliveryList, FaultList, RequestJournal, ResetDone, SetWebhook,
-    SimulateDeposit, WebhookDelivery, WebhookSetting,
+    AddChanceFault, AddFault, AddWebhookFault, AdvanceClock, ClockNow, DeliveryList, FaultList,
+    RequestJournal, ResetDone, SetWebhook, SimulateDeposit, WebhookDelivery, WebhookFaultList,
+    WebhookSetting,
 };
 use crate::models::customers::{
     Blacklist, CardKyc, Customer, CustomerPage, CustomerQuery, CustomerUpdate, KycDetails, NewCustomer,
@@ -1135,6 +1136,25 @@ impl Client {
             base: base.to_owned(),
             quote: quote.to_owned(),
             price,
+            liquidity: None,
+        };
+        self.data(Operation::SandboxSetPrice, &[], &[], Some(&body), true)
+            .await
+    }
+
+    /// Sets a market price with the liquidity at it (base units per 10 s).
+    pub async fn sandbox_set_price_with_liquidity(
+        &self,
+        base: &str,
+        quote: &str,
+        price: rust_decimal::Decimal,
+        liquidity: crate::units::BaseUnits,
+    ) -> Result<Price, ApiError> {
+        let body = SetPrice {
+            base: base.to_owned(),
+            quote: quote.to_owned(),
+            price,
+            liquidity: Some(liquidity),
         };
         self.data(Operation::SandboxSetPrice, &[], &[], Some(&body), true)
             .await
@@ -1191,6 +1211,32 @@ impl Client {
 
     pub async fn sandbox_clear_faults(&self) -> Result<FaultList, ApiError> {
         self.data(Operation::SandboxClearFaults, &[], &[], None::<&()>, true)
+            .await
+    }
+
+    /// Arms a call fault that hits matching calls with a seeded chance.
+    pub async fn sandbox_add_chance_fault(&self, fault: &AddChanceFault) -> Result<FaultList, ApiError> {
+        self.data(Operation::SandboxAddFault, &[], &[], Some(fault), false)
+            .await
+    }
+
+    /// Arms a fault on the company's webhook deliveries.
+    pub async fn sandbox_add_webhook_fault(
+        &self,
+        fault: &AddWebhookFault,
+    ) -> Result<WebhookFaultList, ApiError> {
+        self.data(Operation::SandboxAddWebhookFault, &[], &[], Some(fault), false)
+            .await
+    }
+
+    /// The company's webhook delivery faults still armed.
+    pub async fn sandbox_webhook_faults(&self) -> Result<WebhookFaultList, ApiError> {
+        self.data(Operation::SandboxWebhookFaults, &[], &[], None::<&()>, true)
+            .await
+    }
+
+    pub async fn sandbox_clear_webhook_faults(&self) -> Result<WebhookFaultList, ApiError> {
+        self.data(Operation::SandboxClearWebhookFaults, &[], &[], None::<&()>, true)
             .await
     }
 

@@ -162,6 +162,9 @@ operations! {
     SandboxRequests => Get "/sandbox/requests", "ours";
     SandboxWebhookDeliveries => Get "/sandbox/webhooks/deliveries", "ours";
     SandboxResendDelivery => Post "/sandbox/webhooks/deliveries/{id}/resend", "ours";
+    SandboxAddWebhookFault => Post "/sandbox/webhooks/faults", "ours";
+    SandboxWebhookFaults => Get "/sandbox/webhooks/faults", "ours";
+    SandboxClearWebhookFaults => Delete "/sandbox/webhooks/faults", "ours";
 }
 
 impl Operation {

@@ -13,7 +13,7 @@ use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH};
 use actix_web::http::Method;
 use actix_web::middleware::Next;
-use actix_web::web::{self, Bytes, BytesMut, Data};
+use actix_web::web::{Bytes, BytesMut, Data};
 use actix_web::{HttpMessage, HttpResponse};
 use futures_util::StreamExt;
 use paydesk_api::models::control::JournalEntry;
@@ -21,7 +21,6 @@ use paydesk_api::paths::Operation;
 use paydesk_api::signing::{self, SignatureError, MAX_CLOCK_SKEW_SECS};
 use uuid::Uuid;
 
-use crate::disk::DiskError;
 use crate::error::ApiError;
 use crate::faults::{self, FaultMode};
 use crate::journal;
@@ -309,16 +308,12 @@ pub async fn gatekeeper(
                 .map(str::to_owned);
             let res = next.call(req).await?.map_into_boxed_body();
             let res = render_error(res, &shared, &request_id);
-            // A write is kept before it is answered (with --data-dir), on
-            // the blocking pool: the worker serves other requests meanwhile,
-            // and their changes join the next keep.
+            // A write is kept before it is answered (with --data-dir), by
+            // the keeper thread: the worker serves other requests meanwhile,
+            // and writes waiting together are kept in one transaction.
             let caller = res.request().extensions().get::<Caller>().map(|c| c.client_id);
             let kept = if write && shared.keeps_state() {
-                let keeper = shared.clone();
-                let covering = shared.store().changes();
-                web::block(move || keeper.keep(Some(covering), caller.zip(nonce)))
-                    .await
-                    .unwrap_or_else(|e| Err(DiskError::Interrupted(e.to_string())))
+                Shared::keep_write(&shared.clone().into_inner(), caller.zip(nonce)).await
             } else {
                 Ok(())
             };

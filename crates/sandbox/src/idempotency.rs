@@ -6,17 +6,16 @@
 //! `Company::once`), so concurrent requests with one reference run exactly
 //! once.
 
-use std::collections::HashMap;
-
 use sha2::{Digest, Sha256};
 
+use crate::book::{Book, Record};
 use crate::error::ApiError;
 use crate::respond::JsonAnswer;
 
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct IdempotencyStore {
     /// Keyed by `key(operation, reference)`.
-    saved: HashMap<String, Saved>,
+    saved: Book<Saved>,
 }
 
 /// One string per (operation, reference), so the store serializes as a
@@ -27,9 +26,24 @@ fn key(operation: &str, reference: &str) -> String {
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
-struct Saved {
+pub struct Saved {
+    /// `key(operation, reference)`.
+    #[serde(default)]
+    key: String,
     fingerprint: [u8; 32],
     answer: JsonAnswer,
+}
+
+impl Record for Saved {
+    type Key = String;
+
+    fn key(&self) -> String {
+        self.key.clone()
+    }
+
+    fn adopt_key(&mut self, key: String) {
+        self.key = key;
+    }
 }
 
 fn fingerprint(canonical_body: &str) -> [u8; 32] {
@@ -44,7 +58,7 @@ impl IdempotencyStore {
         reference: &str,
         canonical_body: &str,
     ) -> Result<Option<JsonAnswer>, ApiError> {
-        match self.saved.get(&key(operation, reference)) {
+        match self.saved.by_key(&key(operation, reference)) {
             None => Ok(None),
             Some(saved) if saved.fingerprint == fingerprint(canonical_body) => Ok(Some(saved.answer.clone())),
             Some(_) => Err(ApiError::IdempotencyConflict(format!(
@@ -60,13 +74,16 @@ impl IdempotencyStore {
         canonical_body: &str,
         answer: &JsonAnswer,
     ) {
-        self.saved.insert(
-            key(operation, reference),
-            Saved {
-                fingerprint: fingerprint(canonical_body),
-                answer: answer.clone(),
-            },
-        );
+        self.saved.push(Saved {
+            key: key(operation, reference),
+            fingerprint: fingerprint(canonical_body),
+            answer: answer.clone(),
+        });
+    }
+
+    /// The saved answers' book, for the data directory.
+    pub fn book(&mut self) -> &mut Book<Saved> {
+        &mut self.saved
     }
 }
 

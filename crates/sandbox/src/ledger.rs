@@ -21,6 +21,7 @@ use paydesk_api::wire::codes;
 use rand::Rng;
 use uuid::Uuid;
 
+use crate::book::{Book, Record};
 use crate::error::ApiError;
 use crate::pagination::Sequenced;
 
@@ -68,6 +69,14 @@ pub struct Entry {
     pub tx: Transaction,
 }
 
+impl Record for Entry {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.tx.transaction_id
+    }
+}
+
 impl Sequenced for Entry {
     fn seq(&self) -> u64 {
         self.seq
@@ -90,8 +99,9 @@ pub struct NewTransaction {
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Ledger {
     accounts: Vec<Account>,
-    entries: Vec<Entry>,
-    by_id: HashMap<Uuid, usize>,
+    entries: Book<Entry>,
+    /// Rebuilt from the entries (`reindex`), not kept.
+    #[serde(skip)]
     by_reference: HashMap<String, usize>,
     next_seq: u64,
 }
@@ -131,6 +141,25 @@ impl Ledger {
 
     pub fn entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// The entries' book, for the data directory.
+    pub fn entry_book(&mut self) -> &mut Book<Entry> {
+        &mut self.entries
+    }
+
+    /// Rebuilds what is derived from the entries, after they were read
+    /// back.
+    pub fn reindex(&mut self) {
+        self.by_reference = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.tx.reference.clone(), i))
+            .collect();
+        self.next_seq = self
+            .next_seq
+            .max(self.entries.iter().map(|e| e.seq).max().unwrap_or(0));
     }
 
     /// Records a movement. Credits open the wallet if needed; debits need a
@@ -186,7 +215,6 @@ impl Ledger {
         };
         self.account_mut(&tx.currency).apply(&tx, 1);
         let index = self.entries.len();
-        self.by_id.insert(tx.transaction_id, index);
         self.by_reference.insert(tx.reference.clone(), index);
         self.next_seq += 1;
         self.entries.push(Entry {
@@ -204,7 +232,7 @@ impl Ledger {
         now: DateTime<Utc>,
     ) -> Result<(), ApiError> {
         let id = self.post(new, now)?.transaction_id;
-        let index = self.by_id[&id];
+        let index = self.entries.position_of(&id).expect("posted just above");
         self.entries[index].tx.trade_id = Some(trade_id.to_string());
         Ok(())
     }
@@ -217,9 +245,9 @@ impl Ledger {
         state: TransactionState,
         now: DateTime<Utc>,
     ) -> Result<&Transaction, ApiError> {
-        let index = *self
-            .by_id
-            .get(&id)
+        let index = self
+            .entries
+            .position_of(&id)
             .ok_or_else(|| ApiError::NotFound(format!("no transaction {id}")))?;
         let old = self.entries[index].tx.clone();
         if old.state.is_terminal() {
@@ -243,9 +271,9 @@ impl Ledger {
     pub fn find(&self, id_or_reference: &str) -> Option<&Transaction> {
         let index = Uuid::parse_str(id_or_reference)
             .ok()
-            .and_then(|id| self.by_id.get(&id))
-            .or_else(|| self.by_reference.get(id_or_reference))?;
-        Some(&self.entries[*index].tx)
+            .and_then(|id| self.entries.position_of(&id))
+            .or_else(|| self.by_reference.get(id_or_reference).copied())?;
+        Some(&self.entries[index].tx)
     }
 
     fn account_mut(&mut self, currency: &Currency) -> &mut Account {

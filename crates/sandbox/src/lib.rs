@@ -5,6 +5,7 @@
 //! the specification is silent.
 
 pub mod areas;
+pub mod book;
 pub mod chains;
 pub mod clock;
 pub mod disk;

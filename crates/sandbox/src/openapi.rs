@@ -157,14 +157,19 @@ fn summary(op: Operation) -> &'static str {
             "Sandbox: an on-chain deposit arrives (detected now, confirmed 60 s later)"
         }
         Operation::SandboxAddFault => {
-            "Sandbox: the next `count` matching calls fail (500_no_body, 503, 429, timeout, delay_ms:N)"
+            "Sandbox: the next `count` matching calls fail (500_no_body, 503, 429, timeout, delay_ms:N); with `probability` and `seed`, matching calls fail by a seeded chance"
         }
+        Operation::SandboxAddWebhookFault => {
+            "Sandbox: the next `count` matching webhook deliveries are dropped, duplicated, delayed (delay_s:N) or sent out of order; with `probability` and `seed`, by a seeded chance"
+        }
+        Operation::SandboxWebhookFaults => "Sandbox: the company's webhook delivery faults still armed",
+        Operation::SandboxClearWebhookFaults => "Sandbox: clears the company's webhook delivery faults",
         Operation::SandboxClearFaults => "Sandbox: clears injected faults",
         Operation::SandboxSettlePayout => {
             "Sandbox: the rail settles a finalized payout now (outcome completed or failed)"
         }
         Operation::SandboxSetPrice => {
-            "Sandbox: sets a market price {base, quote, price} (the one market of this sandbox)"
+            "Sandbox: sets a market price {base, quote, price, liquidity?} (the one market of this sandbox; liquidity in base units per 10 s, unlimited when left out)"
         }
         Operation::SandboxVirtualAccountTransfer => {
             "Sandbox: a bank transfer {amount (kobo), sender_name?} into a virtual account credits NGN"

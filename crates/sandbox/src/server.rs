@@ -143,6 +143,9 @@ fn route(op: Operation) -> Route {
         Operation::SandboxRequests => method.to(control::requests),
         Operation::SandboxWebhookDeliveries => method.to(control::deliveries),
         Operation::SandboxResendDelivery => method.to(control::resend),
+        Operation::SandboxAddWebhookFault => method.to(control::add_webhook_fault),
+        Operation::SandboxWebhookFaults => method.to(control::webhook_faults),
+        Operation::SandboxClearWebhookFaults => method.to(control::clear_webhook_faults),
     }
 }
 
@@ -233,7 +236,7 @@ pub async fn tick(shared: Data<Shared>) {
     loop {
         interval.tick().await;
         shared.run_due(shared.clock.now()).await;
-        if let Err(e) = shared.keep(None, None) {
+        if let Err(e) = shared.keep(None) {
             tracing::error!(error = %e, "the state could not be kept");
         }
     }

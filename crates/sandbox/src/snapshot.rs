@@ -77,8 +77,9 @@ impl Store {
     }
 
     /// Replaces a company's state with a snapshot's.
-    pub fn restore(&mut self, snapshot: Snapshot) {
+    pub fn restore(&mut self, mut snapshot: Snapshot) {
         let id = snapshot.company_id;
+        snapshot.company.reindex();
         self.scheduler.forget_company(id);
         for (at, job) in snapshot.pending {
             self.scheduler.schedule(at, job);
@@ -86,7 +87,7 @@ impl Store {
         self.node.forget_company(id);
         self.node.learn_company(id, &snapshot.company.lightning);
         self.companies.insert(id, snapshot.company);
-        self.touch(id);
+        self.replace(id);
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
 use futures_util::future::join_all;
@@ -25,8 +25,9 @@ use crate::areas::trading::{schedules, spot, targets, ScheduleBook, TargetBook, 
 use crate::areas::virtual_accounts::VirtualAccountBook;
 use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
+use crate::book::{self, Shelf};
 use crate::clock::SandboxClock;
-use crate::disk::{Disk, DiskError, Globals, Write};
+use crate::disk::{CompanyWrite, Disk, DiskError, Globals, Write};
 use crate::error::ApiError;
 use crate::faults::Fault;
 use crate::fixture::{CompanyFixture, Fixture};
@@ -118,6 +119,39 @@ impl Company {
 }
 
 impl Company {
+    /// Every book of the company with the kind its rows are kept under
+    /// (`--data-dir`): each record of these is its own row; everything
+    /// else is the company's head row. A kind's place in this list is part
+    /// of its rows' ids: add new kinds at the end, never reorder.
+    pub fn shelves(&mut self) -> [(&'static str, &mut dyn Shelf); 16] {
+        [
+            ("ledger", self.ledger.entry_book()),
+            ("addresses", &mut self.addresses.records),
+            ("payouts", &mut self.payouts.records),
+            ("beneficiaries", &mut self.beneficiaries.records),
+            ("customers", &mut self.customers.records),
+            ("cards", &mut self.cards.records),
+            ("withdrawals", &mut self.withdrawals.records),
+            ("trade_quotes", &mut self.trades.quotes),
+            ("trade_orders", &mut self.trades.orders),
+            ("target_orders", &mut self.targets.records),
+            ("scheduled_orders", &mut self.schedules.records),
+            ("lightning", &mut self.lightning.records),
+            ("bulk_transfers", &mut self.batches.records),
+            ("bulk_schedules", &mut self.bulk_schedules.records),
+            ("virtual_accounts", &mut self.virtual_accounts.records),
+            ("idempotency", self.idempotency.book()),
+        ]
+    }
+
+    /// Rebuilds what is derived from the records, after they were read
+    /// back (from a snapshot or the data directory).
+    pub fn reindex(&mut self) {
+        self.ledger.reindex();
+    }
+}
+
+impl Company {
     /// A company as its fixture describes it: opening balances recorded as
     /// settled DEPOSIT_CONFIRMED transactions with reference `OPENING_<CUR>`.
     /// `cf.id` is set (the store fills it before calling).
@@ -197,9 +231,10 @@ pub struct Store {
     /// Companies changed (or read mutably) since the data directory last
     /// kept them.
     touched: HashSet<Uuid>,
-    /// Counts every mutable access to a company, so a write can tell
-    /// whether a keep already covered its change.
-    changes: u64,
+    /// Companies whose every row is to be written anew (reset, restored).
+    replaced: HashSet<Uuid>,
+    /// Each company's place in the fixture (the data directory's row ids).
+    slots: HashMap<Uuid, usize>,
 }
 
 impl Store {
@@ -214,10 +249,12 @@ impl Store {
             outbox: Outbox::default(),
             node: Node::default(),
             touched: HashSet::new(),
-            changes: 0,
+            replaced: HashSet::new(),
+            slots: HashMap::new(),
         };
-        for cf in &fixture.companies {
+        for (slot, cf) in fixture.companies.iter().enumerate() {
             let id = cf.id.unwrap_or_else(Uuid::new_v4);
+            store.slots.insert(id, slot);
             let origin = CompanyFixture {
                 id: Some(id),
                 ..cf.clone()
@@ -279,8 +316,9 @@ impl Store {
         let fresh = Company::from_fixture(&origin, now)?;
         self.scheduler.forget_company(company_id);
         self.node.forget_company(company_id);
+        self.outbox.clear_faults(company_id);
         self.companies.insert(company_id, fresh);
-        self.mark(company_id);
+        self.replace(company_id);
         Ok(())
     }
 
@@ -289,14 +327,78 @@ impl Store {
         self.mark(company_id);
     }
 
-    fn mark(&mut self, company_id: Uuid) {
-        self.touched.insert(company_id);
-        self.changes += 1;
+    /// Marks a company whose whole state was replaced: the data directory
+    /// writes every row of it anew.
+    pub fn replace(&mut self, company_id: Uuid) {
+        self.replaced.insert(company_id);
+        self.mark(company_id);
     }
 
-    /// The change count so far (see `Shared::keep`).
-    pub fn changes(&self) -> u64 {
-        self.changes
+    /// Forgets what changed in the touched companies (no data directory).
+    fn forget_changes(&mut self) {
+        let touched: Vec<Uuid> = self.touched.drain().collect();
+        self.replaced.clear();
+        for id in touched {
+            if let Some(company) = self.companies.get_mut(&id) {
+                for (_, shelf) in company.shelves() {
+                    shelf.forget_changes();
+                }
+            }
+        }
+    }
+
+    /// What the data directory is to write of a touched company: its head
+    /// row and its changed records; forgets the changes.
+    fn company_write(&mut self, id: Uuid, now: DateTime<Utc>) -> Result<Option<CompanyWrite>, DiskError> {
+        let replaced = self.replaced.remove(&id);
+        let Some(company) = self.companies.get_mut(&id) else {
+            return Ok(None);
+        };
+        let mut rows = Vec::new();
+        let mut changes = Vec::new();
+        for (kind_slot, (kind, shelf)) in company.shelves().into_iter().enumerate() {
+            if replaced {
+                shelf.mark_all();
+            }
+            shelf
+                .take_changes(&mut changes)
+                .map_err(|e| DiskError::Unreadable(e.to_string()))?;
+            rows.extend(changes.drain(..).map(|c| (kind, kind_slot, c)));
+        }
+        let head = book::with_books_elided(|| self.snapshot_text(id, now))
+            .map_err(|e| DiskError::Unreadable(e.to_string()))?;
+        Ok(Some(CompanyWrite {
+            id,
+            slot: self.slots.get(&id).copied().unwrap_or_default(),
+            replaced,
+            head,
+            rows,
+        }))
+    }
+
+    fn mark(&mut self, company_id: Uuid) {
+        self.touched.insert(company_id);
+    }
+
+    /// A kept snapshot document (or head row) of one of the fixture's
+    /// companies.
+    fn read_kept(&self, text: &str) -> Result<snapshot::Snapshot, DiskError> {
+        let value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+        let id = value["company_id"]
+            .as_str()
+            .and_then(|id| Uuid::parse_str(id).ok())
+            .filter(|id| self.companies.contains_key(id))
+            .ok_or_else(|| DiskError::Unreadable("a company the fixture lacks".to_owned()))?;
+        snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))
+    }
+
+    /// Deliveries to send now; held ones get their release jobs.
+    pub fn ready_deliveries(&mut self) -> Vec<Delivery> {
+        for (at, job) in self.outbox.take_releases() {
+            self.scheduler.schedule(at, job);
+        }
+        self.outbox.take_ready()
     }
 
     /// A market price moved: target orders it crossed trigger.
@@ -327,6 +429,7 @@ impl Store {
                 }
             }
             Job::RetryDelivery { delivery_id } => self.outbox.mark_ready(delivery_id),
+            Job::ReleaseDelivery { delivery_id } => self.outbox.release(delivery_id),
             Job::PayoutRail {
                 company_id,
                 payout_id,
@@ -374,8 +477,8 @@ impl Store {
                 }
             }
             Job::FillTargetOrder { company_id, order_id } => {
-                if let Ok((company, _)) = self.company(company_id, now) {
-                    targets::fill(company, order_id, now);
+                if let Ok((company, mut fx)) = self.company(company_id, now) {
+                    targets::fill(company, order_id, &mut fx);
                 }
             }
             Job::ExpireTargetOrder { company_id, order_id } => {
@@ -459,14 +562,60 @@ pub struct Shared {
     /// Serializes writes to the disk, so a later state never lands before
     /// an earlier one, and holds what the last write covered.
     keeping: Mutex<KeptMark>,
+    /// Nonces of acknowledged writes waiting for the next keep.
+    waiting: Mutex<Waiting>,
+    /// The keeper thread's queue (see `keep_write`).
+    keeper: OnceLock<Mutex<std::sync::mpsc::Sender<KeepRequest>>>,
 }
 
-/// What the data directory holds: the change count and clock offset of
-/// the last state written.
+/// A write waiting for the keeper: its nonce, and where to say it is kept.
+struct KeepRequest {
+    nonce: Option<(Uuid, String)>,
+    done: tokio::sync::oneshot::Sender<Result<(), String>>,
+}
+
+/// The keeper thread: takes the writes waiting, keeps them in one
+/// transaction, answers each; ends when the sandbox is gone.
+fn start_keeper(shared: Weak<Shared>) -> Mutex<std::sync::mpsc::Sender<KeepRequest>> {
+    let (sender, queue) = std::sync::mpsc::channel::<KeepRequest>();
+    std::thread::Builder::new()
+        .name("sandbox-keeper".to_owned())
+        .spawn(move || {
+            while let Ok(first) = queue.recv() {
+                let mut batch = vec![first];
+                batch.extend(queue.try_iter());
+                let Some(shared) = shared.upgrade() else {
+                    break;
+                };
+                let nonces = batch.iter_mut().filter_map(|r| r.nonce.take()).collect();
+                let result = shared.keep_all(nonces).map_err(|e| e.to_string());
+                drop(shared);
+                for request in batch {
+                    let _ = request.done.send(result.clone());
+                }
+            }
+        })
+        .expect("the keeper thread starts");
+    Mutex::new(sender)
+}
+
+/// What the data directory holds: the last ticket kept, and the shared
+/// state last written (written again only when it changes).
 #[derive(Debug, Default)]
 struct KeptMark {
-    changes: u64,
-    offset_ms: i64,
+    ticket: u64,
+    offset_ms: Option<i64>,
+    /// The market's change count when last written.
+    market_version: Option<u64>,
+}
+
+/// Writes waiting to be kept: each takes a ticket after it ran; a keep
+/// takes every nonce queued so far, then the state, so a write whose
+/// ticket a keep covered is on disk (group commit).
+#[derive(Debug, Default)]
+struct Waiting {
+    nonces: Vec<(Uuid, String, i64)>,
+    last_ticket: u64,
 }
 
 impl Shared {
@@ -491,22 +640,36 @@ impl Shared {
                 let kept = disk.load(Utc::now().timestamp())?;
                 if let Some(g) = kept.globals {
                     clock.resume(g.clock_offset_ms);
-                    store.market = serde_json::from_value(g.market)
+                    store.market = serde_json::from_str(&g.market)
                         .map_err(|e| DiskError::Unreadable(format!("the market: {e}")))?;
                     store.node.key = NodeKey::from_secret_hex(&g.node_secret)
                         .ok_or_else(|| DiskError::Unreadable("the Lightning node key".to_owned()))?;
                 }
-                for text in kept.companies {
-                    let value: serde_json::Value =
-                        serde_json::from_str(&text).map_err(|e| DiskError::Unreadable(e.to_string()))?;
-                    let id = value["company_id"]
-                        .as_str()
-                        .and_then(|id| Uuid::parse_str(id).ok())
-                        .filter(|id| store.companies.contains_key(id))
-                        .ok_or_else(|| DiskError::Unreadable("a company the fixture lacks".to_owned()))?;
-                    let snapshot =
-                        snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+                // Whole documents of an older sandbox first, written as rows
+                // at the first keep; then heads with their rows.
+                for text in kept.documents {
+                    let snapshot = store.read_kept(&text)?;
+                    let id = snapshot.company_id;
                     store.restore(snapshot);
+                    store.replace(id);
+                }
+                for company in kept.companies {
+                    let mut snapshot = store.read_kept(&company.head)?;
+                    {
+                        let mut shelves = snapshot.company.shelves();
+                        for (kind, ord, json) in &company.rows {
+                            let (_, shelf) =
+                                shelves.iter_mut().find(|(k, _)| k == kind).ok_or_else(|| {
+                                    DiskError::Unreadable(format!("records of an unknown kind {kind}"))
+                                })?;
+                            shelf
+                                .load_row(*ord, json)
+                                .map_err(|e| DiskError::Unreadable(format!("a record of {kind}: {e}")))?;
+                        }
+                    }
+                    let id = snapshot.company_id;
+                    store.restore(snapshot);
+                    store.replaced.remove(&id);
                 }
                 for (client, nonce, expiry) in kept.nonces {
                     nonces.resume(client, nonce, expiry);
@@ -527,8 +690,10 @@ impl Shared {
             advancing: tokio::sync::Mutex::new(()),
             disk,
             keeping: Mutex::new(KeptMark::default()),
+            waiting: Mutex::new(Waiting::default()),
+            keeper: OnceLock::new(),
         };
-        shared.keep(None, None)?;
+        shared.keep(None)?;
         Ok(shared)
     }
 
@@ -537,57 +702,105 @@ impl Shared {
         self.disk.is_some()
     }
 
-    /// With a data directory: keeps the companies touched since the last
-    /// keep, the shared state and a write's nonce, in one transaction.
-    /// Called before a write is answered, with the change count seen after
-    /// it ran (`covering`): when an earlier keep already covered that
-    /// count, only the nonce is written, so concurrent writes share one
-    /// serialization. Also called after clock-driven steps ran (`None`).
-    pub fn keep(&self, covering: Option<u64>, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+    /// With a data directory: keeps the changes since the last keep (the
+    /// head and changed records of each company touched, the shared state
+    /// when it changed) and the nonces of the writes waiting, in one
+    /// transaction. Called before a write is answered, with its nonce, and
+    /// after clock-driven steps ran (`None`). Concurrent writes share one
+    /// keep: each takes a ticket after it ran, and a write whose ticket an
+    /// earlier keep covered returns at once (group commit).
+    pub fn keep(&self, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+        self.keep_all(nonce.into_iter().collect())
+    }
+
+    /// A write's keep, done by the keeper thread (started at the first
+    /// write), which takes every write waiting at once and keeps them in
+    /// one transaction: the worker goes on serving meanwhile, and a busy
+    /// sandbox pays for one commit per batch, not per write.
+    pub async fn keep_write(this: &Arc<Shared>, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
+        if this.disk.is_none() {
+            return Ok(());
+        }
+        let keeper = this.keeper.get_or_init(|| start_keeper(Arc::downgrade(this)));
+        let (done, kept) = tokio::sync::oneshot::channel();
+        keeper
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(KeepRequest { nonce, done })
+            .map_err(|_| DiskError::Interrupted("the keeper stopped".to_owned()))?;
+        kept.await
+            .map_err(|_| DiskError::Interrupted("the keeper stopped".to_owned()))?
+            .map_err(DiskError::Interrupted)
+    }
+
+    fn keep_all(&self, nonces: Vec<(Uuid, String)>) -> Result<(), DiskError> {
         let Some(disk) = &self.disk else {
+            // In memory, nothing keeps the books' changes: forget them, so
+            // they don't pile up.
+            self.store().forget_changes();
             return Ok(());
         };
-        let mut kept = self.keeping.lock().unwrap_or_else(|p| p.into_inner());
         let now_unix = Utc::now().timestamp();
+        let ticket = {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+            waiting.last_ticket += 1;
+            let expiry = NonceCache::expiry(now_unix);
+            waiting
+                .nonces
+                .extend(nonces.into_iter().map(|(client, n)| (client, n, expiry)));
+            waiting.last_ticket
+        };
+        let mut kept = self.keeping.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.ticket >= ticket {
+            return Ok(());
+        }
+        // Every nonce queued up to `covered`, then the state: each of those
+        // writes ran before its ticket, so the state holds its change.
+        let (nonces, covered) = {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+            (std::mem::take(&mut waiting.nonces), waiting.last_ticket)
+        };
         let offset_ms = self.clock.offset_ms();
-        let (write, changes) = {
+        let write = {
             let mut store = self.store();
-            let state_due = offset_ms != kept.offset_ms
-                || match covering {
-                    Some(c) => c > kept.changes,
-                    None => !store.touched.is_empty(),
-                };
-            if !state_due && nonce.is_none() {
-                return Ok(());
-            }
             let now = self.clock.now();
             let mut companies = Vec::new();
-            let mut globals = None;
-            if state_due {
-                let touched: Vec<Uuid> = store.touched.drain().collect();
-                for id in touched {
-                    if let Ok(doc) = store.snapshot_text(id, now) {
-                        companies.push((id, doc));
-                    }
-                }
-                globals = Some(Globals {
+            let touched: Vec<Uuid> = store.touched.drain().collect();
+            for id in touched {
+                companies.extend(store.company_write(id, now)?);
+            }
+            let market_version = store.market.version();
+            let globals = if kept.offset_ms != Some(offset_ms) || kept.market_version != Some(market_version)
+            {
+                kept.offset_ms = Some(offset_ms);
+                kept.market_version = Some(market_version);
+                Some(Globals {
                     clock_offset_ms: offset_ms,
-                    market: serde_json::to_value(&store.market)
+                    market: serde_json::to_string(&store.market)
                         .map_err(|e| DiskError::Unreadable(e.to_string()))?,
                     node_secret: store.node.key.secret_hex(),
-                });
-            }
-            let write = Write {
+                })
+            } else {
+                None
+            };
+            Write {
                 companies,
                 globals,
-                nonce: nonce.map(|(client, n)| (client, n, NonceCache::expiry(now_unix))),
-            };
-            (write, state_due.then_some(store.changes))
+                nonces,
+            }
         };
-        disk.keep(write, now_unix)?;
-        if let Some(changes) = changes {
-            *kept = KeptMark { changes, offset_ms };
+        if !write.companies.is_empty() || write.globals.is_some() || !write.nonces.is_empty() {
+            let ids: Vec<Uuid> = write.companies.iter().map(|c| c.id).collect();
+            if let Err(e) = disk.keep(write, now_unix) {
+                // Not kept: the next keep writes these companies and the
+                // shared state whole.
+                kept.offset_ms = None;
+                let mut store = self.store();
+                ids.into_iter().for_each(|id| store.replace(id));
+                return Err(e);
+            }
         }
+        kept.ticket = covered;
         Ok(())
     }
 
@@ -618,14 +831,14 @@ impl Shared {
         loop {
             let ready = {
                 let mut store = self.store();
-                let mut ready = store.outbox.take_ready();
+                let mut ready = store.ready_deliveries();
                 if ready.is_empty() {
                     let Some((at, job)) = store.scheduler.pop_due(until) else {
                         break;
                     };
                     self.clock.advance_to(at);
                     store.run_job(job, self.clock.now());
-                    ready = store.outbox.take_ready();
+                    ready = store.ready_deliveries();
                 }
                 ready
             };
@@ -634,10 +847,16 @@ impl Shared {
         self.clock.advance_to(until);
     }
 
-    /// Sends deliveries that are ready now (events emitted by a request).
+    /// Sends deliveries that are ready now (events emitted by a request),
+    /// and those they let go (an `out_of_order` delivery they overtook).
     pub async fn flush_deliveries(&self) {
-        let ready = self.store().outbox.take_ready();
-        self.deliver(ready).await;
+        loop {
+            let ready = self.store().ready_deliveries();
+            if ready.is_empty() {
+                break;
+            }
+            self.deliver(ready).await;
+        }
     }
 
     /// Sends one of a company's deliveries once more, now; the delivery
@@ -667,5 +886,6 @@ impl Shared {
         for (delivery, attempt) in deliveries.iter().zip(attempts) {
             outbox.record_attempt(delivery.id, attempt, scheduler);
         }
+        outbox.release_overtaken(&deliveries);
     }
 }

@@ -5,8 +5,18 @@
 //! happens outside the store's lock, so no request handler waits on a
 //! receiver. Every delivery keeps its attempts for the control API
 //! (`GET /sandbox/webhooks/deliveries`), the newest 1,000 settled ones.
+//!
+//! Faults on delivery (`POST /sandbox/webhooks/faults`), for testing a
+//! receiver: `drop` (never sent, the delivery `failed` at once; a resend
+//! still works), `duplicate` (a second delivery of the same event, same
+//! body, `event_id` and signature), `delay_s:N` (the first attempt waits N
+//! seconds of sandbox time) and `out_of_order` (held back until a later
+//! event of the company has been sent, at most 300 s of sandbox time).
+//! Like call faults they fire on the next `count` matching deliveries,
+//! or with a seeded `probability`. They live with the deliveries, in
+//! memory.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use actix_web::web::Bytes;
@@ -16,7 +26,86 @@ use paydesk_api::models::events::WebhookEvent;
 use paydesk_api::webhook::{sign_webhook, SIGNATURE_HEADER};
 use uuid::Uuid;
 
+use crate::error::ApiError;
+use crate::faults::{check_count, Chance};
 use crate::scheduler::{Job, Scheduler};
+
+/// Longest an `out_of_order` delivery waits for a later event, in sandbox
+/// seconds; the longest `delay_s`.
+pub const OUT_OF_ORDER_MAX_SECS: i64 = 300;
+pub const MAX_DELAY_SECS: i64 = 86_400;
+
+/// What a delivery fault does to a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryFaultMode {
+    Drop,
+    Duplicate,
+    Delay { secs: i64 },
+    OutOfOrder,
+}
+
+impl DeliveryFaultMode {
+    pub fn parse(mode: &str) -> Option<Self> {
+        match mode {
+            "drop" => Some(Self::Drop),
+            "duplicate" => Some(Self::Duplicate),
+            "out_of_order" => Some(Self::OutOfOrder),
+            other => {
+                let secs: i64 = other.strip_prefix("delay_s:")?.parse().ok()?;
+                (1..=MAX_DELAY_SECS)
+                    .contains(&secs)
+                    .then_some(Self::Delay { secs })
+            }
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Self::Drop => "drop".to_owned(),
+            Self::Duplicate => "duplicate".to_owned(),
+            Self::OutOfOrder => "out_of_order".to_owned(),
+            Self::Delay { secs } => format!("delay_s:{secs}"),
+        }
+    }
+}
+
+/// A fault armed on a company's deliveries.
+#[derive(Debug, Clone)]
+pub struct DeliveryFault {
+    /// Events whose name starts with this ('' for every event).
+    pub event_prefix: String,
+    pub mode: DeliveryFaultMode,
+    pub remaining: u32,
+    pub chance: Option<Chance>,
+}
+
+impl DeliveryFault {
+    pub fn new(event_prefix: &str, mode: &str, count: u32, chance: Option<Chance>) -> Result<Self, ApiError> {
+        let mode = DeliveryFaultMode::parse(mode).ok_or_else(|| {
+            ApiError::field(
+                "mode",
+                format!("must be drop, duplicate, out_of_order or delay_s:N (N from 1 to {MAX_DELAY_SECS})"),
+            )
+        })?;
+        check_count(count, &chance)?;
+        Ok(DeliveryFault {
+            event_prefix: event_prefix.trim().to_owned(),
+            mode,
+            remaining: count,
+            chance,
+        })
+    }
+}
+
+/// Why a delivery is held back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    /// Until its release job runs (`delay_s`).
+    Delayed,
+    /// Until a later event of the company has been sent (or its release
+    /// job runs).
+    OutOfOrder,
+}
 
 /// Attempts in all: the first and up to 3 retries.
 pub const MAX_ATTEMPTS: u32 = 4;
@@ -60,6 +149,7 @@ pub struct Delivery {
     pub attempts: Vec<Attempt>,
     body: Bytes,
     signature: String,
+    held: Option<Hold>,
 }
 
 impl Delivery {
@@ -92,6 +182,10 @@ pub struct Outbox {
     deliveries: BTreeMap<u64, Delivery>,
     ready: Vec<u64>,
     next_id: u64,
+    /// Delivery faults armed, by company.
+    faults: HashMap<Uuid, Vec<DeliveryFault>>,
+    /// Release jobs for held deliveries, for the store to schedule.
+    releases: Vec<(DateTime<Utc>, Job)>,
 }
 
 impl Outbox {
@@ -117,26 +211,128 @@ impl Outbox {
             .expect("events serialize"),
         );
         for target in targets {
-            self.next_id += 1;
-            self.deliveries.insert(
-                self.next_id,
-                Delivery {
-                    id: self.next_id,
-                    company_id,
-                    url: target.url.clone(),
-                    event: event.to_owned(),
-                    event_id: event_id.clone(),
-                    status: DeliveryStatus::Pending,
-                    created_at: now,
-                    attempts: Vec::new(),
-                    signature: sign_webhook(&target.secret, &body),
-                    body: body.clone(),
-                },
-            );
-            self.ready.push(self.next_id);
+            let delivery = Delivery {
+                id: 0,
+                company_id,
+                url: target.url.clone(),
+                event: event.to_owned(),
+                event_id: event_id.clone(),
+                status: DeliveryStatus::Pending,
+                created_at: now,
+                attempts: Vec::new(),
+                signature: sign_webhook(&target.secret, &body),
+                body: body.clone(),
+                held: None,
+            };
+            match self.take_fault(company_id, event) {
+                None => {
+                    self.queue(delivery);
+                }
+                Some(DeliveryFaultMode::Drop) => {
+                    let id = self.insert(delivery);
+                    let d = self.deliveries.get_mut(&id).expect("inserted just above");
+                    d.status = DeliveryStatus::Failed;
+                    d.attempts.push(Attempt {
+                        at: now,
+                        status_code: None,
+                        error: Some("dropped (injected fault): never sent".to_owned()),
+                    });
+                }
+                Some(DeliveryFaultMode::Duplicate) => {
+                    self.queue(delivery.clone());
+                    self.queue(delivery);
+                }
+                Some(DeliveryFaultMode::Delay { secs }) => {
+                    self.hold(delivery, Hold::Delayed, now + chrono::Duration::seconds(secs));
+                }
+                Some(DeliveryFaultMode::OutOfOrder) => {
+                    let until = now + chrono::Duration::seconds(OUT_OF_ORDER_MAX_SECS);
+                    self.hold(delivery, Hold::OutOfOrder, until);
+                }
+            }
         }
         self.forget_old();
         event_id
+    }
+
+    fn insert(&mut self, mut delivery: Delivery) -> u64 {
+        self.next_id += 1;
+        delivery.id = self.next_id;
+        self.deliveries.insert(self.next_id, delivery);
+        self.next_id
+    }
+
+    fn queue(&mut self, delivery: Delivery) {
+        let id = self.insert(delivery);
+        self.ready.push(id);
+    }
+
+    fn hold(&mut self, mut delivery: Delivery, hold: Hold, until: DateTime<Utc>) {
+        delivery.held = Some(hold);
+        let delivery_id = self.insert(delivery);
+        self.releases.push((until, Job::ReleaseDelivery { delivery_id }));
+    }
+
+    /// Takes one use of the first delivery fault of the company that
+    /// matches the event, if any.
+    fn take_fault(&mut self, company_id: Uuid, event: &str) -> Option<DeliveryFaultMode> {
+        let faults = self.faults.get_mut(&company_id)?;
+        let index = faults
+            .iter_mut()
+            .position(|f| event.starts_with(&f.event_prefix) && f.chance.as_mut().is_none_or(Chance::hits))?;
+        let mode = faults[index].mode;
+        faults[index].remaining -= 1;
+        if faults[index].remaining == 0 {
+            faults.remove(index);
+        }
+        Some(mode)
+    }
+
+    /// Arms a delivery fault for a company.
+    pub fn add_fault(&mut self, company_id: Uuid, fault: DeliveryFault) {
+        self.faults.entry(company_id).or_default().push(fault);
+    }
+
+    /// The company's delivery faults still armed.
+    pub fn faults_of(&self, company_id: Uuid) -> &[DeliveryFault] {
+        self.faults.get(&company_id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Clears the company's delivery faults.
+    pub fn clear_faults(&mut self, company_id: Uuid) {
+        self.faults.remove(&company_id);
+    }
+
+    /// Release jobs of held deliveries, for the scheduler.
+    pub fn take_releases(&mut self) -> Vec<(DateTime<Utc>, Job)> {
+        std::mem::take(&mut self.releases)
+    }
+
+    /// A held delivery's time is up: it goes out now.
+    pub fn release(&mut self, delivery_id: u64) {
+        if let Some(d) = self.deliveries.get_mut(&delivery_id) {
+            if d.held.take().is_some() {
+                self.ready.push(delivery_id);
+            }
+        }
+    }
+
+    /// After `sent` went out: `out_of_order` deliveries that a later event
+    /// of the same company has now overtaken go out next.
+    pub fn release_overtaken(&mut self, sent: &[Delivery]) {
+        let overtaken: Vec<u64> = self
+            .deliveries
+            .values()
+            .filter(|d| d.held == Some(Hold::OutOfOrder))
+            .filter(|d| {
+                sent.iter()
+                    .any(|s| s.company_id == d.company_id && s.id > d.id && s.event_id != d.event_id)
+            })
+            .map(|d| d.id)
+            .collect();
+        for id in overtaken {
+            self.release(id);
+        }
     }
 
     /// Drops the oldest settled deliveries past `SETTLED_KEPT`.
@@ -198,6 +394,7 @@ impl Outbox {
             .get_mut(&delivery_id)
             .filter(|d| d.company_id == company_id)?;
         d.status = DeliveryStatus::Pending;
+        d.held = None;
         Some(d.clone())
     }
 

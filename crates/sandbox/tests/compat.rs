@@ -50,6 +50,7 @@ async fn identity_validation_problems_and_405_carry_the_added_fields() {
     let t = support::spawn().await;
     let (_, who) = t.send(Method::GET, "/api/whoami", "").await;
     assert_eq!(who["data"]["authenticated"], true);
+    assert_eq!(who["authenticated"], true, "at the top level too");
     assert_eq!(who["data"]["client_id"], t.client_id.as_str());
 
     let address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";

@@ -139,3 +139,220 @@ async fn acknowledged_writes_survive_kill_9_and_steps_resume() {
     third.child.wait().await.unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A quote and an order on it, as the bench makes them.
+async fn trade(c: &Client, reference: &str) -> paydesk_api::models::trading::Order {
+    use paydesk_api::models::trading::QuoteRequest;
+    let quote = c
+        .create_trading_quote(&QuoteRequest {
+            base_currency: "BTC".into(),
+            quote_currency: "USDT".into(),
+            side: "buy".into(),
+            quantity: "0.001".parse().unwrap(),
+        })
+        .await
+        .unwrap();
+    order_on(c, quote.id, reference).await
+}
+
+async fn order_on(c: &Client, quote_id: uuid::Uuid, reference: &str) -> paydesk_api::models::trading::Order {
+    use paydesk_api::models::trading::OrderRequest;
+    c.create_order(&OrderRequest {
+        base_currency: "BTC".into(),
+        quote_currency: "USDT".into(),
+        side: "buy".into(),
+        quantity: "0.001".parse().unwrap(),
+        price: None,
+        order_type: None,
+        quote_id,
+        quantity_in_base_units: None,
+        reference: Some(reference.into()),
+    })
+    .await
+    .unwrap()
+}
+
+async fn transaction_count(c: &Client) -> u64 {
+    c.transactions(&Default::default()).await.unwrap().total_count
+}
+
+#[tokio::test]
+async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore() {
+    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = Fixture::demo();
+    let fixture_path = dir.join("fixture.json");
+    std::fs::write(&fixture_path, serde_json::to_vec(&fixture).unwrap()).unwrap();
+    let data = dir.join("data");
+
+    let mut first = start(&fixture_path, &data, &fixture).await;
+    let c = &first.client;
+    let opening_count = transaction_count(c).await;
+    let mut orders = Vec::new();
+    for i in 0..5 {
+        orders.push(trade(c, &format!("order-{i}")).await);
+    }
+    let snapshot = c.sandbox_snapshot().await.unwrap();
+    let after_trades = (usdt(c).await, transaction_count(c).await);
+    assert_eq!(after_trades.1, opening_count + 10, "two sides per trade");
+    first.child.start_kill().unwrap();
+    first.child.wait().await.unwrap();
+
+    // Every order, its ledger sides and its idempotency record are back.
+    let mut second = start(&fixture_path, &data, &fixture).await;
+    let c = &second.client;
+    for o in &orders {
+        assert_eq!(c.order(&o.id.to_string()).await.unwrap().status, o.status);
+    }
+    assert_eq!((usdt(c).await, transaction_count(c).await), after_trades);
+    // Writes after a restart join the records read back.
+    let sixth = trade(c, "order-5").await;
+    assert_eq!(transaction_count(c).await, opening_count + 12);
+    // A reset drops every record of the company, on disk too.
+    c.sandbox_reset().await.unwrap();
+    assert_eq!(transaction_count(c).await, opening_count);
+    second.child.start_kill().unwrap();
+    second.child.wait().await.unwrap();
+
+    let mut third = start(&fixture_path, &data, &fixture).await;
+    let c = &third.client;
+    assert_eq!(transaction_count(c).await, opening_count, "the reset is kept");
+    assert!(c.order(&sixth.id.to_string()).await.is_err());
+    // A restored snapshot is written whole.
+    c.sandbox_restore(&snapshot).await.unwrap();
+    third.child.start_kill().unwrap();
+    third.child.wait().await.unwrap();
+
+    let mut fourth = start(&fixture_path, &data, &fixture).await;
+    let c = &fourth.client;
+    assert_eq!((usdt(c).await, transaction_count(c).await), after_trades);
+    for o in &orders {
+        assert_eq!(c.order(&o.id.to_string()).await.unwrap().id, o.id);
+    }
+    assert!(c.order(&sixth.id.to_string()).await.is_err());
+    fourth.child.start_kill().unwrap();
+    fourth.child.wait().await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A data directory an older sandbox wrote (each company as one whole
+/// snapshot document, some books as JSON objects) is read, then kept as
+/// rows.
+#[tokio::test]
+async fn a_data_directory_of_whole_documents_is_read_and_then_kept_as_rows() {
+    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = Fixture::demo();
+    let fixture_path = dir.join("fixture.json");
+    std::fs::write(&fixture_path, serde_json::to_vec(&fixture).unwrap()).unwrap();
+    let data = dir.join("data");
+
+    let mut first = start(&fixture_path, &data, &fixture).await;
+    let c = &first.client;
+    let order = trade(c, "old-order").await;
+    let mut document = c.sandbox_snapshot().await.unwrap();
+    let kept = (usdt(c).await, transaction_count(c).await);
+    first.child.start_kill().unwrap();
+    first.child.wait().await.unwrap();
+
+    // The older shape: quotes and idempotency records keyed by id.
+    let company = &mut document["company"];
+    let by_key = |records: &serde_json::Value, key: &dyn Fn(&serde_json::Value) -> String| {
+        serde_json::Value::Object(
+            records
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (key(r), r.clone()))
+                .collect(),
+        )
+    };
+    company["trades"]["quotes"] = by_key(&company["trades"]["quotes"], &|r| {
+        r["quote"]["id"].as_str().unwrap().to_owned()
+    });
+    company["idempotency"]["saved"] = by_key(&company["idempotency"]["saved"], &|r| {
+        r["key"].as_str().unwrap().to_owned()
+    });
+    for saved in company["idempotency"]["saved"]
+        .as_object_mut()
+        .unwrap()
+        .values_mut()
+    {
+        saved.as_object_mut().unwrap().remove("key");
+    }
+    let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
+    db.execute_batch("DELETE FROM heads; DELETE FROM records;")
+        .unwrap();
+    db.execute(
+        "INSERT INTO companies (id, state) VALUES (?1, ?2)",
+        [document["company_id"].as_str().unwrap(), &document.to_string()],
+    )
+    .unwrap();
+    drop(db);
+
+    let mut second = start(&fixture_path, &data, &fixture).await;
+    let c = &second.client;
+    assert_eq!((usdt(c).await, transaction_count(c).await), kept);
+    assert_eq!(c.order(&order.id.to_string()).await.unwrap().id, order.id);
+    // The idempotency record came through: the same reference replays.
+    assert_eq!(order_on(c, order.quote_id, "old-order").await.id, order.id);
+    second.child.start_kill().unwrap();
+    second.child.wait().await.unwrap();
+
+    let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
+    let documents: i64 = db
+        .query_row("SELECT count(*) FROM companies", [], |r| r.get(0))
+        .unwrap();
+    let rows: i64 = db
+        .query_row("SELECT count(*) FROM records", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(documents, 0, "the whole document is gone once kept as rows");
+    assert!(rows > 0);
+    drop(db);
+    let mut third = start(&fixture_path, &data, &fixture).await;
+    assert_eq!(
+        (usdt(&third.client).await, transaction_count(&third.client).await),
+        kept
+    );
+    third.child.start_kill().unwrap();
+    third.child.wait().await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The portal's tests start a second sandbox on a directory while the
+/// first still runs (in one process): it starts, and finds what the first
+/// kept.
+#[tokio::test]
+async fn a_second_sandbox_on_the_same_directory_starts_beside_the_first() {
+    use paydesk_sandbox::state::Options;
+    use paydesk_sandbox::RunningSandbox;
+    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
+    let fixture = Fixture::demo();
+    let options = || Options {
+        data_dir: Some(dir.join("data")),
+        ..Options::default()
+    };
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let c = &fixture.companies[0].clients[0];
+    let client = |sandbox: &RunningSandbox| {
+        Client::new(
+            sandbox.base_url.clone(),
+            Credentials::new(c.client_id.to_string(), c.client_secret.clone()),
+        )
+    };
+    let first = RunningSandbox::start_with(&fixture, bind(), 1, options())
+        .await
+        .unwrap();
+    let order = trade(&client(&first), "first-order").await;
+    let second = RunningSandbox::start_with(&fixture, bind(), 1, options())
+        .await
+        .unwrap();
+    let found = client(&second).order(&order.id.to_string()).await.unwrap();
+    assert_eq!(found.id, order.id);
+    // Both can still write.
+    trade(&client(&second), "second-order").await;
+    trade(&client(&first), "third-order").await;
+    second.stop().await;
+    first.stop().await;
+    std::fs::remove_dir_all(&dir).ok();
+}

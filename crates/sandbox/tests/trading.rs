@@ -212,11 +212,7 @@ async fn orders_fill_at_the_quoted_price_and_consume_the_quote() {
         (consumption.consumed_quantity, consumption.remaining_quantity),
         (dec("0.004"), dec("0.006"))
     );
-    let exchange = first.exchange.clone().unwrap();
-    assert_eq!(
-        (exchange.send_quantity, exchange.receive_quantity),
-        (dec("241.2"), dec("0.004"))
-    );
+    assert_eq!(first.exchange.as_deref(), Some("sandbox"), "the venue, by name");
     assert_eq!(available(c, "USDT").await, usdt0 - 241_200_000);
     assert_eq!(available(c, "BTC").await, btc0 + 400_000);
 
@@ -387,6 +383,77 @@ fn target(side: &str, quantity: &str, price: &str, expires_at: &str) -> NewTarge
         expires_at: expires_at.into(),
         reference: String::new(),
     }
+}
+
+/// Liquidity: a triggered order fills in slices, one each 10 s while the
+/// price stays at its target, and the money moved adds up to one fill.
+#[tokio::test]
+async fn target_orders_fill_in_slices_of_the_liquidity_while_the_price_holds() {
+    let t = support::spawn().await;
+    let c = &t.client;
+    let (usdt0, btc0) = (available(c, "USDT").await, available(c, "BTC").await);
+    let buy = c
+        .create_target_order(&target("buy", "0.03", "59000", ""))
+        .await
+        .unwrap();
+    let id = buy.id.to_string();
+    // 0.01 BTC per 10 s at 58,000.
+    let price = c
+        .sandbox_set_price_with_liquidity("BTC", "USDT", dec("58000"), BaseUnits(1_000_000))
+        .await
+        .unwrap();
+    assert_eq!(price.liquidity, Some(BaseUnits(1_000_000)));
+    assert_eq!(c.target_order(&id).await.unwrap().status, "triggered");
+
+    c.sandbox_advance_clock(10).await.unwrap();
+    let first = c.target_order(&id).await.unwrap();
+    assert_eq!(first.status, "triggered");
+    assert_eq!(
+        (first.filled_quantity, first.remaining_quantity),
+        (dec("0.01"), dec("0.02"))
+    );
+    assert_eq!(first.average_fill_price, "59000");
+    assert!(!first.last_fill_at.is_empty() && first.fully_filled_at.is_empty());
+    // Two thirds of 1,778.85 USDT stay held.
+    assert_eq!(first.remaining_locked, dec("1185.9"));
+    assert_eq!(available(c, "BTC").await, btc0 + 1_000_000);
+
+    // The price moves away: no slice until it comes back.
+    c.sandbox_set_price("BTC", "USDT", dec("61000")).await.unwrap();
+    c.sandbox_advance_clock(30).await.unwrap();
+    assert_eq!(c.target_order(&id).await.unwrap().filled_quantity, dec("0.01"));
+    c.sandbox_set_price_with_liquidity("BTC", "USDT", dec("59000"), BaseUnits(1_500_000))
+        .await
+        .unwrap();
+    c.sandbox_advance_clock(10).await.unwrap();
+    assert_eq!(c.target_order(&id).await.unwrap().filled_quantity, dec("0.025"));
+    c.sandbox_advance_clock(10).await.unwrap();
+    let done = c.target_order(&id).await.unwrap();
+    assert_eq!(done.status, "filled");
+    assert_eq!(
+        (done.filled_quantity, done.remaining_quantity),
+        (dec("0.03"), dec("0"))
+    );
+    assert_eq!(done.remaining_locked, dec("0"));
+    assert!(!done.fully_filled_at.is_empty());
+    // 0.03 × 59,000 = 1,770 USDT + 0.5% = 1,778.85 USDT in all, as one fill.
+    assert_eq!(available(c, "USDT").await, usdt0 - 1_778_850_000);
+    assert_eq!(available(c, "BTC").await, btc0 + 3_000_000);
+    assert_ledger_adds_up(c).await;
+
+    // A price set without liquidity is unlimited again: one whole fill.
+    c.sandbox_set_price("BTC", "USDT", dec("59000")).await.unwrap();
+    let sell = c
+        .create_target_order(&target("sell", "0.02", "58000", ""))
+        .await
+        .unwrap();
+    assert_eq!(sell.status, "triggered");
+    c.sandbox_advance_clock(10).await.unwrap();
+    assert_eq!(
+        c.target_order(&sell.id.to_string()).await.unwrap().status,
+        "filled"
+    );
+    assert_ledger_adds_up(c).await;
 }
 
 #[tokio::test]

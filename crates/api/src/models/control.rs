@@ -45,10 +45,65 @@ pub struct AddFault {
     pub count: u32,
 }
 
+/// `POST /sandbox/faults` for a chaos run: each call matching `method`
+/// and `path_prefix` fails with `probability` (above 0, at most 1), drawn
+/// from a generator seeded with `seed` (random when left out), until
+/// `count` faults were injected (up to 1,000,000). The same seed and the
+/// same calls give the same faults.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AddChanceFault {
+    pub method: String,
+    pub path_prefix: String,
+    pub mode: String,
+    pub count: u32,
+    pub probability: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// A fault still armed: `count` is what it may still inject; a chance
+/// fault also shows its probability and seed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ArmedFault {
+    pub method: String,
+    pub path_prefix: String,
+    pub mode: String,
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
 /// `data` of the fault calls: the faults still armed for the company.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FaultList {
-    pub faults: Vec<AddFault>,
+    pub faults: Vec<ArmedFault>,
+}
+
+/// `POST /sandbox/webhooks/faults`: the company's next `count` webhook
+/// deliveries whose event starts with `event` (every event when left out)
+/// are dropped (`drop`), sent twice (`duplicate`), sent N seconds of
+/// sandbox time late (`delay_s:N`) or held back until a later event was
+/// sent (`out_of_order`); with `probability` (and `seed`), each matching
+/// delivery is hit with that chance instead. Listed with its seed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct AddWebhookFault {
+    pub mode: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probability: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// `data` of the webhook fault calls: the company's delivery faults still
+/// armed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WebhookFaultList {
+    pub faults: Vec<AddWebhookFault>,
 }
 
 /// One attempt of a webhook delivery: the receiver's HTTP status, or why

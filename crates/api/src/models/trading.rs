@@ -17,6 +17,10 @@ pub struct Price {
     pub quote_currency: String,
     pub price: Decimal,
     pub as_of: DateTime<Utc>,
+    /// Base units available per 10 s at this price (set with `PUT
+    /// /sandbox/prices`); absent when unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liquidity: Option<BaseUnits>,
 }
 
 /// `data` of `GET /api/trading/prices`.
@@ -31,6 +35,10 @@ pub struct SetPrice {
     pub base: String,
     pub quote: String,
     pub price: Decimal,
+    /// Base units available per 10 s at this price (target orders fill in
+    /// slices of at most this much); absent means unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub liquidity: Option<BaseUnits>,
 }
 
 /// What a trade sends and receives, in whole units.
@@ -131,8 +139,9 @@ pub struct Order {
     pub price: Decimal,
     /// `pending`, `filled`, `rejected` or `cancelled`.
     pub status: String,
-    /// Null for NGN pairs, which settle from the service's own liquidity.
-    pub exchange: Option<Exchange>,
+    /// The venue the order filled on, by name; null for NGN pairs, which
+    /// settle from the service's own liquidity.
+    pub exchange: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub filled_quantity: Decimal,

@@ -13,6 +13,7 @@ use paydesk_api::models::addresses::{
 };
 use uuid::Uuid;
 
+use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
 use crate::pagination::{paginate, Sequenced};
@@ -31,9 +32,17 @@ impl Sequenced for AddressRecord {
     }
 }
 
+impl crate::book::Record for AddressRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.address.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct AddressBook {
-    records: Vec<AddressRecord>,
+    pub(crate) records: Book<AddressRecord>,
     stellar_shared: Option<String>,
 }
 

@@ -13,14 +13,23 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::addresses::parse_chain;
+use crate::book::Book;
 use crate::chains;
 use crate::error::ApiError;
 use crate::respond::{envelope, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
 
+impl crate::book::Record for Beneficiary {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BeneficiaryBook {
-    records: Vec<Beneficiary>,
+    pub(crate) records: Book<Beneficiary>,
 }
 
 impl BeneficiaryBook {

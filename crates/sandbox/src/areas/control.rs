@@ -7,16 +7,17 @@ use actix_web::http::StatusCode;
 use actix_web::web::Data;
 use actix_web::web::Path;
 use paydesk_api::models::control::{
-    AddFault, AdvanceClock, ClockNow, DeliveryList, FaultList, RequestJournal, ResetDone, SetWebhook,
-    WebhookSetting,
+    AddWebhookFault, AdvanceClock, ArmedFault, ClockNow, DeliveryList, FaultList, RequestJournal, ResetDone,
+    SetWebhook, WebhookFaultList, WebhookSetting,
 };
 
 use crate::error::ApiError;
-use crate::faults::Fault;
+use crate::faults::{Chance, Fault};
 use crate::journal::KEPT_PER_COMPANY;
 use crate::respond::{envelope, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
 use crate::webhooks;
+use crate::webhooks::DeliveryFault;
 
 /// Ten years: enough for any test, far from overflowing the clock.
 const MAX_ADVANCE_SECS: u64 = 10 * 366 * 24 * 3600;
@@ -99,28 +100,46 @@ fn fault_list(company: &Company) -> FaultList {
         faults: company
             .faults
             .iter()
-            .map(|f| AddFault {
+            .map(|f| ArmedFault {
                 method: f.method.clone(),
                 path_prefix: f.path_prefix.clone(),
                 mode: f.mode.name(),
                 count: f.remaining,
+                probability: f.chance.as_ref().map(|c| c.probability),
+                seed: f.chance.as_ref().map(|c| c.seed),
             })
             .collect(),
     }
+}
+
+/// The body of `POST /sandbox/faults`: a fault on the next `count` matching
+/// calls, or, with `probability` (and `seed`), on matching calls drawn
+/// by a seeded chance.
+#[derive(serde::Deserialize)]
+pub struct FaultRequest {
+    method: String,
+    path_prefix: String,
+    mode: String,
+    count: u32,
+    #[serde(default)]
+    probability: Option<f64>,
+    #[serde(default)]
+    seed: Option<u64>,
 }
 
 /// `POST /sandbox/faults`.
 pub async fn add_fault(
     shared: Data<Shared>,
     caller: Caller,
-    body: JsonBody<AddFault>,
+    body: JsonBody<FaultRequest>,
 ) -> Result<JsonAnswer, ApiError> {
     let request = &body.value;
-    let fault = Fault::new(
+    let fault = Fault::with_chance(
         &request.method,
         &request.path_prefix,
         &request.mode,
         request.count,
+        Chance::new(request.probability, request.seed)?,
     )?;
     let now = shared.clock.now();
     let mut store = shared.store();
@@ -221,5 +240,73 @@ pub async fn resend(shared: Data<Shared>, caller: Caller, id: Path<String>) -> R
         delivery,
         &caller.request_id,
         shared.clock.now(),
+    ))
+}
+
+fn webhook_fault_list(faults: &[DeliveryFault]) -> WebhookFaultList {
+    WebhookFaultList {
+        faults: faults
+            .iter()
+            .map(|f| AddWebhookFault {
+                mode: f.mode.name(),
+                event: Some(f.event_prefix.clone()).filter(|e| !e.is_empty()),
+                count: f.remaining,
+                probability: f.chance.as_ref().map(|c| c.probability),
+                seed: f.chance.as_ref().map(|c| c.seed),
+            })
+            .collect(),
+    }
+}
+
+/// `POST /sandbox/webhooks/faults`: a fault on the company's next matching
+/// webhook deliveries.
+pub async fn add_webhook_fault(
+    shared: Data<Shared>,
+    caller: Caller,
+    body: JsonBody<AddWebhookFault>,
+) -> Result<JsonAnswer, ApiError> {
+    let request = &body.value;
+    let fault = DeliveryFault::new(
+        request.event.as_deref().unwrap_or_default(),
+        &request.mode,
+        request.count,
+        Chance::new(request.probability, request.seed)?,
+    )?;
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    store.outbox.add_fault(caller.company_id, fault);
+    Ok(envelope(
+        StatusCode::CREATED,
+        "Webhook fault armed",
+        webhook_fault_list(store.outbox.faults_of(caller.company_id)),
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `GET /sandbox/webhooks/faults`.
+pub async fn webhook_faults(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let store = shared.store();
+    Ok(envelope(
+        StatusCode::OK,
+        "Webhook faults retrieved",
+        webhook_fault_list(store.outbox.faults_of(caller.company_id)),
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `DELETE /sandbox/webhooks/faults`.
+pub async fn clear_webhook_faults(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    store.outbox.clear_faults(caller.company_id);
+    Ok(envelope(
+        StatusCode::OK,
+        "Webhook faults cleared",
+        webhook_fault_list(&[]),
+        &caller.request_id,
+        now,
     ))
 }

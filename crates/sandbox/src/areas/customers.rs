@@ -17,6 +17,7 @@ use paydesk_api::models::customers::{
 use paydesk_api::wire::codes;
 use uuid::Uuid;
 
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::pagination::{paginate, Sequenced};
 use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
@@ -41,9 +42,17 @@ impl Sequenced for CustomerRecord {
     }
 }
 
+impl crate::book::Record for CustomerRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.customer.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CustomerBook {
-    records: Vec<CustomerRecord>,
+    pub(crate) records: Book<CustomerRecord>,
 }
 
 impl CustomerBook {
@@ -53,8 +62,7 @@ impl CustomerBook {
 
     fn find_mut(&mut self, id: Uuid) -> Result<&mut CustomerRecord, ApiError> {
         self.records
-            .iter_mut()
-            .find(|r| r.customer.id == id)
+            .by_key_mut(&id)
             .ok_or_else(|| ApiError::NotFound(format!("no customer {id}")))
     }
 

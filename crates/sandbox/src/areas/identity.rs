@@ -3,11 +3,12 @@ use actix_web::web::Data;
 use paydesk_api::models::identity::Identity;
 
 use crate::error::ApiError;
-use crate::respond::{envelope, Caller, JsonAnswer};
+use crate::respond::{envelope, json, Caller, JsonAnswer};
 use crate::state::Shared;
 
-/// The identity plus a top-level `authenticated: true`, which the provider's
-/// official client reads; an addition to what the spec shows.
+/// The identity plus `authenticated: true`, which the provider's official
+/// client reads; an addition to what the spec shows (given in `data` and
+/// at the top level of the answer too).
 #[derive(serde::Serialize)]
 struct WhoamiAnswer {
     #[serde(flatten)]
@@ -32,7 +33,7 @@ pub async fn whoami(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, 
         environment: client.environment,
         permissions: client.permissions.clone(),
     };
-    Ok(envelope(
+    let answer = envelope(
         StatusCode::OK,
         "Authenticated",
         WhoamiAnswer {
@@ -41,5 +42,9 @@ pub async fn whoami(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, 
         },
         &caller.request_id,
         now,
-    ))
+    );
+    let mut body: serde_json::Value = serde_json::from_slice(&answer.body)
+        .map_err(|e| ApiError::invalid(format!("the answer could not be written: {e}")))?;
+    body["authenticated"] = true.into();
+    Ok(json(StatusCode::OK, &body))
 }

@@ -30,6 +30,12 @@ pub struct Market {
     prices: BTreeMap<PairKey, (Decimal, DateTime<Utc>)>,
     /// Every price each pair had, oldest first, from the start.
     history: BTreeMap<PairKey, PriceHistory>,
+    /// Base units available per 10 s at a pair's price; a pair absent is
+    /// unlimited.
+    liquidity: BTreeMap<PairKey, i64>,
+    /// Counts changes, so the data directory writes the market only when
+    /// it changed (not kept).
+    version: u64,
 }
 
 /// The market as the data directory keeps it: lists, since JSON objects
@@ -38,6 +44,8 @@ pub struct Market {
 struct KeptMarket {
     prices: Vec<(String, String, Decimal, DateTime<Utc>)>,
     history: Vec<(String, String, PriceHistory)>,
+    #[serde(default)]
+    liquidity: Vec<(String, String, i64)>,
 }
 
 /// Every price a pair had, oldest first.
@@ -52,6 +60,7 @@ impl From<Market> for KeptMarket {
                 .map(|((b, q), (p, at))| (b, q, p, at))
                 .collect(),
             history: m.history.into_iter().map(|((b, q), h)| (b, q, h)).collect(),
+            liquidity: m.liquidity.into_iter().map(|((b, q), l)| (b, q, l)).collect(),
         }
     }
 }
@@ -65,6 +74,8 @@ impl From<KeptMarket> for Market {
                 .map(|(b, q, p, at)| ((b, q), (p, at)))
                 .collect(),
             history: k.history.into_iter().map(|(b, q, h)| ((b, q), h)).collect(),
+            liquidity: k.liquidity.into_iter().map(|(b, q, l)| ((b, q), l)).collect(),
+            version: 0,
         }
     }
 }
@@ -94,7 +105,22 @@ impl Market {
             .iter()
             .map(|(pair, (price, at))| (pair.clone(), vec![(*at, *price)]))
             .collect();
-        Market { prices, history }
+        Market {
+            prices,
+            history,
+            liquidity: BTreeMap::new(),
+            version: 0,
+        }
+    }
+
+    /// The change count (see `version`).
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Base units available per 10 s at the pair's price (None: unlimited).
+    pub fn liquidity(&self, base: &str, quote: &str) -> Option<i64> {
+        self.liquidity.get(&(base.to_owned(), quote.to_owned())).copied()
     }
 
     /// The mid price of `base` in `quote`, directly or through the inverted
@@ -145,12 +171,28 @@ impl Market {
                 "must be greater than zero and at most 10^12",
             ));
         }
+        match req.liquidity {
+            None => {
+                self.liquidity.remove(&key);
+            }
+            Some(l) if l.value() > 0 => {
+                self.liquidity.insert(key.clone(), l.value());
+            }
+            Some(_) => {
+                return Err(ApiError::field(
+                    "liquidity",
+                    "must be a positive integer of base units per 10 s (leave it out for unlimited)",
+                ))
+            }
+        }
+        self.version += 1;
         self.prices.insert(key.clone(), (req.price, now));
         self.history
             .entry(key.clone())
             .or_default()
             .push((now, req.price));
         Ok(Price {
+            liquidity: req.liquidity,
             base_currency: key.0,
             quote_currency: key.1,
             price: req.price,
@@ -162,6 +204,7 @@ impl Market {
         self.prices
             .iter()
             .map(|((b, q), (p, at))| Price {
+                liquidity: self.liquidity(b, q).map(paydesk_api::units::BaseUnits),
                 base_currency: b.clone(),
                 quote_currency: q.clone(),
                 price: *p,
@@ -184,7 +227,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, Ap
     ))
 }
 
-/// `PUT /sandbox/prices {base, quote, price}`.
+/// `PUT /sandbox/prices {base, quote, price, liquidity?}`.
 pub async fn set(
     shared: Data<Shared>,
     caller: Caller,

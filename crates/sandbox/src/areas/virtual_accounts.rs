@@ -23,6 +23,7 @@ use rand::Rng;
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::pagination::{paginate, Sequenced};
@@ -33,7 +34,7 @@ const BANK_NAME: &str = "Sandbox Microfinance Bank";
 const BANK_CODE: &str = "090999";
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct Record {
+pub struct Record {
     seq: u64,
     account: VirtualAccount,
 }
@@ -44,9 +45,17 @@ impl Sequenced for Record {
     }
 }
 
+impl crate::book::Record for Record {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.account.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct VirtualAccountBook {
-    records: Vec<Record>,
+    pub(crate) records: Book<Record>,
 }
 
 impl VirtualAccountBook {

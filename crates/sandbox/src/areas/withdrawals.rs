@@ -21,6 +21,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::addresses::parse_chain;
+use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
@@ -35,7 +36,7 @@ pub const SETTLE_SECS: i64 = 60;
 const FAILING_MEMO: &str = "fail";
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct Record {
+pub struct Record {
     seq: u64,
     withdrawal: Withdrawal,
 }
@@ -46,9 +47,17 @@ impl Sequenced for Record {
     }
 }
 
+impl crate::book::Record for Record {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.withdrawal.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct WithdrawalBook {
-    records: Vec<Record>,
+    pub(crate) records: Book<Record>,
 }
 
 impl WithdrawalBook {

@@ -26,6 +26,7 @@ use uuid::Uuid;
 
 use crate::areas::addresses::parse_chain;
 use crate::areas::withdrawals;
+use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
 use crate::pagination::Sequenced;
@@ -45,9 +46,17 @@ impl Sequenced for BatchRecord {
     }
 }
 
+impl crate::book::Record for BatchRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.batch.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BatchBook {
-    pub records: Vec<BatchRecord>,
+    pub records: Book<BatchRecord>,
 }
 
 impl BatchBook {

@@ -17,6 +17,7 @@ use paydesk_api::wire::FieldError;
 use uuid::Uuid;
 
 use super::model;
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
@@ -51,9 +52,17 @@ impl BulkScheduleRecord {
     }
 }
 
+impl crate::book::Record for BulkScheduleRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.schedule.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BulkScheduleBook {
-    pub records: Vec<BulkScheduleRecord>,
+    pub records: Book<BulkScheduleRecord>,
 }
 
 impl BulkScheduleBook {

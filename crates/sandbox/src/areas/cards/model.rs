@@ -38,6 +38,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::areas::customers;
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::pagination::{paginate, Page, Sequenced};
@@ -123,9 +124,17 @@ pub fn page_info<T>(page: &Page<'_, T>) -> PageInfo {
     }
 }
 
+impl crate::book::Record for CardRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.card.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CardBook {
-    records: Vec<CardRecord>,
+    pub(crate) records: Book<CardRecord>,
 }
 
 impl CardBook {

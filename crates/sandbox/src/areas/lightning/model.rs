@@ -37,6 +37,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::bolt11::{self, Decoded, NodeKey};
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::scheduler::Job;
@@ -78,7 +79,7 @@ impl Default for Node {
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct Record {
+pub struct Record {
     invoice: Invoice,
     preimage: String,
     expires: DateTime<Utc>,
@@ -86,9 +87,17 @@ struct Record {
     transaction_id: Option<Uuid>,
 }
 
+impl crate::book::Record for Record {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.invoice.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct LightningBook {
-    records: Vec<Record>,
+    pub(crate) records: Book<Record>,
 }
 
 impl LightningBook {

@@ -23,6 +23,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::corridors::{self, Corridor};
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::pagination::Sequenced;
@@ -51,9 +52,17 @@ impl Sequenced for PayoutRecord {
     }
 }
 
+impl crate::book::Record for PayoutRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.payout.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PayoutBook {
-    records: Vec<PayoutRecord>,
+    pub(crate) records: Book<PayoutRecord>,
 }
 
 impl PayoutBook {

@@ -28,6 +28,7 @@ use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
 
 use super::spot::{settle_trade, Pair, Side};
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
@@ -79,9 +80,17 @@ impl ScheduleRecord {
     }
 }
 
+impl crate::book::Record for ScheduleRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.schedule.id
+    }
+}
+
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ScheduleBook {
-    pub records: Vec<ScheduleRecord>,
+    pub records: Book<ScheduleRecord>,
 }
 
 impl ScheduleBook {
@@ -291,7 +300,7 @@ fn buy(company: &mut Company, pair: &Pair, s: &Schedule, fx: &Effects<'_>) -> Ti
         quantity,
         price,
         status: "filled".to_owned(),
-        exchange: Some(pair.exchange(Side::Buy, base, quote)),
+        exchange: Some(super::spot::VENUE.to_owned()),
         created_at: fx.now,
         updated_at: fx.now,
         filled_quantity: quantity,

@@ -25,8 +25,6 @@
 //! hour after it expires, then is forgotten (404); quoted prices keep 15
 //! significant digits; a trade is at most 10^12 units of its base.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Duration, Utc};
 use paydesk_api::models::trading::{
     Exchange, Fill, Order, OrderRequest, Quote, QuoteConsumption, QuoteRequest,
@@ -39,6 +37,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::areas::market::{spread, Market};
+use crate::book::{Book, Record};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::pagination::Sequenced;
@@ -213,8 +212,12 @@ impl Pair {
     }
 }
 
+/// The venue an order names in `exchange` (NGN pairs name none: they
+/// settle from the service's own liquidity).
+pub const VENUE: &str = "sandbox";
+
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-struct QuoteRecord {
+pub struct QuoteRecord {
     quote: Quote,
     pair: Pair,
     side: Side,
@@ -225,6 +228,22 @@ struct QuoteRecord {
 pub struct OrderRecord {
     seq: u64,
     pub order: Order,
+}
+
+impl Record for QuoteRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.quote.id
+    }
+}
+
+impl Record for OrderRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.order.id
+    }
 }
 
 impl Sequenced for OrderRecord {
@@ -247,9 +266,8 @@ pub struct Resting {
 
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TradeBook {
-    quotes: HashMap<Uuid, QuoteRecord>,
-    orders: Vec<OrderRecord>,
-    order_index: HashMap<Uuid, usize>,
+    pub(crate) quotes: Book<QuoteRecord>,
+    pub(crate) orders: Book<OrderRecord>,
     /// Quotes made since the last sweep of old ones.
     since_sweep: u32,
     /// Limit orders resting until the market reaches their price.
@@ -263,20 +281,18 @@ impl TradeBook {
     }
 
     pub fn order(&self, id: Uuid) -> Result<&Order, ApiError> {
-        self.order_index
-            .get(&id)
-            .map(|i| &self.orders[*i].order)
+        self.orders
+            .by_key(&id)
+            .map(|r| &r.order)
             .ok_or_else(|| ApiError::NotFound(format!("no order {id}")))
     }
 
     fn order_mut(&mut self, id: Uuid) -> Option<&mut Order> {
-        let index = *self.order_index.get(&id)?;
-        Some(&mut self.orders[index].order)
+        self.orders.by_key_mut(&id).map(|r| &mut r.order)
     }
 
     pub fn record_order(&mut self, order: Order) {
         let seq = self.orders.last().map_or(1, |r| r.seq + 1);
-        self.order_index.insert(order.id, self.orders.len());
         self.orders.push(OrderRecord { seq, order });
     }
 
@@ -289,7 +305,7 @@ impl TradeBook {
         }
         self.since_sweep = 0;
         let cutoff = now - Duration::seconds(QUOTE_RETENTION_SECS);
-        self.quotes.retain(|_, r| r.quote.expires_at > cutoff);
+        self.quotes.retain(|r| r.quote.expires_at > cutoff);
     }
 
     /// A quote still remembered at `now`: one that expired more than
@@ -297,7 +313,7 @@ impl TradeBook {
     /// the sweep has removed it from memory yet.
     fn remembered(&self, id: Uuid, now: DateTime<Utc>) -> Option<&QuoteRecord> {
         self.quotes
-            .get(&id)
+            .by_key(&id)
             .filter(|r| now < r.quote.expires_at + Duration::seconds(QUOTE_RETENTION_SECS))
     }
 
@@ -338,15 +354,12 @@ pub fn create_quote(company: &mut Company, req: &QuoteRequest, fx: &Effects<'_>)
         orders_count: 0,
     };
     company.trades.sweep(fx.now);
-    company.trades.quotes.insert(
-        quote.id,
-        QuoteRecord {
-            quote: quote.clone(),
-            pair,
-            side,
-            orders: 0,
-        },
-    );
+    company.trades.quotes.push(QuoteRecord {
+        quote: quote.clone(),
+        pair,
+        side,
+        orders: 0,
+    });
     Ok(quote)
 }
 
@@ -484,7 +497,11 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
         }
     }
 
-    let record = company.trades.quotes.get_mut(&req.quote_id).expect("found above");
+    let record = company
+        .trades
+        .quotes
+        .by_key_mut(&req.quote_id)
+        .expect("found above");
     record.orders += 1;
     let q = &mut record.quote;
     q.consumed_quantity = (q.consumed_quantity + quantity).normalize();
@@ -505,7 +522,7 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
         quantity,
         price: fill_price,
         status: if rests_at.is_some() { "pending" } else { "filled" }.to_owned(),
-        exchange: (!ngn).then(|| pair.exchange(side, base_units, quote_units)),
+        exchange: (!ngn).then(|| VENUE.to_owned()),
         created_at: now,
         updated_at: now,
         filled_quantity: if rests_at.is_some() {
@@ -745,16 +762,15 @@ mod tests {
         };
         let (old, recent) = (Uuid::new_v4(), Uuid::new_v4());
         book.quotes
-            .insert(old, quote(old, t0 - Duration::seconds(QUOTE_RETENTION_SECS + 1)));
-        book.quotes
-            .insert(recent, quote(recent, t0 - Duration::seconds(60)));
+            .push(quote(old, t0 - Duration::seconds(QUOTE_RETENTION_SECS + 1)));
+        book.quotes.push(quote(recent, t0 - Duration::seconds(60)));
         // Forgotten at once, before any sweep runs; the sweep only frees memory.
         assert!(book.quote(old, t0).is_err());
         assert!(book.quote(recent, t0).is_ok());
         for _ in 0..SWEEP_EVERY {
             book.sweep(t0);
         }
-        assert!(!book.quotes.contains_key(&old));
+        assert!(book.quotes.by_key(&old).is_none());
         assert!(book.quote(old, t0).is_err());
         assert!(book.quote(recent, t0).unwrap().is_expired);
     }

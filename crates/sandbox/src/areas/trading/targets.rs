@@ -7,9 +7,21 @@
 //! and a fill then moves exactly the fill's amounts, so the escrow is
 //! released exactly.
 //!
+//! Liquidity (`PUT /sandbox/prices {…, liquidity}`, base units per 10 s
+//! at the price): a triggered order fills in slices of at most that much,
+//! one each 10 s while the price stays at or beyond its target (the first
+//! slice, 10 s after the trigger, always fills); it is `triggered` until
+//! the last slice, then `filled`. Each slice releases the hold, moves the
+//! slice's amounts and holds the rest again, so the running totals stay
+//! exact (the amounts of the first k base units are computed as a whole,
+//! and each slice moves the difference).
+//!
 //! Decisions where the documents are silent: NGN pairs are refused (they
 //! trade through quotes only); a triggered order can't be cancelled (its
-//! fill is under way); amounts in the record are whole units.
+//! fill is under way); amounts in the record are whole units; liquidity
+//! applies to each order on its own; a partly filled order whose expiry
+//! comes expires, keeping what filled; when the price moves away between
+//! slices, the next slice waits until a price change brings it back.
 
 use chrono::{DateTime, Duration, Utc};
 use paydesk_api::models::trading::{NewTargetOrder, TargetOrder};
@@ -22,6 +34,7 @@ use uuid::Uuid;
 
 use super::spot::{Pair, Side};
 use crate::areas::market::Market;
+use crate::book::Book;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::scheduler::{Job, Scheduler};
@@ -37,13 +50,65 @@ pub struct TargetRecord {
     pair: Pair,
     side: Side,
     escrow_tx: Uuid,
-    /// The fill's amounts: base units, quote units, fee units (quote).
+    /// The whole fill's amounts: base units, quote units, fee units
+    /// (quote).
     fill: (i64, i64, i64),
+    /// Base units filled so far, and in how many slices.
+    #[serde(default)]
+    filled_base: i64,
+    #[serde(default)]
+    slices: u32,
+    /// Part filled, waiting for the price to come back to the target.
+    #[serde(default)]
+    waiting_for_price: bool,
+}
+
+impl TargetRecord {
+    /// Quote and fee units of the first `base` units filled.
+    fn amounts_of(&self, base: i64) -> Result<(i64, i64), ApiError> {
+        let (total_base, total_quote, total_fee) = self.fill;
+        if base == total_base {
+            return Ok((total_quote, total_fee));
+        }
+        let quantity = Pair::whole(base, self.pair.base_dp);
+        let (_, quote) = self.pair.amounts(quantity, self.order.target_price, self.side)?;
+        Ok((quote, fee_of(quote)?))
+    }
+
+    /// What the hold keeps after `filled` base units: quote units for a
+    /// buy, base units for a sell.
+    fn held_after(&self, filled: i64) -> Result<i64, ApiError> {
+        let (total_base, total_quote, total_fee) = self.fill;
+        Ok(match self.side {
+            Side::Buy => {
+                let (quote, fee) = self.amounts_of(filled)?;
+                total_quote + total_fee - quote - fee
+            }
+            Side::Sell => total_base - filled,
+        })
+    }
+}
+
+/// The fee on a notional: 0.5%, rounded up.
+fn fee_of(notional: i64) -> Result<i64, ApiError> {
+    notional
+        .checked_mul(5)
+        .and_then(|n| n.checked_add(999))
+        .map(|n| n / 1000)
+        .ok_or_else(|| ApiError::field("quantity", "is too large"))
+}
+
+impl crate::book::Record for TargetRecord {
+    type Key = Uuid;
+
+    fn key(&self) -> Uuid {
+        self.order.id
+    }
 }
 
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TargetBook {
-    pub records: Vec<TargetRecord>,
+    pub records: Book<TargetRecord>,
 }
 
 impl TargetBook {
@@ -104,11 +169,7 @@ pub fn create(
         }
     };
     let (base_units, notional) = pair.amounts(quantity, target, side)?;
-    let fee = notional
-        .checked_mul(5)
-        .and_then(|n| n.checked_add(999))
-        .map(|n| n / 1000)
-        .ok_or_else(|| ApiError::field("quantity", "is too large"))?;
+    let fee = fee_of(notional)?;
     let locked = notional
         .checked_add(fee)
         .ok_or_else(|| ApiError::field("quantity", "is too large"))?;
@@ -166,6 +227,9 @@ pub fn create(
         side,
         escrow_tx,
         fill: (base_units, notional, fee),
+        filled_base: 0,
+        slices: 0,
+        waiting_for_price: false,
     });
     if let Some(at) = expires_at {
         fx.scheduler.schedule(
@@ -180,21 +244,28 @@ pub fn create(
     Ok(company.targets.get(id)?.clone())
 }
 
-/// Triggers every active order of the company the market has crossed.
+/// Triggers every active order of the company the market has crossed,
+/// and schedules the next slice of part-filled orders the price came back
+/// to.
 pub fn check_triggers(company: &mut Company, market: &Market, scheduler: &mut Scheduler, now: DateTime<Utc>) {
-    for r in company
-        .targets
-        .records
-        .iter_mut()
-        .filter(|r| r.order.status == "active")
-    {
+    for index in 0..company.targets.records.len() {
+        let r = &company.targets.records[index];
+        let waiting = r.order.status == "triggered" && r.waiting_for_price;
+        if r.order.status != "active" && !waiting {
+            continue;
+        }
         let Some(price) = market.mid(r.pair.base.code(), r.pair.quote.code()) else {
             continue;
         };
         if crossed(r.side, price, r.order.target_price) {
-            r.order.status = "triggered".to_owned();
-            r.order.first_triggered_at = now.to_rfc3339();
-            r.order.updated_at = now;
+            let r = &mut company.targets.records[index];
+            if waiting {
+                r.waiting_for_price = false;
+            } else {
+                r.order.status = "triggered".to_owned();
+                r.order.first_triggered_at = now.to_rfc3339();
+                r.order.updated_at = now;
+            }
             scheduler.schedule(
                 now + Duration::seconds(FILL_DELAY_SECS),
                 Job::FillTargetOrder {
@@ -214,17 +285,45 @@ fn release(company: &mut Company, index: usize, now: DateTime<Utc>) -> Result<()
     Ok(())
 }
 
-/// A triggered order fills in full at its target price.
-pub fn fill(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
+/// A triggered order fills a slice at its target price: all that remains,
+/// or at most the pair's liquidity; the next slice is due 10 s later.
+pub fn fill(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
+    let now = fx.now;
     let Some(index) = company.targets.index(id) else {
         return;
     };
-    if company.targets.records[index].order.status != "triggered" {
+    let r = company.targets.records[index].clone();
+    if r.order.status != "triggered" {
         return;
     }
-    let r = company.targets.records[index].clone();
-    let (base_units, quote_units, fee) = r.fill;
-    let moved = release(company, index, now).and_then(|()| {
+    let (base, quote) = (r.pair.base.code(), r.pair.quote.code());
+    let at_target = fx
+        .market
+        .mid(base, quote)
+        .is_some_and(|price| crossed(r.side, price, r.order.target_price));
+    if r.slices > 0 && !at_target {
+        company.targets.records[index].waiting_for_price = true;
+        return;
+    }
+    let total_base = r.fill.0;
+    let remaining = total_base - r.filled_base;
+    let slice = fx
+        .market
+        .liquidity(base, quote)
+        .map_or(remaining, |l| l.min(remaining));
+    let filled = r.filled_base + slice;
+    let slice_no = r.slices + 1;
+    let suffix = if slice_no == 1 {
+        String::new()
+    } else {
+        format!("_{slice_no}")
+    };
+    let moved = (|| -> Result<Option<Uuid>, ApiError> {
+        let (quote_before, fee_before) = r.amounts_of(r.filled_base)?;
+        let (quote_after, fee_after) = r.amounts_of(filled)?;
+        let (quote_units, fee) = (quote_after - quote_before, fee_after - fee_before);
+        let held = r.held_after(filled)?;
+        release(company, index, now)?;
         let leg =
             |currency: &paydesk_api::units::Currency, amount: i64, fee: i64, dir: &str| NewTransaction {
                 currency: currency.clone(),
@@ -232,7 +331,7 @@ pub fn fill(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
                 state: TransactionState::Settled,
                 amount: BaseUnits(amount),
                 fee: BaseUnits(fee),
-                reference: format!("TARGET_{}_{dir}", id.simple()),
+                reference: format!("TARGET_{}_{dir}{suffix}", id.simple()),
                 idempotency_key: String::new(),
                 metadata: json!({"channel": "trading", "target_order_id": id})
                     .as_object()
@@ -246,39 +345,93 @@ pub fn fill(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
                     .post_trade(leg(&r.pair.quote, -quote_units, fee, "OUT"), id, now)?;
                 company
                     .ledger
-                    .post_trade(leg(&r.pair.base, base_units, 0, "IN"), id, now)
+                    .post_trade(leg(&r.pair.base, slice, 0, "IN"), id, now)?;
             }
             Side::Sell => {
                 company
                     .ledger
-                    .post_trade(leg(&r.pair.base, -base_units, 0, "OUT"), id, now)?;
+                    .post_trade(leg(&r.pair.base, -slice, 0, "OUT"), id, now)?;
                 company
                     .ledger
-                    .post_trade(leg(&r.pair.quote, quote_units, fee, "IN"), id, now)
+                    .post_trade(leg(&r.pair.quote, quote_units, fee, "IN"), id, now)?;
             }
         }
-    });
-    if let Err(e) = moved {
-        tracing::error!(error = %e, order = %id, "a target order could not be filled");
-        return;
-    }
-    let o = &mut company.targets.records[index].order;
-    o.status = "filled".to_owned();
-    o.filled_quantity = o.quantity;
-    o.remaining_quantity = Decimal::ZERO;
+        if filled == total_base {
+            return Ok(None);
+        }
+        // The rest stays held for the next slices.
+        let held_currency = match r.side {
+            Side::Buy => r.pair.quote.clone(),
+            Side::Sell => r.pair.base.clone(),
+        };
+        let hold = company.ledger.post(
+            NewTransaction {
+                currency: held_currency,
+                kind: TransactionType::SwapInternal,
+                state: TransactionState::Pending,
+                amount: BaseUnits(-held),
+                fee: BaseUnits::ZERO,
+                reference: format!("TARGET_{}_ESCROW_{}", id.simple(), slice_no + 1),
+                idempotency_key: r.order.reference.clone(),
+                metadata: json!({"channel": "trading", "target_order_id": id, "purpose": "escrow"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+            now,
+        )?;
+        Ok(Some(hold.transaction_id))
+    })();
+    let next_hold = match moved {
+        Ok(next_hold) => next_hold,
+        Err(e) => {
+            tracing::error!(error = %e, order = %id, "a target order could not be filled");
+            return;
+        }
+    };
+    let held = r.held_after(filled).unwrap_or_default();
+    let locked_dp = match r.side {
+        Side::Buy => r.pair.quote_dp,
+        Side::Sell => r.pair.base_dp,
+    };
+    let record = &mut company.targets.records[index];
+    record.filled_base = filled;
+    record.slices = slice_no;
+    let o = &mut record.order;
+    o.filled_quantity = Pair::whole(filled, r.pair.base_dp);
+    o.remaining_quantity = o.quantity - o.filled_quantity;
     o.average_fill_price = o.target_price.to_string();
-    o.remaining_locked = Decimal::ZERO;
     o.last_fill_at = now.to_rfc3339();
-    o.fully_filled_at = now.to_rfc3339();
     o.updated_at = now;
+    match next_hold {
+        None => {
+            o.status = "filled".to_owned();
+            o.remaining_locked = Decimal::ZERO;
+            o.fully_filled_at = now.to_rfc3339();
+        }
+        Some(hold) => {
+            o.remaining_locked = Pair::whole(held, locked_dp);
+            record.escrow_tx = hold;
+            fx.scheduler.schedule(
+                now + Duration::seconds(FILL_DELAY_SECS),
+                Job::FillTargetOrder {
+                    company_id: company.id,
+                    order_id: id,
+                },
+            );
+        }
+    }
 }
 
-/// The order's time ran out before it triggered.
+/// The order's time ran out before it triggered (or, part filled, before
+/// its last slice: what filled stays).
 pub fn expire(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
     let Some(index) = company.targets.index(id) else {
         return;
     };
-    if company.targets.records[index].order.status != "active" {
+    let r = &company.targets.records[index];
+    let part_filled = r.order.status == "triggered" && r.slices > 0;
+    if r.order.status != "active" && !part_filled {
         return;
     }
     if let Err(e) = release(company, index, now) {
