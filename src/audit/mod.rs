@@ -72,6 +72,7 @@ events! {
     RolesDeleted => "roles.deleted";
     RolesPermissionsChanged => "roles.permissions_changed";
     SandboxClockAdvanced => "sandbox.clock_advanced";
+    SandboxBankTransferSimulated => "sandbox.bank_transfer_simulated";
     SandboxDeliveryResent => "sandbox.delivery_resent";
     SandboxDepositSimulated => "sandbox.deposit_simulated";
     SandboxPriceSet => "sandbox.price_set";
@@ -79,6 +80,7 @@ events! {
     TransactionsExported => "transactions.exported";
     UpstreamCall => "upstream.call";
     UsersCreated => "users.created";
+    VirtualAccountsIssued => "virtual_accounts.issued";
     UsersDisabled => "users.disabled";
     UsersEnabled => "users.enabled";
     WebhooksReceived => "webhooks.received";

@@ -24,6 +24,7 @@ pub struct TenantA {
     order_id: String,
     schedule_id: String,
     target_id: String,
+    va_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -52,6 +53,15 @@ pub const ROUTES: &[Route] = &[
         "POST",
         "/sandbox-tools/deposits",
         &[("currency", "USDT"), ("amount", "1")],
+    ),
+    ("GET", "/virtual-accounts", &[]),
+    ("GET", "/virtual-accounts/{va}", &[]),
+    ("GET", "/virtual-accounts/{va}/deposits", &[]),
+    ("POST", "/virtual-accounts/{va}/transfers", &[("amount", "100")]),
+    (
+        "POST",
+        "/customers/{customer}/virtual-accounts",
+        &[("reference", "paydesk-va-6f1e0c528a8e4c3b9d2a6b7f1a2c9e01")],
     ),
     ("GET", "/trading", &[]),
     (
@@ -309,6 +319,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{order}", &a.order_id)
         .replace("{schedule}", &a.schedule_id)
         .replace("{target}", &a.target_id)
+        .replace("{va}", &a.va_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -504,6 +515,13 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let va = sandbox
+        .create_virtual_account(&paydesk_api::models::virtual_accounts::NewVirtualAccount {
+            customer_id: customer.id,
+            reference: "iso-va".into(),
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -536,6 +554,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         order_id: order.id.to_string(),
         schedule_id: schedule.id.to_string(),
         target_id: target.id.to_string(),
+        va_id: va.id.to_string(),
     }
 }
 
@@ -626,6 +645,10 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/customers/{customer}/active"),
         ("GET", "/customers/{customer}/kyc"),
         ("POST", "/customers/{customer}/kyc"),
+        ("GET", "/virtual-accounts/{va}"),
+        ("GET", "/virtual-accounts/{va}/deposits"),
+        ("POST", "/virtual-accounts/{va}/transfers"),
+        ("POST", "/customers/{customer}/virtual-accounts"),
         ("GET", "/trading/quotes/{quote}"),
         ("POST", "/trading/orders"),
         ("GET", "/trading/orders/{order}"),
