@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use super::action::{Action, Fact};
 use super::engine::{self, ApprovalError, Filing};
+use super::executor::Gated;
 use super::model::{self, Kind, Policy, RequestStatus, Tier};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::permissions::Permission;
@@ -491,6 +492,29 @@ pub fn confirm_page(
         action,
         back,
         fields,
+    })
+}
+
+/// The confirmation page's title, where it posts, and the page it goes
+/// back to.
+pub type ConfirmTo<'a> = (&'a str, &'a str, &'a str);
+
+/// What a page answers once the gate has spoken: the confirmation page,
+/// the request's page while it waits (or is still being carried out), or
+/// `ran`'s answer for an action that ran. A refusal goes back to the page
+/// for its form.
+pub fn answer_gate(
+    member: &Member,
+    gated: Result<Gated, Failure>,
+    (title, action, back): ConfirmTo<'_>,
+    submission: &Submission,
+    ran: impl FnOnce(Box<ActionRequest>) -> Result<HttpResponse, Refusal>,
+) -> Result<Result<HttpResponse, Refusal>, PortalError> {
+    Ok(match split(gated)? {
+        Ok(Gated::Confirm(preview)) => Ok(confirm_page(member, title, preview, (action, back), submission)?),
+        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(request)) => ran(request),
+        Err(refusal) => Err(refusal),
     })
 }
 
