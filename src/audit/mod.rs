@@ -75,6 +75,8 @@ events! {
     SandboxBankTransferSimulated => "sandbox.bank_transfer_simulated";
     SandboxDeliveryResent => "sandbox.delivery_resent";
     SandboxDepositSimulated => "sandbox.deposit_simulated";
+    SandboxFaultArmed => "sandbox.fault_armed";
+    SandboxFaultsCleared => "sandbox.faults_cleared";
     SandboxPriceSet => "sandbox.price_set";
     TenantsCreated => "tenants.created";
     TransactionsExported => "transactions.exported";

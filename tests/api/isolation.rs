@@ -63,6 +63,22 @@ pub const ROUTES: &[Route] = &[
         "/customers/{customer}/virtual-accounts",
         &[("reference", "paydesk-va-6f1e0c528a8e4c3b9d2a6b7f1a2c9e01")],
     ),
+    (
+        "POST",
+        "/sandbox-tools/faults",
+        &[
+            ("method", "GET"),
+            ("matching", "/api/x"),
+            ("mode", "503"),
+            ("count", "1"),
+        ],
+    ),
+    (
+        "POST",
+        "/sandbox-tools/webhook-faults",
+        &[("mode", "drop"), ("count", "1")],
+    ),
+    ("POST", "/sandbox-tools/faults/clear", &[]),
     ("GET", "/trading", &[]),
     (
         "POST",
