@@ -121,15 +121,23 @@ pub async fn waiting_for_me(state: &AppState, member: &Member) -> Result<Vec<Act
         return Ok(Vec::new());
     };
     let mut mine = Vec::new();
+    // Requests of one kind mostly share a policy version: read each once.
+    let mut policies: std::collections::HashMap<(&str, i32), Policy> = std::collections::HashMap::new();
     for request in store::inbox(&state.pool, member.tenant_id, member.user.user_id).await? {
         let Ok((action, kind)) = engine::kind_of(&state.gate, &request) else {
             continue;
         };
-        let policy = engine::policy_of(&state.pool, member.tenant_id, action, request.policy_version).await?;
+        let key = (kind.key, request.policy_version);
+        if let std::collections::hash_map::Entry::Vacant(slot) = policies.entry(key) {
+            slot.insert(
+                engine::policy_of(&state.pool, member.tenant_id, action, request.policy_version).await?,
+            );
+        }
+        let policy = &policies[&key];
         let escalated = policy
             .escalation_after_secs
             .is_some_and(|secs| Utc::now() >= request.created_at + chrono::Duration::seconds(secs as i64));
-        if model::may_approve(&policy, kind, me, &request.filed(), escalated).is_ok() {
+        if model::may_approve(policy, kind, me, &request.filed(), escalated).is_ok() {
             mine.push(request);
         }
     }
