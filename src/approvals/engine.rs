@@ -11,7 +11,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::action::{self, Action, Counterparty, ErasedAction, Registry};
-use super::model::{self, Filed, Kind, Policy, RequestStatus, Requirement, Weighed};
+use super::model::{self, Candidate, Filed, Kind, Policy, RequestStatus, Requirement, Weighed};
 use super::store::{self, ActionRequest, NewRequest};
 use crate::access::Member;
 use crate::audit::Event;
@@ -208,6 +208,8 @@ pub struct Assessment {
     pub need: Requirement,
     pub payload: Value,
     pub facts: Vec<action::Fact>,
+    /// The tenant's active members, read once for the filing.
+    pub members: Vec<Candidate>,
 }
 
 /// The service's code for a currency: a US dollar is priced as USDT.
@@ -239,10 +241,10 @@ async fn rate_to(client: &paydesk_api::Client, from: &str, to: &str) -> Result<D
 }
 
 /// Whether someone other than `member` holds the kind's approve permission.
-async fn another_admin(pool: &PgPool, member: &Member, kind: Kind) -> Result<bool, sqlx::Error> {
-    Ok(store::candidates(pool, member.tenant_id).await?.iter().any(|m| {
+fn another_admin(members: &[Candidate], member: &Member, kind: Kind) -> bool {
+    members.iter().any(|m| {
         m.user_id != member.user.user_id && m.permissions.iter().any(|p| p == kind.approve_permission.name())
-    }))
+    })
 }
 
 /// Weighs a filing: its value in the reporting currency at the service's
@@ -297,7 +299,8 @@ pub async fn assess<A: Action>(
             .is_some_and(|at| Utc::now() - at < Duration::hours(24)),
     };
     let mut need = policy.require(&weighed);
-    if A::CONTROL && !another_admin(pool, member, kind).await? {
+    let members = store::candidates(pool, member.tenant_id).await?;
+    if A::CONTROL && !another_admin(&members, member, kind) {
         need = Requirement {
             approvals: 0,
             role: None,
@@ -315,6 +318,7 @@ pub async fn assess<A: Action>(
         need,
         payload,
         facts,
+        members,
     })
 }
 
@@ -345,9 +349,8 @@ pub async fn file<A: Action>(
         by: member.user.user_id,
         at: Utc::now(),
     };
-    let members = store::candidates(pool, member.tenant_id).await?;
     let needed = a.need.approvals;
-    let eligible = model::eligible(&a.policy, kind, &filed, &members);
+    let eligible = model::eligible(&a.policy, kind, &filed, &a.members);
     let from_role = a
         .need
         .role
