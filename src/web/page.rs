@@ -53,6 +53,7 @@ const MENU: &[(&str, &str, &[Permission])] = &[
     ("/payouts", "Payouts", &[Permission::PayoutsRead]),
     ("/rates", "Rates", &[Permission::RatesRead]),
     ("/trading", "Trading", &[Permission::TradingRead]),
+    ("/lightning", "Lightning", &[Permission::LightningRead]),
     ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
     (
         "/withdrawals",
