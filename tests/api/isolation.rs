@@ -24,6 +24,8 @@ pub struct TenantA {
     order_id: String,
     schedule_id: String,
     target_id: String,
+    invoice_id: String,
+    invoice_request: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -54,6 +56,27 @@ pub const ROUTES: &[Route] = &[
         &[("currency", "USDT"), ("amount", "1")],
     ),
     ("GET", "/trading", &[]),
+    ("GET", "/lightning", &[]),
+    ("GET", "/lightning/invoices/new", &[]),
+    (
+        "POST",
+        "/lightning/invoices",
+        &[
+            ("amount", "1000"),
+            ("description", "walk"),
+            ("expiry", "60"),
+            ("reference", "paydesk-invoice-00000000000000000000000000000001"),
+        ],
+    ),
+    ("GET", "/lightning/invoices/{invoice}", &[]),
+    ("GET", "/lightning/invoices/{invoice}/live", &[]),
+    ("GET", "/lightning/pay", &[]),
+    ("POST", "/lightning/pay/check", &[("request", "{ln_request}")]),
+    (
+        "POST",
+        "/lightning/payments",
+        &[("request", "{ln_request}"), ("max_fee", "5")],
+    ),
     (
         "POST",
         "/trading/quotes",
@@ -309,6 +332,8 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{order}", &a.order_id)
         .replace("{schedule}", &a.schedule_id)
         .replace("{target}", &a.target_id)
+        .replace("{invoice}", &a.invoice_id)
+        .replace("{ln_request}", &a.invoice_request)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -504,6 +529,15 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let invoice = sandbox
+        .create_invoice(&paydesk_api::models::lightning::NewInvoice {
+            amount: paydesk_api::units::Sats(1000),
+            description: "A's invoice".into(),
+            reference: "iso-invoice".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -536,6 +570,8 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         order_id: order.id.to_string(),
         schedule_id: schedule.id.to_string(),
         target_id: target.id.to_string(),
+        invoice_id: invoice.id.to_string(),
+        invoice_request: invoice.request,
     }
 }
 
@@ -644,6 +680,8 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/cards/{card}/simulate-spend"),
         ("GET", "/withdrawals/{withdrawal}"),
         ("GET", "/withdrawals/{withdrawal}/live"),
+        ("GET", "/lightning/invoices/{invoice}"),
+        ("GET", "/lightning/invoices/{invoice}/live"),
     ];
     for (method, template) in by_id {
         let (_, _, fields) = ROUTES
@@ -699,6 +737,7 @@ async fn a_member_without_permissions_is_refused_every_route() {
         "/cards",
         "/sandbox-tools",
         "/withdrawals",
+        "/lightning",
     ] {
         assert!(!home.contains(&format!("href=\"{href}\"")), "menu shows {href}");
     }
