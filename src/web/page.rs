@@ -79,6 +79,8 @@ const MENU: &[(&str, &str, &[Permission])] = &[
             Permission::CardsTerminateApprove,
             Permission::CardsMoneyApprove,
             Permission::CardsManage,
+            Permission::LightningRequest,
+            Permission::LightningApprove,
             Permission::AuditRead,
         ],
     ),
