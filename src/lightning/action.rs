@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use super::payments::btc;
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, Counterparty, ExecError, Fact, Run, Step};
+use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::model::{Kind, Policy};
 use crate::web::error::describe_upstream;
 
@@ -80,6 +80,9 @@ impl Action for LightningPaymentAction {
         approve_permission: Permission::LightningApprove,
     };
 
+    /// As trading: at once up to 1,000 in the reporting currency. No
+    /// first-time rule by payee: a node key names a node, not a payee (one
+    /// node serves many merchants; every invoice of the sandbox has one).
     fn default_policy(&self) -> Policy {
         Policy::at_once_up_to(Decimal::from(1000))
     }
@@ -100,13 +103,6 @@ impl Action for LightningPaymentAction {
             Fact::new("Payment hash", p.payment_hash.clone()),
             Fact::new("Request expires", expires),
         ]
-    }
-
-    fn counterparties(&self, p: &LightningPaymentPayload) -> Vec<Counterparty> {
-        vec![Counterparty {
-            key: format!("lightning:{}", p.destination),
-            label: format!("Lightning node {}", short(&p.destination)),
-        }]
     }
 
     async fn execute(
@@ -132,7 +128,8 @@ impl Action for LightningPaymentAction {
         let body = SendPayment {
             request: p.request.clone(),
             reference: run.reference().to_owned(),
-            max_fee: Some(p.max_fee_sat.max(0) as u64),
+            // 0 would mean "no cap" to the service: never send it.
+            max_fee: Some(p.max_fee_sat.max(1) as u64),
             ..Default::default()
         };
         let payment = match run.client()?.send_payment(&body).await {

@@ -280,3 +280,58 @@ async fn a_request_of_another_company_is_paid_once_after_an_approver_approves() 
         "{page}"
     );
 }
+
+#[tokio::test]
+async fn a_lost_answer_is_settled_by_the_same_reference_never_a_second_payment() {
+    let mut app = spawn_app().await;
+    let (sandbox, payee) = two_companies(&app).await;
+    app.sign_in_as_admin().await;
+    let ours = Client::new(sandbox.base_url.clone(), app.sandbox_credentials().await);
+    ours.sandbox_add_fault(&paydesk_api::models::control::AddFault {
+        method: "POST".into(),
+        path_prefix: "/api/lightning/payments/send".into(),
+        mode: "500_no_body".into(),
+        count: 2,
+    })
+    .await
+    .unwrap();
+    let invoice = payee
+        .create_invoice(&NewInvoice {
+            amount: Sats(10_000),
+            description: "Small supplier invoice".into(),
+            reference: "supplier-small".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // Small: confirmed, it runs at once (or goes on settling in the background).
+    let res = crate::cards::confirm(
+        &app,
+        "/lightning/pay",
+        "/lightning/payments",
+        &[("request", &invoice.request)],
+        "Fee at most",
+    )
+    .await;
+    assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
+    let request: String =
+        sqlx::query_scalar("SELECT id::text FROM action_requests WHERE kind = 'lightning_payment'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    wait_for_status(&app, &request, "executed").await;
+    assert_eq!(
+        payee.invoice(&invoice.id.to_string()).await.unwrap().status,
+        "paid"
+    );
+    let sent = ours.invoices(None, None, None, Some("outgoing")).await.unwrap();
+    assert_eq!(sent.invoices.len(), 1, "paid exactly once: {:?}", sent.invoices);
+    let posts: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'upstream.call' \
+         AND details->>'method' = 'POST' AND details->>'path' = '/api/lightning/payments/send'",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert!(posts >= 2, "the lost answer was asked again ({posts} calls)");
+}
