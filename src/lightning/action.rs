@@ -171,3 +171,44 @@ fn settled(status: &str, amount: i64, fee: i64, preimage: &str) -> Step<Lightnin
         _ => Step::Again(Duration::from_secs(10)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload() -> LightningPaymentPayload {
+        LightningPaymentPayload {
+            request: "lntbs1".into(),
+            payment_hash: "ab".repeat(32),
+            destination: format!("02{}", "cd".repeat(32)),
+            amount_sat: 5_000_000,
+            max_fee_sat: 5_001,
+            description: "Supplier invoice".into(),
+            expires_at: 1_900_000_000,
+        }
+    }
+
+    #[test]
+    fn the_policy_weighs_the_most_it_can_cost_in_btc() {
+        assert_eq!(payload().most_btc(), Decimal::new(5_005_001, 8));
+        assert!(payload().summary().contains("5000000 sats") && payload().summary().contains("5001 sats"));
+    }
+
+    #[test]
+    fn the_fee_cap_is_in_what_approvers_approve() {
+        let facts = LightningPaymentAction.describe(&payload());
+        assert!(facts
+            .iter()
+            .any(|f| f.label == "Fee at most" && f.value == "5001 sats"));
+        assert!(facts
+            .iter()
+            .any(|f| f.label == "Amount" && f.value == "5000000 sats (0.05 BTC)"));
+    }
+
+    #[test]
+    fn a_status_comes_to_a_step() {
+        assert!(matches!(settled("paid", 1, 1, "p"), Step::Done(s) if s.contains("preimage p")));
+        assert!(matches!(settled("failed", 1, 0, ""), Step::Failed(_)));
+        assert!(matches!(settled("pending", 1, 0, ""), Step::Again(_)));
+    }
+}

@@ -201,8 +201,9 @@ async fn invoice_page(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::LightningRead).await?;
     let invoice = client.invoice(&id.to_string()).await?;
-    let qr = match invoice.direction.as_str() {
-        "incoming" => invoices::qr_svg(&invoice.request),
+    // A QR code only for an invoice someone can still pay.
+    let qr = match (invoice.direction.as_str(), invoice.status.as_str()) {
+        ("incoming", "pending") => invoices::qr_svg(&invoice.request),
         _ => String::new(),
     };
     let shell = Shell::new(&member, "/lightning");
