@@ -2,8 +2,9 @@
 //! Service API v2. Folders name domains: `auth` (sign-in, sessions),
 //! `tenants` (companies and their API connections), `access` (roles and
 //! permissions), `audit` (the log), `wallet` (balances, transactions,
-//! addresses), `customers`, `cards`, `payouts` and `beneficiaries`
-//! (payees), `rates` (exchange rates), `trading` (quotes and orders),
+//! addresses), `customers` and `virtual_accounts`, `cards`, `payouts` and
+//! `beneficiaries` (payees), `withdrawals` (on-chain), `rates` (exchange
+//! rates), `trading` (quotes, orders, schedules, target orders),
 //! `approvals` (the gate every money-moving action and every control
 //! change goes through), `controls` (four-eyes changes to roles,
 //! permissions, policies and connections), `sandbox_tools`; `web` holds
@@ -31,6 +32,7 @@ pub mod startup;
 pub mod telemetry;
 pub mod tenants;
 pub mod trading;
+pub mod virtual_accounts;
 pub mod wallet;
 pub mod web;
 pub mod webhooks;

@@ -286,6 +286,7 @@ impl Application {
                 .configure(crate::trading::scheduled_routes::configure)
                 .configure(crate::trading::target_routes::configure)
                 .configure(crate::lightning::routes::configure)
+                .configure(crate::virtual_accounts::routes::configure)
                 .configure(crate::customers::routes::configure)
                 .configure(crate::cards::routes::configure)
                 .configure(crate::sandbox_tools::routes::configure)

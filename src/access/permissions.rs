@@ -46,6 +46,8 @@ catalogue! {
     AddressesCreate => "addresses.create", "Generate deposit addresses", "Wallet";
     CustomersRead => "customers.read", "See customers", "Cards";
     CustomersManage => "customers.manage", "Create and edit customers", "Cards";
+    VirtualAccountsRead => "virtual_accounts.read", "See virtual accounts and what they received", "Cards";
+    VirtualAccountsManage => "virtual_accounts.manage", "Issue virtual accounts to customers", "Cards";
     CardsRead => "cards.read", "See cards", "Cards";
     CardsManage => "cards.manage", "Create, fund, freeze and limit cards", "Cards";
     CardsSecureView => "cards.secure.view", "Reveal card details", "Cards";
@@ -100,6 +102,7 @@ const READS: &[Permission] = &[
     Permission::RatesRead,
     Permission::TradingRead,
     Permission::LightningRead,
+    Permission::VirtualAccountsRead,
 ];
 
 /// The built-in roles and their permissions. Makers and checkers are kept
@@ -116,6 +119,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::TransactionsExport,
                 Permission::AddressesCreate,
                 Permission::CustomersManage,
+                Permission::VirtualAccountsManage,
                 Permission::CardsManage,
                 Permission::CardsTerminateRequest,
                 Permission::PayoutsRequest,

@@ -219,6 +219,18 @@ impl Policy {
         }
     }
 
+    /// For changes that release money or stop spending it (cancelling an
+    /// order, pausing a schedule): they run at once unless an admin saves a
+    /// stricter policy, and pay no one, so no first-time rule.
+    pub fn at_once() -> Policy {
+        Policy {
+            required_approvals: 0,
+            first_time_rule: false,
+            reason: "default policy: runs at once".to_owned(),
+            ..Policy::standard()
+        }
+    }
+
     /// The tier a value falls in: the highest one it is above.
     fn tier_for(&self, value: Decimal) -> Option<&Tier> {
         self.tiers

@@ -12,6 +12,7 @@ use uuid::Uuid;
 
 use super::action::{Action, Fact};
 use super::engine::{self, ApprovalError, Filing};
+use super::executor::Gated;
 use super::model::{self, Kind, Policy, RequestStatus, Tier};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::permissions::Permission;
@@ -120,15 +121,23 @@ pub async fn waiting_for_me(state: &AppState, member: &Member) -> Result<Vec<Act
         return Ok(Vec::new());
     };
     let mut mine = Vec::new();
+    // Requests of one kind mostly share a policy version: read each once.
+    let mut policies: std::collections::HashMap<(&str, i32), Policy> = std::collections::HashMap::new();
     for request in store::inbox(&state.pool, member.tenant_id, member.user.user_id).await? {
         let Ok((action, kind)) = engine::kind_of(&state.gate, &request) else {
             continue;
         };
-        let policy = engine::policy_of(&state.pool, member.tenant_id, action, request.policy_version).await?;
+        let key = (kind.key, request.policy_version);
+        if let std::collections::hash_map::Entry::Vacant(slot) = policies.entry(key) {
+            slot.insert(
+                engine::policy_of(&state.pool, member.tenant_id, action, request.policy_version).await?,
+            );
+        }
+        let policy = &policies[&key];
         let escalated = policy
             .escalation_after_secs
             .is_some_and(|secs| Utc::now() >= request.created_at + chrono::Duration::seconds(secs as i64));
-        if model::may_approve(&policy, kind, me, &request.filed(), escalated).is_ok() {
+        if model::may_approve(policy, kind, me, &request.filed(), escalated).is_ok() {
             mine.push(request);
         }
     }
@@ -491,6 +500,29 @@ pub fn confirm_page(
         action,
         back,
         fields,
+    })
+}
+
+/// The confirmation page's title, where it posts, and the page it goes
+/// back to.
+pub type ConfirmTo<'a> = (&'a str, &'a str, &'a str);
+
+/// What a page answers once the gate has spoken: the confirmation page,
+/// the request's page while it waits (or is still being carried out), or
+/// `ran`'s answer for an action that ran. A refusal goes back to the page
+/// for its form.
+pub fn answer_gate(
+    member: &Member,
+    gated: Result<Gated, Failure>,
+    (title, action, back): ConfirmTo<'_>,
+    submission: &Submission,
+    ran: impl FnOnce(Box<ActionRequest>) -> Result<HttpResponse, Refusal>,
+) -> Result<Result<HttpResponse, Refusal>, PortalError> {
+    Ok(match split(gated)? {
+        Ok(Gated::Confirm(preview)) => Ok(confirm_page(member, title, preview, (action, back), submission)?),
+        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(request)) => ran(request),
+        Err(refusal) => Err(refusal),
     })
 }
 

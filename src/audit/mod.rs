@@ -73,13 +73,17 @@ events! {
     RolesDeleted => "roles.deleted";
     RolesPermissionsChanged => "roles.permissions_changed";
     SandboxClockAdvanced => "sandbox.clock_advanced";
+    SandboxBankTransferSimulated => "sandbox.bank_transfer_simulated";
     SandboxDeliveryResent => "sandbox.delivery_resent";
     SandboxDepositSimulated => "sandbox.deposit_simulated";
+    SandboxFaultArmed => "sandbox.fault_armed";
+    SandboxFaultsCleared => "sandbox.faults_cleared";
     SandboxPriceSet => "sandbox.price_set";
     TenantsCreated => "tenants.created";
     TransactionsExported => "transactions.exported";
     UpstreamCall => "upstream.call";
     UsersCreated => "users.created";
+    VirtualAccountsIssued => "virtual_accounts.issued";
     UsersDisabled => "users.disabled";
     UsersEnabled => "users.enabled";
     WebhooksReceived => "webhooks.received";

@@ -18,13 +18,13 @@ use super::rules::LimitsDraft;
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::executor::Gated;
-use crate::approvals::routes::{confirm_page, Submission};
+use crate::approvals::routes::{answer_gate, Submission};
 use crate::audit;
 use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, user_fixable, PortalError};
 use crate::web::form::{split, Failure, Refusal};
-use crate::web::page::{done, html, is_htmx, redirect, unprocessable, Shell};
+use crate::web::page::{done, html, is_htmx, unprocessable, Shell};
 
 async fn refused_page(
     state: &AppState,
@@ -63,16 +63,11 @@ async fn after_gate(
     notice: &str,
 ) -> Result<HttpResponse, PortalError> {
     let back = format!("/cards/{id}");
-    match split(gated)? {
-        Ok(Gated::Confirm(preview)) => confirm_page(
-            member,
-            title,
-            preview,
-            (&format!("{back}/{step}"), &back),
-            submission,
-        ),
-        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(_)) => Ok(done(&back, notice)),
+    let action = format!("{back}/{step}");
+    match answer_gate(member, gated, (title, &action, &back), submission, |_| {
+        Ok(done(&back, notice))
+    })? {
+        Ok(answer) => Ok(answer),
         Err(refusal) => refused_page(state, member, id, refusal_notes(refusal)).await,
     }
 }

@@ -13,15 +13,15 @@ use super::rules::{self, CardDraft};
 use super::{actions, operations};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::executor::Gated;
-use crate::approvals::routes::{confirm_page, Submission};
+use crate::approvals::routes::{answer_gate, Submission};
+use crate::approvals::store::ActionRequest;
 use crate::audit::{self, Event};
 use crate::startup::AppState;
 use crate::web::csv;
 use crate::web::error::PortalError;
-use crate::web::form::{split, Refusal};
+use crate::web::form::Refusal;
 use crate::web::listing::{self, CsvRecord, Listing, Problem};
-use crate::web::page::{done, html, ok, redirect, unprocessable, Shell};
+use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/cards", web::get().to(list))
@@ -280,27 +280,25 @@ async fn create(
     let submission = Submission(form.into_inner());
     let draft: CardDraft = submission.draft()?;
     let gated = operations::issue(&state, &member, &draft, submission.confirmed()).await;
-    let refusal = match split(gated)? {
-        Ok(Gated::Confirm(preview)) => {
-            return confirm_page(
-                &member,
-                "Issue a card",
-                preview,
-                ("/cards", "/cards/new"),
-                &submission,
-            )
-        }
-        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(request)) => match request.progress.0["card_id"].as_str() {
-            Some(card) => return Ok(done(&format!("/cards/{card}"), "Card issued.")),
-            None => Refusal::form("The card was not issued."),
-        },
-        Err(refusal) => refusal,
+    let ran = |request: Box<ActionRequest>| match request.progress.0["card_id"].as_str() {
+        Some(card) => Ok(done(&format!("/cards/{card}"), "Card issued.")),
+        None => Err(Refusal::form("The card was not issued.")),
     };
-    let client = state.client_for(&member, Permission::CardsManage).await?;
-    Ok(unprocessable(
-        render_new(&client, &member, draft, Some(refusal.message)).await?,
-    ))
+    match answer_gate(
+        &member,
+        gated,
+        ("Issue a card", "/cards", "/cards/new"),
+        &submission,
+        ran,
+    )? {
+        Ok(answer) => Ok(answer),
+        Err(refusal) => {
+            let client = state.client_for(&member, Permission::CardsManage).await?;
+            Ok(unprocessable(
+                render_new(&client, &member, draft, Some(refusal.message)).await?,
+            ))
+        }
+    }
 }
 
 // --- Card page -------------------------------------------------------------

@@ -5,6 +5,7 @@ use paydesk_api::models::cards::Card;
 use paydesk_api::models::customers::{
     CardKyc, Customer, CustomerQuery, CustomerUpdate, KycDetails, KycStatus, NewCustomer,
 };
+use paydesk_api::models::virtual_accounts::VirtualAccount;
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -323,6 +324,10 @@ struct DetailPage {
     customer: Customer,
     kyc: KycBlock,
     cards: Vec<Card>,
+    /// The customer's NGN virtual accounts, when the member may see them.
+    virtual_accounts: Vec<VirtualAccount>,
+    /// The reference for issuing one, fixed when the page is shown.
+    account_reference: Option<String>,
     can_manage: bool,
     can_issue: bool,
     error: Option<String>,
@@ -352,6 +357,15 @@ async fn render_detail(
     } else {
         Vec::new()
     };
+    let virtual_accounts = match member.can(Permission::VirtualAccountsRead) {
+        true => {
+            client
+                .virtual_accounts(Some(id), None, Some(100))
+                .await?
+                .virtual_accounts
+        }
+        false => Vec::new(),
+    };
     let (form, kyc_error) = match kyc_form {
         Some((form, e)) => (form, Some(e)),
         None => (
@@ -374,8 +388,12 @@ async fn render_detail(
         },
         can_manage: member.can(Permission::CustomersManage),
         can_issue: member.can(Permission::CardsManage),
+        account_reference: member
+            .can(Permission::VirtualAccountsManage)
+            .then(|| format!("paydesk-va-{}", Uuid::new_v4().simple())),
         customer,
         cards,
+        virtual_accounts,
         error,
     }
     .render()?)

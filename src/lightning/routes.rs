@@ -14,13 +14,13 @@ use super::invoices::{self, InvoiceForm};
 use super::payments::{self, Checked, PayForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::executor::Gated;
-use crate::approvals::routes::{confirm_page, Submission};
+use crate::approvals::routes::{answer_gate, Submission};
+use crate::approvals::store::ActionRequest;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, Listing, Problem};
-use crate::web::page::{done, html, redirect, refused_or_ok, unprocessable, Shell};
+use crate::web::page::{done, html, refused_or_ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/lightning", web::get().to(page))
@@ -291,16 +291,16 @@ async fn pay(
 ) -> Result<HttpResponse, PortalError> {
     let submission = Submission(form.into_inner());
     let form: PayForm = submission.draft()?;
-    let refusal = match split(payments::pay(&state, &member, &form, submission.confirmed()).await)? {
-        Ok(Gated::Confirm(preview)) => {
-            let back = ("/lightning/payments", "/lightning/pay");
-            return confirm_page(&member, "Pay a Lightning request", preview, back, &submission);
-        }
-        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(request)) => match request.progress.0["payment_id"].as_str() {
-            Some(id) => return Ok(done(&format!("/lightning/invoices/{id}"), "Payment sent.")),
-            None => Refusal::form("The payment was not sent; check the request and try again."),
-        },
+    let gated = payments::pay(&state, &member, &form, submission.confirmed()).await;
+    let ran = |request: Box<ActionRequest>| match request.progress.0["payment_id"].as_str() {
+        Some(id) => Ok(done(&format!("/lightning/invoices/{id}"), "Payment sent.")),
+        None => Err(Refusal::form(
+            "The payment was not sent; check the request and try again.",
+        )),
+    };
+    let confirm = ("Pay a Lightning request", "/lightning/payments", "/lightning/pay");
+    let refusal = match answer_gate(&member, gated, confirm, &submission, ran)? {
+        Ok(answer) => return Ok(answer),
         Err(refusal) => refusal,
     };
     refused_payment(&state, &member, form, refusal).await

@@ -3,12 +3,12 @@ use actix_web::HttpResponse;
 use askama::Template;
 use chrono::{DateTime, Utc};
 use paydesk_api::models::addresses::AddressQuery;
-use paydesk_api::models::control::{JournalEntry, WebhookDelivery};
+use paydesk_api::models::control::{AddWebhookFault, JournalEntry, WebhookDelivery};
 use paydesk_api::models::trading::Price;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::controls::{self, DepositForm, PriceForm};
+use super::controls::{self, DepositForm, FaultForm, PriceForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
@@ -37,6 +37,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/sandbox-tools/advance", web::post().to(advance))
         .route("/sandbox-tools/prices", web::post().to(set_price))
         .route("/sandbox-tools/deposits", web::post().to(deposit))
+        .route("/sandbox-tools/faults", web::post().to(arm_call_fault))
+        .route(
+            "/sandbox-tools/webhook-faults",
+            web::post().to(arm_delivery_fault),
+        )
+        .route("/sandbox-tools/faults/clear", web::post().to(clear_faults))
         .route("/sandbox-tools/deliveries/{id}/resend", web::post().to(resend));
 }
 
@@ -71,6 +77,10 @@ struct Page {
     /// The company's addresses (chain, address), for a deposit.
     addresses: Vec<(String, String)>,
     currencies: &'static [&'static str],
+    call_faults: &'static [(&'static str, &'static str)],
+    delivery_faults: &'static [(&'static str, &'static str)],
+    /// The delivery faults still armed (what the sandbox lists).
+    armed_deliveries: Vec<AddWebhookFault>,
     errors: FieldErrors,
 }
 
@@ -126,6 +136,13 @@ async fn render(state: &AppState, member: &Member, errors: FieldErrors) -> Resul
         prices: client.trading_prices().await.map(|p| p.prices).map_err(readable),
         addresses: addresses.into_iter().map(|a| (a.chain, a.address)).collect(),
         currencies: DEPOSIT_CURRENCIES,
+        call_faults: controls::CALL_FAULTS,
+        delivery_faults: controls::DELIVERY_FAULTS,
+        armed_deliveries: client
+            .sandbox_webhook_faults()
+            .await
+            .map(|f| f.faults)
+            .unwrap_or_default(),
         errors,
     }
     .render()?)
@@ -168,6 +185,35 @@ async fn deposit(
     require(&member)?;
     let client = state.client_for(&member, PERMISSION).await?;
     let result = controls::deposit(&state, &member, &client, &form).await;
+    after(&state, &member, result).await
+}
+
+async fn arm_call_fault(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<FaultForm>,
+) -> Result<HttpResponse, PortalError> {
+    require(&member)?;
+    let client = state.client_for(&member, PERMISSION).await?;
+    let result = controls::arm_call_fault(&state, &member, &client, &form).await;
+    after(&state, &member, result).await
+}
+
+async fn arm_delivery_fault(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<FaultForm>,
+) -> Result<HttpResponse, PortalError> {
+    require(&member)?;
+    let client = state.client_for(&member, PERMISSION).await?;
+    let result = controls::arm_delivery_fault(&state, &member, &client, &form).await;
+    after(&state, &member, result).await
+}
+
+async fn clear_faults(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    require(&member)?;
+    let client = state.client_for(&member, PERMISSION).await?;
+    let result = controls::clear_faults(&state, &member, &client).await;
     after(&state, &member, result).await
 }
 

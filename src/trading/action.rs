@@ -228,12 +228,7 @@ impl Action for CancelAction {
     };
 
     fn default_policy(&self) -> Policy {
-        Policy {
-            required_approvals: 0,
-            first_time_rule: false,
-            reason: "default policy: cancellations run at once".to_owned(),
-            ..Policy::standard()
-        }
+        Policy::at_once()
     }
 
     fn describe(&self, p: &CancelPayload) -> Vec<Fact> {

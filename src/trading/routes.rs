@@ -13,13 +13,13 @@ use uuid::Uuid;
 use super::spot::{self, OrderForm, QuoteForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::executor::Gated;
-use crate::approvals::routes::{confirm_page, Submission};
+use crate::approvals::routes::{answer_gate, Submission};
+use crate::approvals::store::ActionRequest;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, Listing, Problem};
-use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Shell};
+use crate::web::page::{done, html, is_htmx, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/trading", web::get().to(page))
@@ -257,25 +257,19 @@ async fn place_order(
 ) -> Result<HttpResponse, PortalError> {
     let submission = Submission(form.into_inner());
     let order: OrderForm = submission.draft()?;
-    let refusal = match split(spot::place(&state, &member, &order, submission.confirmed()).await)? {
-        Ok(Gated::Confirm(preview)) => {
-            return confirm_page(
-                &member,
-                "Place an order",
-                preview,
-                ("/trading/orders", "/trading"),
-                &submission,
-            )
-        }
-        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(request)) => match request.progress.0["order_id"].as_str() {
-            Some(id) => return Ok(done(&format!("/trading/orders/{id}"), "Order placed.")),
-            None => Refusal::form("The order was not placed; get a new quote."),
-        },
-        Err(refusal) => refusal,
+    let gated = spot::place(&state, &member, &order, submission.confirmed()).await;
+    let ran = |request: Box<ActionRequest>| match request.progress.0["order_id"].as_str() {
+        Some(id) => Ok(done(&format!("/trading/orders/{id}"), "Order placed.")),
+        None => Err(Refusal::form("The order was not placed; get a new quote.")),
     };
-    let part = quoting(&state, &member, QuoteForm::default(), refusal.into(), None).await?;
-    Ok(unprocessable(whole_page(&state, &member, part).await?))
+    let confirm = ("Place an order", "/trading/orders", "/trading");
+    match answer_gate(&member, gated, confirm, &submission, ran)? {
+        Ok(answer) => Ok(answer),
+        Err(refusal) => {
+            let part = quoting(&state, &member, QuoteForm::default(), refusal.into(), None).await?;
+            Ok(unprocessable(whole_page(&state, &member, part).await?))
+        }
+    }
 }
 
 #[derive(Template)]
@@ -318,16 +312,16 @@ async fn cancel_order(
     let submission = Submission(form.into_inner());
     let back = format!("/trading/orders/{}", order.id);
     let gated = spot::cancel(&state, &member, &order, submission.confirmed()).await;
-    match split(gated)? {
-        Ok(Gated::Confirm(preview)) => confirm_page(
-            &member,
-            "Cancel the order",
-            preview,
-            (&format!("{back}/cancel"), &back),
-            &submission,
-        ),
-        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(_)) => Ok(done(&back, "The order is cancelled; what it held is released.")),
+    let ran = |_| Ok(done(&back, "The order is cancelled; what it held is released."));
+    let action = format!("{back}/cancel");
+    match answer_gate(
+        &member,
+        gated,
+        ("Cancel the order", &action, &back),
+        &submission,
+        ran,
+    )? {
+        Ok(answer) => Ok(answer),
         Err(refusal) => Ok(unprocessable(order_body(&member, order, Some(refusal.message))?)),
     }
 }

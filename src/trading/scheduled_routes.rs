@@ -10,12 +10,12 @@ use uuid::Uuid;
 use super::schedules::{self, cadence, whole, Change, ScheduleForm, ASSETS, QUOTE_CURRENCIES, WEEKDAYS};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::executor::Gated;
-use crate::approvals::routes::{confirm_page, Submission};
+use crate::approvals::routes::{answer_gate, Submission};
+use crate::approvals::store::ActionRequest;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::form::{split, Failure, FieldErrors, Refusal};
-use crate::web::page::{done, ok, redirect, unprocessable, Shell};
+use crate::web::form::{FieldErrors, Refusal};
+use crate::web::page::{done, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/trading/scheduled", web::get().to(list))
@@ -96,21 +96,22 @@ async fn create(
 ) -> Result<HttpResponse, PortalError> {
     let submission = Submission(form.into_inner());
     let typed: ScheduleForm = submission.draft()?;
-    let refusal = match split(schedules::create(&state, &member, &typed, submission.confirmed()).await)? {
-        Ok(Gated::Confirm(preview)) => {
-            let back = ("/trading/scheduled", "/trading/scheduled");
-            return confirm_page(&member, "Create a scheduled order", preview, back, &submission);
-        }
-        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(request)) => match request.progress.0["schedule_id"].as_str() {
-            Some(id) => return Ok(done(&format!("/trading/scheduled/{id}"), "Schedule created.")),
-            None => Refusal::form("The schedule was not created; try again."),
-        },
-        Err(refusal) => refusal,
+    let gated = schedules::create(&state, &member, &typed, submission.confirmed()).await;
+    let ran = |request: Box<ActionRequest>| match request.progress.0["schedule_id"].as_str() {
+        Some(id) => Ok(done(&format!("/trading/scheduled/{id}"), "Schedule created.")),
+        None => Err(Refusal::form("The schedule was not created; try again.")),
     };
-    Ok(unprocessable(
-        render_list(&state, &member, typed, refusal.into()).await?,
-    ))
+    let confirm = (
+        "Create a scheduled order",
+        "/trading/scheduled",
+        "/trading/scheduled",
+    );
+    match answer_gate(&member, gated, confirm, &submission, ran)? {
+        Ok(answer) => Ok(answer),
+        Err(refusal) => Ok(unprocessable(
+            render_list(&state, &member, typed, refusal.into()).await?,
+        )),
+    }
 }
 
 #[derive(Template)]
@@ -188,22 +189,15 @@ async fn change(
     let client = state.client_for(&member, Permission::TradingRequest).await?;
     let schedule = client.scheduled_order(&id.to_string()).await?;
     let submission = Submission(form.into_inner());
+    let gated = schedules::change(&state, &member, &schedule, change, submission.confirmed()).await;
     let back = format!("/trading/scheduled/{id}");
-    let gated: Result<Gated, Failure> =
-        schedules::change(&state, &member, &schedule, change, submission.confirmed()).await;
-    match split(gated)? {
-        Ok(Gated::Confirm(preview)) => {
-            let action = format!("{back}/{}", change.verb().to_lowercase());
-            confirm_page(
-                &member,
-                &format!("{} the schedule", change.verb()),
-                preview,
-                (&action, &back),
-                &submission,
-            )
-        }
-        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(_)) => Ok(done(&back, change.done())),
+    let (title, action) = (
+        format!("{} the schedule", change.verb()),
+        format!("{back}/{}", change.verb().to_lowercase()),
+    );
+    let ran = |_| Ok(done(&back, change.done()));
+    match answer_gate(&member, gated, (&title, &action, &back), &submission, ran)? {
+        Ok(answer) => Ok(answer),
         Err(refusal) => Ok(unprocessable(
             render_page(&state, &member, id, Some(refusal.message)).await?,
         )),

@@ -304,12 +304,7 @@ impl Action for ScheduleChangeAction {
     };
 
     fn default_policy(&self) -> Policy {
-        Policy {
-            required_approvals: 0,
-            first_time_rule: false,
-            reason: "default policy: pausing, resuming and cancelling run at once".to_owned(),
-            ..Policy::standard()
-        }
+        Policy::at_once()
     }
 
     fn describe(&self, p: &ChangePayload) -> Vec<Fact> {

@@ -11,12 +11,12 @@ use super::spot::pairs;
 use super::targets::{self, TargetForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::executor::Gated;
-use crate::approvals::routes::{confirm_page, Submission};
+use crate::approvals::routes::{answer_gate, Submission};
+use crate::approvals::store::ActionRequest;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::form::{split, FieldErrors, Refusal};
-use crate::web::page::{done, ok, redirect, unprocessable, Shell};
+use crate::web::form::{FieldErrors, Refusal};
+use crate::web::page::{done, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/trading/targets", web::get().to(list))
@@ -80,21 +80,18 @@ async fn create(
 ) -> Result<HttpResponse, PortalError> {
     let submission = Submission(form.into_inner());
     let typed: TargetForm = submission.draft()?;
-    let refusal = match split(targets::create(&state, &member, &typed, submission.confirmed()).await)? {
-        Ok(Gated::Confirm(preview)) => {
-            let back = ("/trading/targets", "/trading/targets");
-            return confirm_page(&member, "Create a target order", preview, back, &submission);
-        }
-        Ok(Gated::Waiting(request)) => return Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(request)) => match request.progress.0["order_id"].as_str() {
-            Some(id) => return Ok(done(&format!("/trading/targets/{id}"), "Target order created.")),
-            None => Refusal::form("The target order was not created; try again."),
-        },
-        Err(refusal) => refusal,
+    let gated = targets::create(&state, &member, &typed, submission.confirmed()).await;
+    let ran = |request: Box<ActionRequest>| match request.progress.0["order_id"].as_str() {
+        Some(id) => Ok(done(&format!("/trading/targets/{id}"), "Target order created.")),
+        None => Err(Refusal::form("The target order was not created; try again.")),
     };
-    Ok(unprocessable(
-        render_list(&state, &member, typed, refusal.into()).await?,
-    ))
+    let confirm = ("Create a target order", "/trading/targets", "/trading/targets");
+    match answer_gate(&member, gated, confirm, &submission, ran)? {
+        Ok(answer) => Ok(answer),
+        Err(refusal) => Ok(unprocessable(
+            render_list(&state, &member, typed, refusal.into()).await?,
+        )),
+    }
 }
 
 #[derive(Template)]
@@ -136,19 +133,22 @@ async fn cancel(
     let order = client.target_order(&id.to_string()).await?;
     let submission = Submission(form.into_inner());
     let back = format!("/trading/targets/{}", order.id);
-    match split(targets::cancel(&state, &member, &order, submission.confirmed()).await)? {
-        Ok(Gated::Confirm(preview)) => confirm_page(
-            &member,
-            "Cancel the target order",
-            preview,
-            (&format!("{back}/cancel"), &back),
-            &submission,
-        ),
-        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(_)) => Ok(done(
+    let gated = targets::cancel(&state, &member, &order, submission.confirmed()).await;
+    let action = format!("{back}/cancel");
+    let ran = |_| {
+        Ok(done(
             &back,
             "The target order is cancelled; what it locked is released.",
-        )),
+        ))
+    };
+    match answer_gate(
+        &member,
+        gated,
+        ("Cancel the target order", &action, &back),
+        &submission,
+        ran,
+    )? {
+        Ok(answer) => Ok(answer),
         Err(refusal) => Ok(unprocessable(target_body(&member, order, Some(refusal.message))?)),
     }
 }

@@ -227,12 +227,7 @@ impl Action for TargetCancelAction {
     };
 
     fn default_policy(&self) -> Policy {
-        Policy {
-            required_approvals: 0,
-            first_time_rule: false,
-            reason: "default policy: cancellations run at once".to_owned(),
-            ..Policy::standard()
-        }
+        Policy::at_once()
     }
 
     fn describe(&self, c: &TargetCancel) -> Vec<Fact> {

@@ -49,6 +49,11 @@ const MENU: &[(&str, &str, &[Permission])] = &[
     ("/addresses", "Addresses", &[Permission::AddressesRead]),
     ("/chains", "Chains", &[Permission::AddressesRead]),
     ("/customers", "Customers", &[Permission::CustomersRead]),
+    (
+        "/virtual-accounts",
+        "Virtual accounts",
+        &[Permission::VirtualAccountsRead],
+    ),
     ("/cards", "Cards", &[Permission::CardsRead]),
     ("/payouts", "Payouts", &[Permission::PayoutsRead]),
     ("/rates", "Rates", &[Permission::RatesRead]),

@@ -18,14 +18,14 @@ use super::{explorer_url, needs_memo, short_address};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::action::Action;
-use crate::approvals::executor::Gated;
-use crate::approvals::routes::{confirm_page, Submission};
+
+use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::form::{split, FieldErrors};
+use crate::web::form::FieldErrors;
 use crate::web::listing::{self, Listing, Problem};
-use crate::web::page::{done, html, ok, redirect, unprocessable, Shell};
+use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/withdrawals", web::get().to(list))
@@ -218,16 +218,8 @@ async fn file(
     let submission = Submission(form.into_inner());
     let draft: Draft = submission.draft()?;
     let gated = filing::file(&state, &member, &draft, submission.confirmed()).await;
-    match split(gated)? {
-        Ok(Gated::Confirm(preview)) => confirm_page(
-            &member,
-            "Withdraw on chain",
-            preview,
-            ("/withdrawals", "/withdrawals/new"),
-            &submission,
-        ),
-        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(request)) => Ok(match filing::withdrawal_of(&request) {
+    let ran = |request: Box<ActionRequest>| {
+        Ok(match filing::withdrawal_of(&request) {
             Some(id) => done(
                 &format!("/withdrawals/{id}"),
                 "Withdrawal sent; its status updates here.",
@@ -236,7 +228,11 @@ async fn file(
                 &format!("/approvals/{}", request.id),
                 "Withdrawal approved; it is being sent.",
             ),
-        }),
+        })
+    };
+    let confirm = ("Withdraw on chain", "/withdrawals", "/withdrawals/new");
+    match answer_gate(&member, gated, confirm, &submission, ran)? {
+        Ok(answer) => Ok(answer),
         Err(refusal) => Ok(unprocessable(
             render_new(&state, &member, draft, refusal.into()).await?,
         )),

@@ -885,3 +885,74 @@ async fn sandbox_tools_set_prices_and_make_deposits_arrive() {
             && actions.iter().any(|a| a == "sandbox.price_set")
     );
 }
+
+/// Sandbox tools arm faults on calls and on webhook deliveries, and clear
+/// them; the portal's own call then meets the fault and says so.
+#[tokio::test]
+async fn sandbox_tools_arm_and_clear_faults() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let res = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/faults",
+            &[
+                ("method", "GET"),
+                ("matching", "/api/balances"),
+                ("mode", "503"),
+                ("count", "1"),
+            ],
+        )
+        .await;
+    assert!(app
+        .landing(res)
+        .await
+        .contains("The next 1 GET call(s) to /api/balances… fail: 503."));
+    // A 503 is refused before running, so the typed client asks again.
+    assert!(
+        app.get_html("/balances").await.contains("BTC"),
+        "retried past the fault"
+    );
+    let journal = app.get_html("/sandbox-tools").await;
+    assert!(
+        journal.contains("GET /api/balances") && journal.contains("503"),
+        "the fault shows in the journal"
+    );
+
+    let res = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/webhook-faults",
+            &[("matching", "virtualcard."), ("mode", "drop"), ("count", "2")],
+        )
+        .await;
+    assert!(app
+        .landing(res)
+        .await
+        .contains("The next 2 deliveries of virtualcard.…: drop."));
+    assert!(app
+        .get_html("/sandbox-tools")
+        .await
+        .contains("Delivery faults armed: drop ×2"));
+    let bad = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/faults",
+            &[
+                ("method", "GET"),
+                ("matching", "/x"),
+                ("mode", "503"),
+                ("count", "1"),
+            ],
+        )
+        .await;
+    assert_eq!(bad.status().as_u16(), 422);
+    let res = app
+        .post_form("/sandbox-tools", "/sandbox-tools/faults/clear", &[])
+        .await;
+    assert!(app.landing(res).await.contains("No faults are armed any more"));
+    assert!(!app
+        .get_html("/sandbox-tools")
+        .await
+        .contains("Delivery faults armed"));
+}

@@ -26,6 +26,7 @@ pub struct TenantA {
     target_id: String,
     invoice_id: String,
     invoice_request: String,
+    va_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -55,6 +56,31 @@ pub const ROUTES: &[Route] = &[
         "/sandbox-tools/deposits",
         &[("currency", "USDT"), ("amount", "1")],
     ),
+    ("GET", "/virtual-accounts", &[]),
+    ("GET", "/virtual-accounts/{va}", &[]),
+    ("GET", "/virtual-accounts/{va}/deposits", &[]),
+    ("POST", "/virtual-accounts/{va}/transfers", &[("amount", "100")]),
+    (
+        "POST",
+        "/customers/{customer}/virtual-accounts",
+        &[("reference", "paydesk-va-6f1e0c528a8e4c3b9d2a6b7f1a2c9e01")],
+    ),
+    (
+        "POST",
+        "/sandbox-tools/faults",
+        &[
+            ("method", "GET"),
+            ("matching", "/api/x"),
+            ("mode", "503"),
+            ("count", "1"),
+        ],
+    ),
+    (
+        "POST",
+        "/sandbox-tools/webhook-faults",
+        &[("mode", "drop"), ("count", "1")],
+    ),
+    ("POST", "/sandbox-tools/faults/clear", &[]),
     ("GET", "/trading", &[]),
     ("GET", "/lightning", &[]),
     ("GET", "/lightning/invoices/new", &[]),
@@ -334,6 +360,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{target}", &a.target_id)
         .replace("{invoice}", &a.invoice_id)
         .replace("{ln_request}", &a.invoice_request)
+        .replace("{va}", &a.va_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -538,6 +565,13 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let va = sandbox
+        .create_virtual_account(&paydesk_api::models::virtual_accounts::NewVirtualAccount {
+            customer_id: customer.id,
+            reference: "iso-va".into(),
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -572,6 +606,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         target_id: target.id.to_string(),
         invoice_id: invoice.id.to_string(),
         invoice_request: invoice.request,
+        va_id: va.id.to_string(),
     }
 }
 
@@ -662,6 +697,10 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/customers/{customer}/active"),
         ("GET", "/customers/{customer}/kyc"),
         ("POST", "/customers/{customer}/kyc"),
+        ("GET", "/virtual-accounts/{va}"),
+        ("GET", "/virtual-accounts/{va}/deposits"),
+        ("POST", "/virtual-accounts/{va}/transfers"),
+        ("POST", "/customers/{customer}/virtual-accounts"),
         ("GET", "/trading/quotes/{quote}"),
         ("POST", "/trading/orders"),
         ("GET", "/trading/orders/{order}"),

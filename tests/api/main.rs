@@ -17,6 +17,7 @@ mod listing;
 mod replicas;
 mod tenants;
 mod trading;
+mod virtual_accounts;
 mod wallet;
 mod webhooks;
 mod withdrawals;
