@@ -22,6 +22,7 @@ pub mod controls;
 pub mod crypto;
 pub mod customers;
 pub mod db;
+pub mod lightning;
 pub mod metrics;
 pub mod payouts;
 pub mod rates;

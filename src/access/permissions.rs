@@ -66,6 +66,9 @@ catalogue! {
     TradingRead => "trading.read", "See quotes, orders and trades", "Trading";
     TradingRequest => "trading.request", "Request quotes and orders", "Trading";
     TradingApprove => "trading.approve", "Approve orders", "Trading";
+    LightningRead => "lightning.read", "See Lightning invoices and payments", "Lightning";
+    LightningRequest => "lightning.request", "Create invoices and request Lightning payments", "Lightning";
+    LightningApprove => "lightning.approve", "Approve Lightning payments", "Lightning";
     AuditRead => "audit.read", "Read the audit log", "Administration";
     AuditExport => "audit.export", "Export the audit log", "Administration";
     WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration";
@@ -98,6 +101,7 @@ const READS: &[Permission] = &[
     Permission::WithdrawalsRead,
     Permission::RatesRead,
     Permission::TradingRead,
+    Permission::LightningRead,
     Permission::VirtualAccountsRead,
 ];
 
@@ -121,6 +125,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::PayoutsRequest,
                 Permission::WithdrawalsRequest,
                 Permission::TradingRequest,
+                Permission::LightningRequest,
             ]),
         ),
         (
@@ -131,6 +136,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::PayoutsApprove,
                 Permission::WithdrawalsApprove,
                 Permission::TradingApprove,
+                Permission::LightningApprove,
             ]),
         ),
         ("Viewer", with(&[])),

@@ -61,6 +61,7 @@ events! {
     CustomersKycSubmitted => "customers.kyc_submitted";
     CustomersReactivated => "customers.reactivated";
     CustomersUpdated => "customers.updated";
+    LightningInvoiceCreated => "lightning.invoice_created";
     MembersAdded => "members.added";
     MembersRemoved => "members.removed";
     MembersRoleChanged => "members.role_changed";

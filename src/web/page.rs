@@ -58,6 +58,7 @@ const MENU: &[(&str, &str, &[Permission])] = &[
     ("/payouts", "Payouts", &[Permission::PayoutsRead]),
     ("/rates", "Rates", &[Permission::RatesRead]),
     ("/trading", "Trading", &[Permission::TradingRead]),
+    ("/lightning", "Lightning", &[Permission::LightningRead]),
     ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
     (
         "/withdrawals",
@@ -83,6 +84,8 @@ const MENU: &[(&str, &str, &[Permission])] = &[
             Permission::CardsTerminateApprove,
             Permission::CardsMoneyApprove,
             Permission::CardsManage,
+            Permission::LightningRequest,
+            Permission::LightningApprove,
             Permission::AuditRead,
         ],
     ),

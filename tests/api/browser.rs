@@ -468,3 +468,43 @@ async fn a_dca_schedule_ticks_after_a_day_moved_in_sandbox_tools_in_the_browser(
     snap(&c, "8-dca-ticked").await;
     c.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_invoice_created_in_the_browser_turns_paid_by_itself() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    crate::approvals::members(&app, "Operator", &["ln-seller@example.com".into()]).await;
+    let driver = start_driver().await;
+    let c = browser(&driver).await;
+    c.set_window_size(1280, 900).await.unwrap();
+    sign_in(&c, &app, "ln-seller@example.com", "member-password-123").await;
+    c.goto(&app.url("/lightning")).await.unwrap();
+    click(&c, Locator::XPath("//a[text()='Create an invoice']")).await;
+    fill(&c, "input[name=amount]", "21000").await;
+    fill(&c, "input[name=description]", "Coffee beans").await;
+    click(&c, Locator::XPath("//button[text()='Create invoice']")).await;
+    let created = wait_for_text(&c, "Invoice created.").await;
+    assert!(
+        created.contains("waiting for the payer") && created.contains("Expires in"),
+        "{created}"
+    );
+    let request = c
+        .find(Locator::Css("input.bolt11"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(request.starts_with("lntbs"), "{request}");
+    snap(&c, "9-lightning-invoice").await;
+    // Someone outside pays it; the page follows without a reload.
+    let paid = app.sandbox().await.sandbox_pay_invoice(&request).await.unwrap();
+    let shown = wait_for_text(&c, &paid.preimage).await;
+    assert!(
+        shown.contains("paid") && !shown.contains("waiting for the payer"),
+        "{shown}"
+    );
+    snap(&c, "10-lightning-paid").await;
+    c.close().await.unwrap();
+}

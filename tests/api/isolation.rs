@@ -24,6 +24,8 @@ pub struct TenantA {
     order_id: String,
     schedule_id: String,
     target_id: String,
+    invoice_id: String,
+    invoice_request: String,
     va_id: String,
 }
 
@@ -80,6 +82,27 @@ pub const ROUTES: &[Route] = &[
     ),
     ("POST", "/sandbox-tools/faults/clear", &[]),
     ("GET", "/trading", &[]),
+    ("GET", "/lightning", &[]),
+    ("GET", "/lightning/invoices/new", &[]),
+    (
+        "POST",
+        "/lightning/invoices",
+        &[
+            ("amount", "1000"),
+            ("description", "walk"),
+            ("expiry", "60"),
+            ("reference", "paydesk-invoice-00000000000000000000000000000001"),
+        ],
+    ),
+    ("GET", "/lightning/invoices/{invoice}", &[]),
+    ("GET", "/lightning/invoices/{invoice}/live", &[]),
+    ("GET", "/lightning/pay", &[]),
+    ("POST", "/lightning/pay/check", &[("request", "{ln_request}")]),
+    (
+        "POST",
+        "/lightning/payments",
+        &[("request", "{ln_request}"), ("max_fee", "5")],
+    ),
     (
         "POST",
         "/trading/quotes",
@@ -335,6 +358,8 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{order}", &a.order_id)
         .replace("{schedule}", &a.schedule_id)
         .replace("{target}", &a.target_id)
+        .replace("{invoice}", &a.invoice_id)
+        .replace("{ln_request}", &a.invoice_request)
         .replace("{va}", &a.va_id)
 }
 
@@ -531,6 +556,15 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let invoice = sandbox
+        .create_invoice(&paydesk_api::models::lightning::NewInvoice {
+            amount: paydesk_api::units::Sats(1000),
+            description: "A's invoice".into(),
+            reference: "iso-invoice".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let va = sandbox
         .create_virtual_account(&paydesk_api::models::virtual_accounts::NewVirtualAccount {
             customer_id: customer.id,
@@ -570,6 +604,8 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         order_id: order.id.to_string(),
         schedule_id: schedule.id.to_string(),
         target_id: target.id.to_string(),
+        invoice_id: invoice.id.to_string(),
+        invoice_request: invoice.request,
         va_id: va.id.to_string(),
     }
 }
@@ -683,6 +719,8 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/cards/{card}/simulate-spend"),
         ("GET", "/withdrawals/{withdrawal}"),
         ("GET", "/withdrawals/{withdrawal}/live"),
+        ("GET", "/lightning/invoices/{invoice}"),
+        ("GET", "/lightning/invoices/{invoice}/live"),
     ];
     for (method, template) in by_id {
         let (_, _, fields) = ROUTES
@@ -738,6 +776,7 @@ async fn a_member_without_permissions_is_refused_every_route() {
         "/cards",
         "/sandbox-tools",
         "/withdrawals",
+        "/lightning",
     ] {
         assert!(!home.contains(&format!("href=\"{href}\"")), "menu shows {href}");
     }

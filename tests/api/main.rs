@@ -12,6 +12,7 @@ mod gate;
 mod health;
 mod helpers;
 mod isolation;
+mod lightning;
 mod listing;
 mod replicas;
 mod tenants;
