@@ -3,7 +3,7 @@
 //! `tenants` (companies and their API connections), `access` (roles and
 //! permissions), `audit` (the log), `wallet` (balances, transactions,
 //! addresses), `customers`, `cards`, `payouts` and `beneficiaries`
-//! (payees), `rates` (exchange rates), `trading` (quotes and orders),
+//! (payees), `bulk` (bulk transfers), `rates` (exchange rates), `trading` (quotes and orders),
 //! `approvals` (the gate every money-moving action and every control
 //! change goes through), `controls` (four-eyes changes to roles,
 //! permissions, policies and connections), `sandbox_tools`; `web` holds
@@ -15,6 +15,7 @@ pub mod audit;
 pub mod auth;
 pub mod beneficiaries;
 pub mod bootstrap;
+pub mod bulk;
 pub mod cards;
 pub mod configuration;
 pub mod controls;

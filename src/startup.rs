@@ -55,6 +55,8 @@ pub fn registry() -> Registry {
         .with(crate::controls::connections::ConnectionChangeAction)
         .with(crate::beneficiaries::action::PayeeChangeAction)
         .with(crate::withdrawals::action::WithdrawalAction)
+        .with(crate::bulk::action::BulkTransferAction)
+        .with(crate::bulk::action::RetryAction)
 }
 
 impl AppState {
@@ -280,6 +282,7 @@ impl Application {
                 .configure(crate::beneficiaries::routes::configure)
                 .configure(crate::payouts::routes::configure)
                 .configure(crate::withdrawals::routes::configure)
+                .configure(crate::bulk::routes::configure)
                 .configure(crate::rates::routes::configure)
                 .configure(crate::trading::routes::configure)
                 .configure(crate::trading::scheduled_routes::configure)

@@ -64,6 +64,9 @@ catalogue! {
     TradingRead => "trading.read", "See quotes, orders and trades", "Trading";
     TradingRequest => "trading.request", "Request quotes and orders", "Trading";
     TradingApprove => "trading.approve", "Approve orders", "Trading";
+    BulkRead => "bulk.read", "See bulk transfers", "Bulk transfers";
+    BulkRequest => "bulk.request", "Request bulk transfers and retries", "Bulk transfers";
+    BulkApprove => "bulk.approve", "Approve bulk transfers and retries", "Bulk transfers";
     AuditRead => "audit.read", "Read the audit log", "Administration";
     AuditExport => "audit.export", "Export the audit log", "Administration";
     WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration";
@@ -96,6 +99,7 @@ const READS: &[Permission] = &[
     Permission::WithdrawalsRead,
     Permission::RatesRead,
     Permission::TradingRead,
+    Permission::BulkRead,
 ];
 
 /// The built-in roles and their permissions. Makers and checkers are kept
@@ -117,6 +121,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::PayoutsRequest,
                 Permission::WithdrawalsRequest,
                 Permission::TradingRequest,
+                Permission::BulkRequest,
             ]),
         ),
         (
@@ -127,6 +132,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::PayoutsApprove,
                 Permission::WithdrawalsApprove,
                 Permission::TradingApprove,
+                Permission::BulkApprove,
             ]),
         ),
         ("Viewer", with(&[])),

@@ -64,6 +64,15 @@ const MENU: &[(&str, &str, &[Permission])] = &[
         ],
     ),
     (
+        "/bulk-transfers",
+        "Bulk transfers",
+        &[
+            Permission::BulkRead,
+            Permission::BulkRequest,
+            Permission::BulkApprove,
+        ],
+    ),
+    (
         "/approvals",
         "Approvals",
         &[
