@@ -190,12 +190,13 @@ fn check_row(
     }
     let typed = amount::parse("the amount", &raw.amount, asset, decimals)?;
     let units = decimal_to_units(typed, decimals).map_err(|_| "the amount is too large".to_owned())?;
-    let memo = match (needs_memo(&chain.chain), raw.memo.is_empty()) {
-        (true, true) => return Err(format!("a {} payment needs the recipient's memo", chain.chain)),
-        (false, false) => return Err(format!("{} takes no memo; leave it empty", chain.chain)),
-        (true, false) => Some(raw.memo.clone()),
-        (false, true) => None,
-    };
+    if needs_memo(&chain.chain) && raw.memo.is_empty() {
+        return Err(format!("a {} payment needs the recipient's memo", chain.chain));
+    }
+    if raw.memo.chars().count() > 64 {
+        return Err("the memo is longer than 64 characters".to_owned());
+    }
+    let memo = Some(raw.memo.clone()).filter(|m| !m.is_empty());
     let reference = if raw.reference.is_empty() {
         format!("row-{}", raw.row)
     } else {

@@ -24,6 +24,7 @@ pub struct TenantA {
     order_id: String,
     schedule_id: String,
     target_id: String,
+    bulk_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -270,6 +271,22 @@ pub const ROUTES: &[Route] = &[
     ),
     ("GET", "/withdrawals/{withdrawal}", &[]),
     ("GET", "/withdrawals/{withdrawal}/live", &[]),
+    ("GET", "/bulk-transfers", &[]),
+    ("GET", "/bulk-transfers/template.csv", &[]),
+    (
+        "POST",
+        "/bulk-transfers",
+        &[
+            (
+                "csv",
+                "asset,chain,address,amount\nUSDT,ethereum,0x52908400098527886e0f7030069857d2e4169ee7,1\n",
+            ),
+            ("reference", "paydesk-bulk-00000000000000000000000000000001"),
+        ],
+    ),
+    ("GET", "/bulk-transfers/{bulk}", &[]),
+    ("GET", "/bulk-transfers/{bulk}/live", &[]),
+    ("POST", "/bulk-transfers/{bulk}/retry", &[]),
     ("GET", "/sandbox-tools", &[]),
     ("POST", "/sandbox-tools/advance", &[("seconds", "60")]),
     ("POST", "/sandbox-tools/deliveries/1/resend", &[]),
@@ -309,6 +326,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{order}", &a.order_id)
         .replace("{schedule}", &a.schedule_id)
         .replace("{target}", &a.target_id)
+        .replace("{bulk}", &a.bulk_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -504,6 +522,22 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    // One batch, drafted straight in the sandbox (not through the portal).
+    let batch = sandbox
+        .create_bulk_transfer(&paydesk_api::models::bulk::NewBatch {
+            currency: "USDT".into(),
+            reference: "iso-bulk".into(),
+            items: vec![paydesk_api::models::bulk::BulkItemInput {
+                address: Some("0x52908400098527886e0f7030069857d2e4169ee7".into()),
+                chain: Some("ethereum".into()),
+                amount: paydesk_api::units::BaseUnits(1_000_000),
+                reference: "iso-1".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -536,6 +570,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         order_id: order.id.to_string(),
         schedule_id: schedule.id.to_string(),
         target_id: target.id.to_string(),
+        bulk_id: batch.id.to_string(),
     }
 }
 
@@ -644,6 +679,9 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/cards/{card}/simulate-spend"),
         ("GET", "/withdrawals/{withdrawal}"),
         ("GET", "/withdrawals/{withdrawal}/live"),
+        ("GET", "/bulk-transfers/{bulk}"),
+        ("GET", "/bulk-transfers/{bulk}/live"),
+        ("POST", "/bulk-transfers/{bulk}/retry"),
     ];
     for (method, template) in by_id {
         let (_, _, fields) = ROUTES
@@ -699,6 +737,7 @@ async fn a_member_without_permissions_is_refused_every_route() {
         "/cards",
         "/sandbox-tools",
         "/withdrawals",
+        "/bulk-transfers",
     ] {
         assert!(!home.contains(&format!("href=\"{href}\"")), "menu shows {href}");
     }
