@@ -312,7 +312,10 @@ pub async fn payload(client: &Client, d: &Draft) -> Result<BulkPayload, Failure>
         .iter()
         .filter(|i| !i.errors.is_empty())
         .map(|i| RowProblem {
-            row: rows.get(i.row as usize - 1).map_or(i.row as usize, |r| r.row),
+            row: (i.row as usize)
+                .checked_sub(1)
+                .and_then(|n| rows.get(n))
+                .map_or(i.row as usize, |r| r.row),
             reason: i.errors.join("; "),
         })
         .collect();
