@@ -57,6 +57,8 @@ pub fn registry() -> Registry {
         .with(crate::withdrawals::action::WithdrawalAction)
         .with(crate::bulk::action::BulkTransferAction)
         .with(crate::bulk::action::RetryAction)
+        .with(crate::bulk::schedules::BulkScheduleAction)
+        .with(crate::bulk::schedules::BulkScheduleChangeAction)
 }
 
 impl AppState {
@@ -282,6 +284,7 @@ impl Application {
                 .configure(crate::beneficiaries::routes::configure)
                 .configure(crate::payouts::routes::configure)
                 .configure(crate::withdrawals::routes::configure)
+                .configure(crate::bulk::schedule_routes::configure)
                 .configure(crate::bulk::routes::configure)
                 .configure(crate::rates::routes::configure)
                 .configure(crate::trading::routes::configure)

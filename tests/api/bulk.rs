@@ -178,3 +178,62 @@ async fn a_double_submit_files_once() {
     assert_eq!(requests(&app, "bulk_transfer").await, 1);
     assert!(batches(&app).await.is_empty(), "nothing is sent before approval");
 }
+
+#[tokio::test]
+async fn a_recurring_batch_is_approved_created_once_then_paused_and_cancelled_through_the_gate() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["operator@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["approver@example.com".into()])
+        .await
+        .remove(0);
+    let page = "/bulk-transfers/schedules";
+    let reference = form_reference(&operator, page).await;
+    let good = csv("5");
+    let fields = [
+        ("name", "Monthly salaries"),
+        ("frequency", "monthly"),
+        ("day_of_month", "3"),
+        ("execution_time", "09:30"),
+        ("csv", good.as_str()),
+        ("reference", reference.as_str()),
+    ];
+    let res = confirm(&operator, page, page, &fields, "monthly on day 3 at 09:30 UTC").await;
+    assert_eq!(res.status().as_u16(), 303);
+    let id = request_id(&res);
+    let sandbox = app.sandbox().await;
+    assert!(
+        sandbox.bulk_schedules().await.unwrap().is_empty(),
+        "nothing before approval"
+    );
+    assert_eq!(approve(&approver, &id).await.status().as_u16(), 303);
+    wait_for_status(&app, &id, "executed").await;
+    let created = sandbox.bulk_schedules().await.unwrap();
+    assert_eq!(created.len(), 1, "created once");
+    let s = &created[0];
+    assert_eq!(
+        (s.reference.as_str(), s.items.len(), s.day_of_month),
+        (reference.as_str(), 3, 3)
+    );
+    let list = operator.get_html(page).await;
+    assert!(
+        list.contains("Monthly salaries") && list.contains("17.000000 USDT"),
+        "{list}"
+    );
+
+    // Pausing and cancelling run at once through the gate by default.
+    let pause = format!("{page}/{}/pause", s.id);
+    let res = confirm(&operator, page, &pause, &[], "Pause").await;
+    assert_eq!(res.status().as_u16(), 303);
+    assert_eq!(sandbox.bulk_schedules().await.unwrap()[0].status, "paused");
+    let cancel = format!("{page}/{}/cancel", s.id);
+    let res = confirm(&operator, page, &cancel, &[], "Cancel").await;
+    assert_eq!(res.status().as_u16(), 303);
+    assert_eq!(sandbox.bulk_schedules().await.unwrap()[0].status, "cancelled");
+    assert_eq!(requests(&app, "bulk_schedule_change").await, 2);
+    // A cancelled schedule can't be paused.
+    let res = operator.post_form(page, &pause, &[("confirmed", "yes")]).await;
+    assert_eq!(res.status().as_u16(), 422);
+}

@@ -25,6 +25,7 @@ pub struct TenantA {
     schedule_id: String,
     target_id: String,
     bulk_id: String,
+    bulk_schedule_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -287,6 +288,26 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/bulk-transfers/{bulk}", &[]),
     ("GET", "/bulk-transfers/{bulk}/live", &[]),
     ("POST", "/bulk-transfers/{bulk}/retry", &[]),
+    ("GET", "/bulk-transfers/schedules", &[]),
+    (
+        "POST",
+        "/bulk-transfers/schedules",
+        &[
+            ("name", "Salaries"),
+            ("frequency", "monthly"),
+            ("day_of_month", "1"),
+            ("execution_time", "09:00"),
+            (
+                "csv",
+                "asset,chain,address,amount\nUSDT,ethereum,0x52908400098527886e0f7030069857d2e4169ee7,1\n",
+            ),
+            (
+                "reference",
+                "paydesk-bulk-schedule-00000000000000000000000000000001",
+            ),
+        ],
+    ),
+    ("POST", "/bulk-transfers/schedules/{bulk_schedule}/pause", &[]),
     ("GET", "/sandbox-tools", &[]),
     ("POST", "/sandbox-tools/advance", &[("seconds", "60")]),
     ("POST", "/sandbox-tools/deliveries/1/resend", &[]),
@@ -326,6 +347,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{order}", &a.order_id)
         .replace("{schedule}", &a.schedule_id)
         .replace("{target}", &a.target_id)
+        .replace("{bulk_schedule}", &a.bulk_schedule_id)
         .replace("{bulk}", &a.bulk_id)
 }
 
@@ -538,6 +560,28 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    let bulk_schedule = sandbox
+        .create_bulk_schedule(&paydesk_api::models::bulk::NewBulkSchedule {
+            name: "iso".into(),
+            currency: "USDT".into(),
+            items: batch
+                .items
+                .iter()
+                .map(|i| paydesk_api::models::bulk::BulkItemInput {
+                    address: Some(i.address.clone()),
+                    chain: Some(i.chain.clone()),
+                    amount: i.amount,
+                    reference: i.reference.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            frequency: "daily".into(),
+            execution_time: "09:00".into(),
+            reference: "iso-bulk-schedule".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -571,6 +615,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         schedule_id: schedule.id.to_string(),
         target_id: target.id.to_string(),
         bulk_id: batch.id.to_string(),
+        bulk_schedule_id: bulk_schedule.id.to_string(),
     }
 }
 
@@ -682,6 +727,7 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("GET", "/bulk-transfers/{bulk}"),
         ("GET", "/bulk-transfers/{bulk}/live"),
         ("POST", "/bulk-transfers/{bulk}/retry"),
+        ("POST", "/bulk-transfers/schedules/{bulk_schedule}/pause"),
     ];
     for (method, template) in by_id {
         let (_, _, fields) = ROUTES
