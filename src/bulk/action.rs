@@ -304,3 +304,49 @@ pub fn retry_payload(b: &Batch) -> Option<RetryPayload> {
         items,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approvals::action::digest;
+
+    fn payload() -> BulkPayload {
+        let row = |n: usize, amount: i64| BulkRow {
+            row: n,
+            chain: "ethereum".into(),
+            address: "0x52908400098527886e0f7030069857d2e4169ee7".into(),
+            amount: BaseUnits(amount),
+            reference: format!("r{n}"),
+            memo: None,
+        };
+        BulkPayload {
+            currency: "USDT".into(),
+            decimals: 6,
+            description: String::new(),
+            amount: BaseUnits(3_000_000),
+            fees: BaseUnits(2_000_000),
+            rows: vec![row(1, 1_000_000), row(2, 2_000_000)],
+        }
+    }
+
+    #[test]
+    fn reviewers_see_every_row_and_the_digest_covers_each() {
+        let p = payload();
+        let facts = BulkTransferAction.describe(&p);
+        assert!(facts
+            .iter()
+            .any(|f| f.label == "Total" && f.value == "5.000000 USDT"));
+        assert!(facts
+            .iter()
+            .any(|f| f.label == "Row 2" && f.value.starts_with("2.000000 USDT")));
+        let kind = BulkTransferAction::KIND;
+        let first = digest(kind, &facts, &serde_json::to_value(&p).unwrap());
+        let mut changed = p.clone();
+        changed.rows[1].address = "0x0000000000000000000000000000000000000001".into();
+        let facts = BulkTransferAction.describe(&changed);
+        assert_ne!(
+            first,
+            digest(kind, &facts, &serde_json::to_value(&changed).unwrap())
+        );
+    }
+}

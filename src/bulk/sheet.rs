@@ -232,14 +232,23 @@ pub async fn check_rows(client: &Client, raw: &[RawRow]) -> Result<(String, Vec<
     let chains = client.supported_chains().await?.chains;
     let asset = raw.first().map(|r| r.asset.clone()).unwrap_or_default();
     let mut seen = HashMap::new();
+    // Each address is asked about once, however many rows pay it.
+    let mut verdicts: HashMap<(String, String), Result<(), String>> = HashMap::new();
     let mut rows = Vec::new();
     let mut problems = Vec::new();
     for r in raw {
         let checked = match check_row(r, &asset, &chains, &mut seen) {
-            Ok(row) => match check_address(client, &row.chain, &row.address).await? {
-                Ok(()) => Ok(row),
-                Err(m) => Err(m.trim_end_matches('.').to_owned()),
-            },
+            Ok(row) => {
+                let key = (row.chain.clone(), row.address.clone());
+                if !verdicts.contains_key(&key) {
+                    let verdict = check_address(client, &row.chain, &row.address).await?;
+                    verdicts.insert(key.clone(), verdict);
+                }
+                match &verdicts[&key] {
+                    Ok(()) => Ok(row),
+                    Err(m) => Err(m.trim_end_matches('.').to_owned()),
+                }
+            }
             Err(e) => Err(e),
         };
         match checked {
@@ -254,17 +263,17 @@ pub async fn check_rows(client: &Client, raw: &[RawRow]) -> Result<(String, Vec<
     }
 }
 
-/// The refusals, one line per row.
+/// The refusals: a first line, then one line per row (the page lists them).
 pub fn rows_message(problems: &[RowProblem]) -> String {
     let lines: Vec<String> = problems
         .iter()
         .map(|p| format!("Row {}: {}.", p.row, p.reason))
         .collect();
     format!(
-        "{} of the file can't be sent; nothing was filed. Fix {} and submit again (rows count payments, not the header). {}",
+        "{} of the file can't be sent; nothing was filed. Fix {} and submit again (rows count payments, not the header).\n{}",
         if problems.len() == 1 { "One row" } else { "Some rows" },
         if problems.len() == 1 { "it" } else { "them" },
-        lines.join(" ")
+        lines.join("\n")
     )
 }
 

@@ -237,3 +237,39 @@ async fn a_recurring_batch_is_approved_created_once_then_paused_and_cancelled_th
     let res = operator.post_form(page, &pause, &[("confirmed", "yes")]).await;
     assert_eq!(res.status().as_u16(), 422);
 }
+
+#[tokio::test]
+async fn a_bad_address_and_an_unknown_asset_are_refused_by_row_before_anything_is_filed() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let reference = form_reference(&app, "/bulk-transfers").await;
+    // One letter's case changed in a checksummed (EIP-55) address.
+    let typo = "0x52908400098527886E0F7030069857D2E4169Ee7";
+    let bad = format!(
+        "asset,chain,address,amount\n\
+         USDT,ethereum,{ADDRESS},1\n\
+         USDT,ethereum,{typo},2\n\
+         DOGE,ethereum,{ADDRESS},3\n"
+    );
+    let res = app
+        .post_form(
+            "/bulk-transfers",
+            "/bulk-transfers",
+            &[
+                ("csv", bad.as_str()),
+                ("reference", reference.as_str()),
+                ("confirmed", "yes"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    let page = res.text().await.unwrap();
+    assert!(
+        page.contains("Row 2: This is not a valid ethereum address"),
+        "{page}"
+    );
+    assert!(page.contains("Row 3: asset &#39;DOGE&#39;"), "{page}");
+    assert!(!page.contains("Row 1:"), "{page}");
+    assert_eq!(requests(&app, "bulk_transfer").await, 0);
+    assert!(batches(&app).await.is_empty());
+}
