@@ -3,8 +3,9 @@
 //! `tenants` (companies and their API connections), `access` (roles and
 //! permissions), `audit` (the log), `wallet` (balances, transactions,
 //! addresses), `customers` and `virtual_accounts`, `cards`, `payouts` and
-//! `beneficiaries` (payees), `withdrawals` (on-chain), `rates` (exchange
-//! rates), `trading` (quotes, orders, schedules, target orders),
+//! `beneficiaries` (payees), `withdrawals` (on-chain), `bulk` (bulk
+//! transfers), `lightning`, `rates` (exchange rates), `trading` (quotes,
+//! orders, schedules, target orders),
 //! `approvals` (the gate every money-moving action and every control
 //! change goes through), `controls` (four-eyes changes to roles,
 //! permissions, policies and connections), `sandbox_tools`; `web` holds
@@ -16,6 +17,7 @@ pub mod audit;
 pub mod auth;
 pub mod beneficiaries;
 pub mod bootstrap;
+pub mod bulk;
 pub mod cards;
 pub mod configuration;
 pub mod controls;

@@ -56,6 +56,10 @@ pub fn registry() -> Registry {
         .with(crate::controls::connections::ConnectionChangeAction)
         .with(crate::beneficiaries::action::PayeeChangeAction)
         .with(crate::withdrawals::action::WithdrawalAction)
+        .with(crate::bulk::action::BulkTransferAction)
+        .with(crate::bulk::action::RetryAction)
+        .with(crate::bulk::schedules::BulkScheduleAction)
+        .with(crate::bulk::schedules::BulkScheduleChangeAction)
 }
 
 impl AppState {
@@ -281,6 +285,8 @@ impl Application {
                 .configure(crate::beneficiaries::routes::configure)
                 .configure(crate::payouts::routes::configure)
                 .configure(crate::withdrawals::routes::configure)
+                .configure(crate::bulk::schedule_routes::configure)
+                .configure(crate::bulk::routes::configure)
                 .configure(crate::rates::routes::configure)
                 .configure(crate::trading::routes::configure)
                 .configure(crate::trading::scheduled_routes::configure)

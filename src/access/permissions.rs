@@ -69,6 +69,9 @@ catalogue! {
     LightningRead => "lightning.read", "See Lightning invoices and payments", "Lightning";
     LightningRequest => "lightning.request", "Create invoices and request Lightning payments", "Lightning";
     LightningApprove => "lightning.approve", "Approve Lightning payments", "Lightning";
+    BulkRead => "bulk.read", "See bulk transfers", "Bulk transfers";
+    BulkRequest => "bulk.request", "Request bulk transfers and retries", "Bulk transfers";
+    BulkApprove => "bulk.approve", "Approve bulk transfers and retries", "Bulk transfers";
     AuditRead => "audit.read", "Read the audit log", "Administration";
     AuditExport => "audit.export", "Export the audit log", "Administration";
     WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration";
@@ -103,6 +106,7 @@ const READS: &[Permission] = &[
     Permission::TradingRead,
     Permission::LightningRead,
     Permission::VirtualAccountsRead,
+    Permission::BulkRead,
 ];
 
 /// The built-in roles and their permissions. Makers and checkers are kept
@@ -126,6 +130,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::WithdrawalsRequest,
                 Permission::TradingRequest,
                 Permission::LightningRequest,
+                Permission::BulkRequest,
             ]),
         ),
         (
@@ -137,6 +142,7 @@ pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
                 Permission::WithdrawalsApprove,
                 Permission::TradingApprove,
                 Permission::LightningApprove,
+                Permission::BulkApprove,
             ]),
         ),
         ("Viewer", with(&[])),

@@ -70,6 +70,15 @@ const MENU: &[(&str, &str, &[Permission])] = &[
         ],
     ),
     (
+        "/bulk-transfers",
+        "Bulk transfers",
+        &[
+            Permission::BulkRead,
+            Permission::BulkRequest,
+            Permission::BulkApprove,
+        ],
+    ),
+    (
         "/approvals",
         "Approvals",
         &[
@@ -86,6 +95,10 @@ const MENU: &[(&str, &str, &[Permission])] = &[
             Permission::CardsManage,
             Permission::LightningRequest,
             Permission::LightningApprove,
+            Permission::TradingRequest,
+            Permission::TradingApprove,
+            Permission::BulkRequest,
+            Permission::BulkApprove,
             Permission::AuditRead,
         ],
     ),

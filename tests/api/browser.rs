@@ -508,3 +508,67 @@ async fn an_invoice_created_in_the_browser_turns_paid_by_itself() {
     snap(&c, "10-lightning-paid").await;
     c.close().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_operator_files_a_bulk_transfer_an_approver_approves_it_and_its_items_settle_live_in_the_browser()
+{
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    crate::approvals::members(&app, "Operator", &["maker@example.com".into()]).await;
+    crate::approvals::members(&app, "Approver", &["checker@example.com".into()]).await;
+    let driver = start_driver().await;
+    let maker = browser(&driver).await;
+    let checker = browser(&driver).await;
+    maker.set_window_size(1280, 1000).await.unwrap();
+    checker.set_window_size(1280, 1000).await.unwrap();
+
+    sign_in(&maker, &app, "maker@example.com", "member-password-123").await;
+    maker.goto(&app.url("/bulk-transfers")).await.unwrap();
+    wait_for_text(&maker, "Send a batch").await;
+    let address = "0x52908400098527886e0f7030069857d2e4169ee7";
+    let csv = format!(
+        "asset,chain,address,amount,reference\nUSDT,ethereum,{address},12,salary-1\nUSDT,ethereum,{address},3.5,salary-2\n"
+    );
+    fill(&maker, "textarea[name=csv]", &csv).await;
+    click(
+        &maker,
+        Locator::XPath("//button[text()='Check and review the batch']"),
+    )
+    .await;
+    let review = wait_for_text(&maker, "Check what will happen").await;
+    assert!(
+        review.contains("15.500000 USDT") && review.contains("Network fees"),
+        "{review}"
+    );
+    snap(&maker, "12-bulk-confirm").await;
+    click(&maker, Locator::XPath("//button[text()='Request approval']")).await;
+    wait_for_text(&maker, "What is approved").await;
+
+    sign_in(&checker, &app, "checker@example.com", "member-password-123").await;
+    checker.goto(&app.url("/approvals")).await.unwrap();
+    click(
+        &checker,
+        Locator::XPath("//a[starts-with(text(), 'Bulk transfer: 2 payments')]"),
+    )
+    .await;
+    wait_for_text(&checker, "Your decision").await;
+    click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
+    wait_for_text(&checker, "Confirm your approval").await;
+    click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
+    wait_for_text(&checker, "executed").await;
+
+    // The batch's page follows its items without a reload.
+    maker.goto(&app.url("/bulk-transfers")).await.unwrap();
+    click(
+        &maker,
+        Locator::XPath("//td/a[starts-with(@href, '/bulk-transfers/')]"),
+    )
+    .await;
+    wait_for_text(&maker, "this updates by itself").await;
+    app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
+    let settled = wait_for_text(&maker, "completed").await;
+    assert!(settled.contains("salary-2"), "{settled}");
+    snap(&maker, "13-bulk-completed").await;
+    maker.close().await.unwrap();
+    checker.close().await.unwrap();
+}

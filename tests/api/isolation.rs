@@ -27,6 +27,8 @@ pub struct TenantA {
     invoice_id: String,
     invoice_request: String,
     va_id: String,
+    bulk_id: String,
+    bulk_schedule_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -319,6 +321,42 @@ pub const ROUTES: &[Route] = &[
     ),
     ("GET", "/withdrawals/{withdrawal}", &[]),
     ("GET", "/withdrawals/{withdrawal}/live", &[]),
+    ("GET", "/bulk-transfers", &[]),
+    ("GET", "/bulk-transfers/template.csv", &[]),
+    (
+        "POST",
+        "/bulk-transfers",
+        &[
+            (
+                "csv",
+                "asset,chain,address,amount\nUSDT,ethereum,0x52908400098527886e0f7030069857d2e4169ee7,1\n",
+            ),
+            ("reference", "paydesk-bulk-00000000000000000000000000000001"),
+        ],
+    ),
+    ("GET", "/bulk-transfers/{bulk}", &[]),
+    ("GET", "/bulk-transfers/{bulk}/live", &[]),
+    ("POST", "/bulk-transfers/{bulk}/retry", &[]),
+    ("GET", "/bulk-transfers/schedules", &[]),
+    (
+        "POST",
+        "/bulk-transfers/schedules",
+        &[
+            ("name", "Salaries"),
+            ("frequency", "monthly"),
+            ("day_of_month", "1"),
+            ("execution_time", "09:00"),
+            (
+                "csv",
+                "asset,chain,address,amount\nUSDT,ethereum,0x52908400098527886e0f7030069857d2e4169ee7,1\n",
+            ),
+            (
+                "reference",
+                "paydesk-bulk-schedule-00000000000000000000000000000001",
+            ),
+        ],
+    ),
+    ("POST", "/bulk-transfers/schedules/{bulk_schedule}/pause", &[]),
     ("GET", "/sandbox-tools", &[]),
     ("POST", "/sandbox-tools/advance", &[("seconds", "60")]),
     ("POST", "/sandbox-tools/deliveries/1/resend", &[]),
@@ -361,6 +399,8 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{invoice}", &a.invoice_id)
         .replace("{ln_request}", &a.invoice_request)
         .replace("{va}", &a.va_id)
+        .replace("{bulk_schedule}", &a.bulk_schedule_id)
+        .replace("{bulk}", &a.bulk_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -572,6 +612,44 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    // One batch, drafted straight in the sandbox (not through the portal).
+    let batch = sandbox
+        .create_bulk_transfer(&paydesk_api::models::bulk::NewBatch {
+            currency: "USDT".into(),
+            reference: "iso-bulk".into(),
+            items: vec![paydesk_api::models::bulk::BulkItemInput {
+                address: Some("0x52908400098527886e0f7030069857d2e4169ee7".into()),
+                chain: Some("ethereum".into()),
+                amount: paydesk_api::units::BaseUnits(1_000_000),
+                reference: "iso-1".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let bulk_schedule = sandbox
+        .create_bulk_schedule(&paydesk_api::models::bulk::NewBulkSchedule {
+            name: "iso".into(),
+            currency: "USDT".into(),
+            items: batch
+                .items
+                .iter()
+                .map(|i| paydesk_api::models::bulk::BulkItemInput {
+                    address: Some(i.address.clone()),
+                    chain: Some(i.chain.clone()),
+                    amount: i.amount,
+                    reference: i.reference.clone(),
+                    ..Default::default()
+                })
+                .collect(),
+            frequency: "daily".into(),
+            execution_time: "09:00".into(),
+            reference: "iso-bulk-schedule".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)
@@ -607,6 +685,8 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         invoice_id: invoice.id.to_string(),
         invoice_request: invoice.request,
         va_id: va.id.to_string(),
+        bulk_id: batch.id.to_string(),
+        bulk_schedule_id: bulk_schedule.id.to_string(),
     }
 }
 
@@ -721,6 +801,10 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("GET", "/withdrawals/{withdrawal}/live"),
         ("GET", "/lightning/invoices/{invoice}"),
         ("GET", "/lightning/invoices/{invoice}/live"),
+        ("GET", "/bulk-transfers/{bulk}"),
+        ("GET", "/bulk-transfers/{bulk}/live"),
+        ("POST", "/bulk-transfers/{bulk}/retry"),
+        ("POST", "/bulk-transfers/schedules/{bulk_schedule}/pause"),
     ];
     for (method, template) in by_id {
         let (_, _, fields) = ROUTES
@@ -777,6 +861,7 @@ async fn a_member_without_permissions_is_refused_every_route() {
         "/sandbox-tools",
         "/withdrawals",
         "/lightning",
+        "/bulk-transfers",
     ] {
         assert!(!home.contains(&format!("href=\"{href}\"")), "menu shows {href}");
     }

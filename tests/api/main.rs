@@ -6,6 +6,7 @@ mod approvals;
 mod audit;
 mod auth;
 mod browser;
+mod bulk;
 mod cards;
 mod dashboard;
 mod gate;

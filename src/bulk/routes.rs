@@ -1,0 +1,233 @@
+//! The bulk transfer pages: the upload form with the batches below it (and
+//! the requests still waiting for approval), the CSV template, and a
+//! batch's page whose items update by themselves while any is on the way.
+
+use actix_web::http::header;
+use actix_web::web::{self, Data, Form, Path};
+use actix_web::HttpResponse;
+use askama::Template;
+use paydesk_api::models::bulk::{Batch, BulkItem};
+use uuid::Uuid;
+
+use super::action::{batch_of, BulkTransferAction, RetryAction};
+use super::sheet::{self, Draft};
+use crate::access::permissions::Permission;
+use crate::access::Member;
+use crate::approvals::action::Action;
+use crate::approvals::executor::Gated;
+use crate::approvals::routes::{confirm_page, Submission};
+use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::startup::AppState;
+use crate::web::error::PortalError;
+use crate::web::form::{split, FieldErrors};
+use crate::web::page::{done, html, ok, redirect, unprocessable, Section, Shell};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/bulk-transfers", web::get().to(index))
+        .route("/bulk-transfers", web::post().to(file))
+        .route("/bulk-transfers/template.csv", web::get().to(template))
+        .route("/bulk-transfers/{id}", web::get().to(detail))
+        .route("/bulk-transfers/{id}/live", web::get().to(live))
+        .route("/bulk-transfers/{id}/retry", web::post().to(retry));
+}
+
+#[derive(Template)]
+#[template(path = "bulk/index.html")]
+struct IndexPage {
+    shell: Shell,
+    draft: Draft,
+    errors: FieldErrors,
+    can_request: bool,
+    batches: Section<Vec<Batch>>,
+    waiting: Vec<ActionRequest>,
+}
+
+impl IndexPage {
+    fn total(&self, b: &Batch) -> String {
+        sheet::shown(b.totals.total, &b.currency)
+    }
+}
+
+async fn render_index(
+    state: &AppState,
+    member: &Member,
+    draft: Draft,
+    errors: FieldErrors,
+) -> Result<String, PortalError> {
+    let client = state.client_for(member, Permission::BulkRead).await?;
+    let batches = Section::from_result(
+        client
+            .bulk_transfers(None, None, Some(25))
+            .await
+            .map(|p| p.batches),
+    );
+    let kinds = [BulkTransferAction::KIND, RetryAction::KIND];
+    let waiting = approvals::pending_of(&state.pool, member.tenant_id, &kinds).await?;
+    Ok(IndexPage {
+        shell: Shell::new(member, "/bulk-transfers"),
+        can_request: member.can(Permission::BulkRequest),
+        draft,
+        errors,
+        batches,
+        waiting,
+    }
+    .render()?)
+}
+
+async fn index(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    Ok(ok(render_index(
+        &state,
+        &member,
+        Draft::fresh(),
+        FieldErrors::default(),
+    )
+    .await?))
+}
+
+/// The file's header and an example row.
+async fn template(member: Member) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::BulkRead)?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/csv; charset=utf-8"))
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            "attachment; filename=\"bulk-transfers.csv\"",
+        ))
+        .body(sheet::TEMPLATE))
+}
+
+/// Checks every row, shows the batch, then files it for approval.
+async fn file(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let submission = Submission(form.into_inner());
+    let draft: Draft = submission.draft()?;
+    let gated = sheet::file(&state, &member, &draft, submission.confirmed()).await;
+    match split(gated)? {
+        Ok(Gated::Confirm(preview)) => confirm_page(
+            &member,
+            "Send a bulk transfer",
+            preview,
+            ("/bulk-transfers", "/bulk-transfers"),
+            &submission,
+        ),
+        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(request)) => Ok(match batch_of(&request) {
+            Some(id) => done(
+                &format!("/bulk-transfers/{id}"),
+                "Batch sent; its payments update here.",
+            ),
+            None => done(
+                &format!("/approvals/{}", request.id),
+                "Batch approved; it is being sent.",
+            ),
+        }),
+        Err(refusal) => Ok(unprocessable(
+            render_index(&state, &member, draft, refusal.into()).await?,
+        )),
+    }
+}
+
+// --- One batch -------------------------------------------------------------------
+
+/// The part of the page that changes by itself; it polls while any item
+/// is on the way.
+#[derive(Template)]
+#[template(path = "bulk/live.html")]
+struct Live {
+    b: Batch,
+}
+
+impl Live {
+    fn polling(&self) -> bool {
+        self.b
+            .items
+            .iter()
+            .any(|i| matches!(i.status.as_str(), "pending" | "processing"))
+    }
+
+    fn amount(&self, i: &BulkItem) -> String {
+        sheet::shown(i.amount, &self.b.currency)
+    }
+
+    fn short(&self, i: &BulkItem) -> String {
+        sheet::short(&i.address)
+    }
+
+    fn total(&self) -> String {
+        sheet::shown(self.b.totals.total, &self.b.currency)
+    }
+
+    fn failed(&self) -> usize {
+        self.b.items.iter().filter(|i| i.status == "failed").count()
+    }
+}
+
+#[derive(Template)]
+#[template(path = "bulk/detail.html")]
+struct DetailPage {
+    shell: Shell,
+    live: Live,
+    can_request: bool,
+    errors: FieldErrors,
+}
+
+async fn render_detail(
+    state: &AppState,
+    member: &Member,
+    id: Uuid,
+    errors: FieldErrors,
+) -> Result<String, PortalError> {
+    let client = state.client_for(member, Permission::BulkRead).await?;
+    let b = client.bulk_transfer(&id.to_string()).await?;
+    Ok(DetailPage {
+        shell: Shell::new(member, "/bulk-transfers"),
+        can_request: member.can(Permission::BulkRequest),
+        live: Live { b },
+        errors,
+    }
+    .render()?)
+}
+
+async fn detail(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    Ok(ok(
+        render_detail(&state, &member, *id, FieldErrors::default()).await?
+    ))
+}
+
+/// The live part of the batch's page, for htmx polling.
+async fn live(state: Data<AppState>, member: Member, id: Path<Uuid>) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::BulkRead).await?;
+    html(&Live {
+        b: client.bulk_transfer(&id.to_string()).await?,
+    })
+}
+
+/// Files a retry of the batch's failed items through the gate.
+async fn retry(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+    form: Form<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    let submission = Submission(form.into_inner());
+    let id = id.into_inner();
+    let back = format!("/bulk-transfers/{id}");
+    let gated = sheet::file_retry(&state, &member, id, submission.confirmed()).await;
+    match split(gated)? {
+        Ok(Gated::Confirm(preview)) => confirm_page(
+            &member,
+            "Retry the failed payments",
+            preview,
+            (&format!("{back}/retry"), &back),
+            &submission,
+        ),
+        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
+        Ok(Gated::Done(_)) => Ok(done(&back, "Failed payments sent again; they update here.")),
+        Err(refusal) => Ok(unprocessable(
+            render_detail(&state, &member, id, refusal.into()).await?,
+        )),
+    }
+}
