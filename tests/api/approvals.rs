@@ -205,7 +205,7 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
     // The rail settles; the webhook brings the news to the request.
     sandbox.sandbox_settle_payout(&payout_id, true).await.unwrap();
     assert!(
-        wait_for_payout_status(&app, &id, "COMPLETED", 50).await,
+        wait_for_payout_status(&app, &id, "COMPLETED", 300).await,
         "the request never saw the payout complete"
     );
     wait_for_status(&app, &id, "executed").await;
