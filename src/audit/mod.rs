@@ -78,6 +78,7 @@ events! {
     SandboxDepositSimulated => "sandbox.deposit_simulated";
     SandboxFaultArmed => "sandbox.fault_armed";
     SandboxFaultsCleared => "sandbox.faults_cleared";
+    SandboxInvoicePaid => "sandbox.invoice_paid";
     SandboxPriceSet => "sandbox.price_set";
     TenantsCreated => "tenants.created";
     TransactionsExported => "transactions.exported";

@@ -253,3 +253,45 @@ pub async fn clear_faults(state: &AppState, member: &Member, client: &Client) ->
     .await?;
     Ok("No faults are armed any more; calls and deliveries go through.".to_owned())
 }
+
+#[derive(Debug, Default, Clone, Deserialize)]
+pub struct PayerForm {
+    /// A BOLT11 request of this company's.
+    #[serde(default)]
+    pub request: String,
+}
+
+/// Someone outside the sandbox pays one of the company's invoices.
+#[tracing::instrument(skip_all)]
+pub async fn pay_invoice(
+    state: &AppState,
+    member: &Member,
+    client: &Client,
+    form: &PayerForm,
+) -> Result<String, Failure> {
+    let request = form.request.trim();
+    if request.is_empty() {
+        return Err(Refusal::field(
+            "request",
+            "Paste the invoice's payment request (it starts with ln).",
+        )
+        .into());
+    }
+    let paid = match client.sandbox_pay_invoice(request).await {
+        Ok(invoice) => invoice,
+        Err(e) => return Err(Refusal::field("request", user_fixable(e)?).into()),
+    };
+    let details = json!({"invoice": paid.id, "amount_sats": paid.amount_sat.0});
+    audit::member_did(
+        &state.pool,
+        member,
+        Event::SandboxInvoicePaid,
+        format!("invoice:{}", paid.id),
+        details,
+    )
+    .await?;
+    Ok(format!(
+        "An outside payer paid the invoice ({} sats); its page shows it paid.",
+        paid.amount_sat.0
+    ))
+}

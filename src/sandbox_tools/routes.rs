@@ -8,7 +8,7 @@ use paydesk_api::models::trading::Price;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::controls::{self, DepositForm, FaultForm, PriceForm};
+use super::controls::{self, DepositForm, FaultForm, PayerForm, PriceForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
@@ -43,6 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::post().to(arm_delivery_fault),
         )
         .route("/sandbox-tools/faults/clear", web::post().to(clear_faults))
+        .route("/sandbox-tools/invoices/pay", web::post().to(pay_invoice))
         .route("/sandbox-tools/deliveries/{id}/resend", web::post().to(resend));
 }
 
@@ -214,6 +215,17 @@ async fn clear_faults(state: Data<AppState>, member: Member) -> Result<HttpRespo
     require(&member)?;
     let client = state.client_for(&member, PERMISSION).await?;
     let result = controls::clear_faults(&state, &member, &client).await;
+    after(&state, &member, result).await
+}
+
+async fn pay_invoice(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<PayerForm>,
+) -> Result<HttpResponse, PortalError> {
+    require(&member)?;
+    let client = state.client_for(&member, PERMISSION).await?;
+    let result = controls::pay_invoice(&state, &member, &client, &form).await;
     after(&state, &member, result).await
 }
 

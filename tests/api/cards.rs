@@ -956,3 +956,49 @@ async fn sandbox_tools_arm_and_clear_faults() {
         .await
         .contains("Delivery faults armed"));
 }
+
+/// Sandbox tools' Lightning payer pays one of the company's invoices; a
+/// request that isn't one is refused beside the field.
+#[tokio::test]
+async fn sandbox_tools_pay_an_invoice_as_an_outside_payer() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let invoice = app
+        .sandbox()
+        .await
+        .create_invoice(&paydesk_api::models::lightning::NewInvoice {
+            amount: paydesk_api::units::Sats(2100),
+            description: "tools".into(),
+            reference: "tools-invoice".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let res = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/invoices/pay",
+            &[("request", &invoice.request)],
+        )
+        .await;
+    assert!(app
+        .landing(res)
+        .await
+        .contains("An outside payer paid the invoice (2100 sats)"));
+    let paid = app
+        .sandbox()
+        .await
+        .invoice(&invoice.id.to_string())
+        .await
+        .unwrap();
+    assert_eq!(paid.status, "paid");
+    let bad = app
+        .post_form(
+            "/sandbox-tools",
+            "/sandbox-tools/invoices/pay",
+            &[("request", "not-an-invoice")],
+        )
+        .await;
+    assert_eq!(bad.status().as_u16(), 422);
+    assert!(bad.text().await.unwrap().contains(r#"id="request-error""#));
+}

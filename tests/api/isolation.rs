@@ -83,6 +83,11 @@ pub const ROUTES: &[Route] = &[
         &[("mode", "drop"), ("count", "1")],
     ),
     ("POST", "/sandbox-tools/faults/clear", &[]),
+    (
+        "POST",
+        "/sandbox-tools/invoices/pay",
+        &[("request", "{ln_request}")],
+    ),
     ("GET", "/trading", &[]),
     ("GET", "/lightning", &[]),
     ("GET", "/lightning/invoices/new", &[]),
