@@ -10,8 +10,9 @@ use crate::auth::session::SignedIn;
 use crate::startup::AppState;
 use crate::web::form::{self, Failure, Refusal};
 
-/// The unique index that keeps tenant names apart whatever their case.
-const TENANT_NAME_INDEX: &str = "tenants_name_ci";
+/// The constraints that keep tenant names apart: exactly, and whatever
+/// their case.
+const TENANT_NAME_KEYS: &[&str] = &["tenants_name_key", "tenants_name_ci"];
 
 /// Creates a tenant with its built-in roles; the platform admin who made it
 /// is its first owner and can add members there.
@@ -21,7 +22,7 @@ pub async fn create_tenant(state: &AppState, admin: &SignedIn, name: &str) -> Re
     let mut tx = state.pool.begin().await?;
     let (tenant_id, owner) = match store::create_tenant(&mut tx, &name).await {
         Ok(created) => created,
-        Err(e) if form::unique_violation(&e) == Some(TENANT_NAME_INDEX) => {
+        Err(e) if form::unique_violation(&e).is_some_and(|c| TENANT_NAME_KEYS.contains(&c)) => {
             return Err(Refusal::field(
                 "name",
                 format!("A tenant named '{name}' already exists; choose another name."),

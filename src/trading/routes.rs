@@ -138,7 +138,7 @@ async fn quoting(
 ) -> Result<Quoting, PortalError> {
     let client = state.client_for(member, Permission::TradingRead).await?;
     Ok(Quoting {
-        pairs: spot::pairs(&client).await?,
+        pairs: spot::pairs(&client, true).await?,
         form,
         errors,
         quote: quote.map(|q| QuotePanel::new(q, member)),

@@ -35,13 +35,39 @@ pub struct QuoteForm {
     pub quantity: String,
 }
 
-/// The pairs the service trades, as `BASE/QUOTE`.
-pub async fn pairs(client: &Client) -> Result<Vec<String>, paydesk_api::ApiError> {
+/// What the service trades against: crypto pairs among these, and naira
+/// against each (spec, Trading rule 3: NGN/USDT, NGN/USDC, NGN/BTC).
+const CRYPTO: &[&str] = &["BTC", "USDT", "USDC"];
+
+/// The pairs the service trades, as `BASE/QUOTE`, from its price list:
+/// that list also prices payout currencies (GHS, KES) that don't trade,
+/// and gives naira as the quote (`BTC/NGN`) where an order names it as
+/// the base (`NGN/BTC`). With `ngn` false, only crypto pairs (target
+/// orders don't take naira).
+pub async fn pairs(client: &Client, ngn: bool) -> Result<Vec<String>, paydesk_api::ApiError> {
     let prices = client.trading_prices().await?.prices;
-    Ok(prices
-        .iter()
-        .map(|p| format!("{}/{}", p.base_currency, p.quote_currency))
-        .collect())
+    Ok(tradable(
+        prices
+            .iter()
+            .map(|p| (p.base_currency.as_str(), p.quote_currency.as_str())),
+        ngn,
+    ))
+}
+
+fn tradable<'a>(priced: impl Iterator<Item = (&'a str, &'a str)>, ngn: bool) -> Vec<String> {
+    let mut pairs: Vec<String> = priced
+        .filter_map(
+            |(base, quote)| match (CRYPTO.contains(&base), CRYPTO.contains(&quote)) {
+                (true, true) => Some(format!("{base}/{quote}")),
+                (true, false) if quote == "NGN" && ngn => Some(format!("NGN/{base}")),
+                (false, true) if base == "NGN" && ngn => Some(format!("NGN/{quote}")),
+                _ => None,
+            },
+        )
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs
 }
 
 fn refused(message: String) -> Failure {
@@ -51,7 +77,7 @@ fn refused(message: String) -> Failure {
 /// A quote for the form, every field checked first.
 #[tracing::instrument(skip_all, fields(pair = %form.pair, side = %form.side))]
 pub async fn quote(client: &Client, form: &QuoteForm) -> Result<Quote, Failure> {
-    if !pairs(client).await?.contains(&form.pair) {
+    if !pairs(client, true).await?.contains(&form.pair) {
         return Err(Refusal::field("pair", "Choose one of the pairs the service trades.").into());
     }
     let (base, quote) = form.pair.split_once('/').unwrap_or_default();
@@ -162,4 +188,25 @@ pub async fn cancel(
         payee_saved_at: None,
     };
     gate::<CancelAction>(state, member, filing, confirmed).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tradable;
+
+    #[test]
+    fn only_traded_pairs_are_offered_with_naira_as_the_base() {
+        let priced = [
+            ("BTC", "USDT"),
+            ("BTC", "GHS"),
+            ("USDT", "NGN"),
+            ("BTC", "NGN"),
+            ("USDT", "KES"),
+        ];
+        assert_eq!(
+            tradable(priced.into_iter(), true),
+            ["BTC/USDT", "NGN/BTC", "NGN/USDT"]
+        );
+        assert_eq!(tradable(priced.into_iter(), false), ["BTC/USDT"]);
+    }
 }

@@ -53,7 +53,7 @@ async fn render_list(
     Ok(ListPage {
         shell: Shell::new(member, "/trading"),
         orders: client.target_orders(None).await?,
-        pairs: pairs(&client).await?,
+        pairs: pairs(&client, false).await?,
         form,
         errors,
         can_request: member.can(Permission::TradingRequest),

@@ -68,7 +68,7 @@ async fn check(
     form: &TargetForm,
     now: DateTime<Utc>,
 ) -> Result<NewTargetOrder, Failure> {
-    if !pairs(client).await?.contains(&form.pair) {
+    if !pairs(client, false).await?.contains(&form.pair) {
         return Err(field("pair", "Choose one of the pairs the service trades."));
     }
     let (base, quote) = form.pair.split_once('/').unwrap_or_default();

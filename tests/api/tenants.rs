@@ -143,6 +143,15 @@ async fn a_platform_admin_creates_a_tenant_and_switches_to_it() {
         refused.contains(r#"id="name-error""#) && refused.contains("already exists"),
         "{refused}"
     );
+    let same = app
+        .post_form("/platform", "/platform/tenants", &[("name", "Globex")])
+        .await;
+    assert_eq!(
+        same.status().as_u16(),
+        422,
+        "the exact name again is refused the same way"
+    );
+    assert!(same.text().await.unwrap().contains("already exists"));
 
     let home = app.get_html("/").await;
     let globex = home

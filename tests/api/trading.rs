@@ -34,6 +34,12 @@ async fn a_quote_becomes_an_order_once_and_large_orders_wait_for_an_approver() {
         page.contains("BTC/USDT") && page.contains("Get a quote"),
         "{page}"
     );
+    assert!(
+        page.contains(r#"value="NGN/USDT""#)
+            && !page.contains("BTC/GHS")
+            && !page.contains(r#"value="USDT/NGN""#),
+        "only traded pairs are offered, naira as the base"
+    );
 
     // Small: confirmed, it runs at once, and twice is one order.
     let id = quote(&app, "BTC/USDT", "buy", "0.001").await;
