@@ -279,14 +279,6 @@ pub struct BulkScheduleChangeAction;
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct ChangeProgress {}
 
-fn applies_to(change: Change, status: &str) -> bool {
-    match change {
-        Change::Pause => status == "active",
-        Change::Resume => status == "paused",
-        Change::Cancel => matches!(status, "active" | "paused"),
-    }
-}
-
 impl Action for BulkScheduleChangeAction {
     type Payload = ChangePayload;
     type Progress = ChangeProgress;
@@ -300,12 +292,7 @@ impl Action for BulkScheduleChangeAction {
     };
 
     fn default_policy(&self) -> Policy {
-        Policy {
-            required_approvals: 0,
-            first_time_rule: false,
-            reason: "default policy: pausing, resuming and cancelling run at once".to_owned(),
-            ..Policy::standard()
-        }
+        Policy::at_once()
     }
 
     fn describe(&self, p: &ChangePayload) -> Vec<Fact> {
@@ -357,7 +344,7 @@ pub async fn change(
     change: Change,
     confirmed: bool,
 ) -> Result<Gated, Failure> {
-    if !applies_to(change, &schedule.status) {
+    if !change.applies_to(&schedule.status) {
         let message = format!(
             "The recurring batch is {}; it can't be {}d.",
             schedule.status,

@@ -63,6 +63,12 @@ fn require(member: &Member) -> Result<(), PortalError> {
     Ok(())
 }
 
+/// The sandbox's client, for a member the tools are offered to.
+async fn tools(state: &AppState, member: &Member) -> Result<paydesk_api::Client, PortalError> {
+    require(member)?;
+    state.client_for(member, PERMISSION).await
+}
+
 #[derive(Template)]
 #[template(path = "sandbox_tools/page.html")]
 struct Page {
@@ -172,8 +178,7 @@ async fn set_price(
     member: Member,
     form: Form<PriceForm>,
 ) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
-    let client = state.client_for(&member, PERMISSION).await?;
+    let client = tools(&state, &member).await?;
     let result = controls::set_price(&state, &member, &client, &form).await;
     after(&state, &member, result).await
 }
@@ -183,8 +188,7 @@ async fn deposit(
     member: Member,
     form: Form<DepositForm>,
 ) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
-    let client = state.client_for(&member, PERMISSION).await?;
+    let client = tools(&state, &member).await?;
     let result = controls::deposit(&state, &member, &client, &form).await;
     after(&state, &member, result).await
 }
@@ -194,8 +198,7 @@ async fn arm_call_fault(
     member: Member,
     form: Form<FaultForm>,
 ) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
-    let client = state.client_for(&member, PERMISSION).await?;
+    let client = tools(&state, &member).await?;
     let result = controls::arm_call_fault(&state, &member, &client, &form).await;
     after(&state, &member, result).await
 }
@@ -205,15 +208,13 @@ async fn arm_delivery_fault(
     member: Member,
     form: Form<FaultForm>,
 ) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
-    let client = state.client_for(&member, PERMISSION).await?;
+    let client = tools(&state, &member).await?;
     let result = controls::arm_delivery_fault(&state, &member, &client, &form).await;
     after(&state, &member, result).await
 }
 
 async fn clear_faults(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
-    let client = state.client_for(&member, PERMISSION).await?;
+    let client = tools(&state, &member).await?;
     let result = controls::clear_faults(&state, &member, &client).await;
     after(&state, &member, result).await
 }
@@ -223,8 +224,7 @@ async fn pay_invoice(
     member: Member,
     form: Form<PayerForm>,
 ) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
-    let client = state.client_for(&member, PERMISSION).await?;
+    let client = tools(&state, &member).await?;
     let result = controls::pay_invoice(&state, &member, &client, &form).await;
     after(&state, &member, result).await
 }
@@ -239,13 +239,12 @@ async fn advance(
     member: Member,
     form: Form<AdvanceForm>,
 ) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
+    let client = tools(&state, &member).await?;
     if !STEPS.iter().any(|(s, _)| *s == form.seconds) {
         return Err(PortalError::BadRequest(
             "choose one of the offered steps".to_owned(),
         ));
     }
-    let client = state.client_for(&member, PERMISSION).await?;
     let moved = client.sandbox_advance_clock(form.seconds).await?;
     audit::member_did(
         &state.pool,
@@ -267,8 +266,7 @@ async fn advance(
 
 /// Sends a webhook delivery again, as the provider's dashboard would.
 async fn resend(state: Data<AppState>, member: Member, id: Path<u64>) -> Result<HttpResponse, PortalError> {
-    require(&member)?;
-    let client = state.client_for(&member, PERMISSION).await?;
+    let client = tools(&state, &member).await?;
     let delivery = client.sandbox_resend_delivery(*id).await?;
     audit::member_did(
         &state.pool,

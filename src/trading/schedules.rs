@@ -269,7 +269,7 @@ impl Change {
     }
 
     /// The statuses it applies to.
-    fn applies_to(self, status: &str) -> bool {
+    pub fn applies_to(self, status: &str) -> bool {
         match self {
             Change::Pause => status == "active",
             Change::Resume => status == "paused",
