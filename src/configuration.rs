@@ -38,6 +38,27 @@ pub struct Settings {
     /// When set, `/metrics` needs it as a bearer token (`metrics_token`,
     /// `PAYDESK_METRICS_TOKEN`).
     pub metrics_token: Option<SecretString>,
+    /// The SMTP server for invitations and password resets (`smtp_url`,
+    /// `PAYDESK_SMTP_URL`, e.g. `smtps://user:password@mail.example.com`).
+    /// Without it mail lands in the outbox platform admins read.
+    pub smtp_url: Option<SecretString>,
+    /// The sender of that mail (`mail_from`, `PAYDESK_MAIL_FROM`).
+    pub mail_from: String,
+    /// The address staff reach the portal at, for links in mail
+    /// (`public_url`, `PAYDESK_PUBLIC_URL`); `http://` and `listen` when unset.
+    pub public_url: Option<String>,
+}
+
+impl Settings {
+    /// Where links in mail point, without a trailing slash; `bound` is
+    /// the address the portal listens at (the port may have been chosen
+    /// by the system).
+    pub fn public_url(&self, bound: SocketAddr) -> String {
+        match &self.public_url {
+            Some(url) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_owned(),
+            _ => format!("http://{bound}"),
+        }
+    }
 }
 
 /// The defaults, as the lowest layer.
@@ -48,6 +69,7 @@ struct Defaults {
     data_dir: &'static str,
     secure_cookies: bool,
     builtin_sandbox: bool,
+    mail_from: &'static str,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -56,6 +78,7 @@ const DEFAULTS: Defaults = Defaults {
     data_dir: ".paydesk",
     secure_cookies: false,
     builtin_sandbox: true,
+    mail_from: "Paydesk <paydesk@localhost>",
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +114,7 @@ impl Settings {
         let set = |s: Option<SecretString>| s.filter(|s| !s.expose_secret().trim().is_empty());
         self.master_key = set(self.master_key);
         self.metrics_token = set(self.metrics_token);
+        self.smtp_url = set(self.smtp_url);
         self
     }
 }

@@ -25,6 +25,7 @@ pub mod crypto;
 pub mod customers;
 pub mod db;
 pub mod lightning;
+pub mod mail;
 pub mod metrics;
 pub mod payouts;
 pub mod rates;

@@ -33,6 +33,10 @@ pub struct AppState {
     /// The kinds of action the approval gate runs.
     pub gate: Registry,
     pub metrics_token: Option<secrecy::SecretString>,
+    /// Invitations and password resets go out through it.
+    pub mailer: crate::mail::Mailer,
+    /// Where links in mail point.
+    pub public_url: String,
 }
 
 /// Every kind of money-moving action, each from its own domain.
@@ -87,6 +91,8 @@ pub enum StartupError {
     Key(#[from] CryptoError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Mail(#[from] crate::mail::MailError),
 }
 
 pub struct Application {
@@ -259,6 +265,8 @@ impl Application {
             secure_cookies: settings.secure_cookies,
             gate: registry(),
             metrics_token: settings.metrics_token.clone(),
+            mailer: crate::mail::Mailer::new(settings.smtp_url.as_ref(), &settings.mail_from)?,
+            public_url: settings.public_url(loopback(addr)),
         });
         crate::approvals::executor::start(state.clone());
         let server = HttpServer::new(move || {

@@ -15,7 +15,6 @@ use super::Event;
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::startup::AppState;
-use crate::web::csv;
 use crate::web::error::PortalError;
 use crate::web::listing::{self, CsvRecord};
 use crate::web::page::{html, is_htmx, Shell};
@@ -173,13 +172,13 @@ impl CsvRecord for AuditRow {
         vec![
             self.id.to_string(),
             self.occurred_at.to_rfc3339(),
-            csv::safe(&self.actor_email),
+            self.actor_email.clone(),
             self.action.clone(),
-            csv::safe(&self.target),
+            self.target.clone(),
             self.outcome.clone(),
             self.ip.clone(),
-            csv::safe(&self.user_agent),
-            csv::safe(&self.details.to_string()),
+            self.user_agent.clone(),
+            self.details.to_string(),
             hex::encode(&self.hash),
         ]
     }

@@ -1,9 +1,9 @@
 //! Signing in and out and changing one's password: the rules behind the
-//! forms (throttling by address, lockout by account, one message for every
-//! wrong email or password so the page doesn't tell which), each outcome
-//! audited.
+//! forms (throttling by address, lockout by account, one message for a
+//! wrong email, a wrong password and a locked account, so the page doesn't
+//! tell which accounts exist), each outcome audited.
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use secrecy::{ExposeSecret, SecretString};
 use sqlx::PgPool;
 
@@ -18,6 +18,9 @@ pub struct Attempt {
     pub password: SecretString,
     pub ip: String,
     pub user_agent: String,
+    /// The browser's session cookie, if it still has one: a new sign-in
+    /// ends it, so one browser never holds two live sessions.
+    pub previous_session: Option<String>,
 }
 
 /// A session begun: its token (for the cookie) and where to go first.
@@ -30,9 +33,9 @@ pub struct Started {
 pub enum SignInError {
     #[error("Too many failed sign-ins from your network. Wait 15 minutes, then try again.")]
     Throttled,
-    #[error("This account is locked after repeated failed sign-ins. Try again after {} UTC, or ask an admin.", .0.format("%H:%M"))]
-    Locked(DateTime<Utc>),
-    #[error("The email or password is not right. Check both and try again.")]
+    /// Also a locked account's answer: telling "locked" apart would say
+    /// the email has an account.
+    #[error("The email or password is not right, or the account is locked for 15 minutes after repeated failures. Check both and try again, reset your password, or ask an admin to unlock it.")]
     Refused,
     #[error(transparent)]
     Db(#[from] sqlx::Error),
@@ -73,6 +76,9 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInE
     let reason = match (&user, locked, active, matches) {
         (Some(user), None, true, true) => {
             throttle::record_success(pool, user.id).await?;
+            if let Some(previous) = &attempt.previous_session {
+                session::end(pool, &session::token_hash(previous)).await?;
+            }
             let token = session::start(pool, user.id, None, &attempt.ip, &attempt.user_agent).await?;
             let record = NewRecord::new(
                 &actor,
@@ -94,11 +100,9 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInE
     };
     // Only a wrong password counts against the account.
     let counted = actor.user_id.filter(|_| reason == "wrong password");
-    let now_locked = throttle::record_failure(pool, &attempt.ip, counted)
-        .await?
-        .or(locked);
+    throttle::record_failure(pool, &attempt.ip, counted).await?;
     audit_failure(pool, &actor, reason).await?;
-    Err(now_locked.map_or(SignInError::Refused, SignInError::Locked))
+    Err(SignInError::Refused)
 }
 
 #[tracing::instrument(skip_all, fields(user = %user.user_id, everywhere))]

@@ -6,6 +6,7 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use argon2::Argon2;
 use rand::Rng;
 use secrecy::{ExposeSecret, SecretString};
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// Shortest password accepted.
@@ -47,6 +48,43 @@ pub async fn verify(stored: Option<String>, password: SecretString) -> bool {
     .unwrap_or(false)
 }
 
+/// zxcvbn's score a new password must reach: 3 is "safely unguessable"
+/// against an online attack, which is what a sign-in form faces.
+const MIN_SCORE: u8 = 3;
+
+/// The most common breached passwords, bundled so the check needs no
+/// network.
+static COMMON: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+    include_str!("common-passwords.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect()
+});
+
+/// The password as a guesser would try it: lower case, common letter
+/// swaps undone, trailing digits and symbols dropped ("Passw0rd2026!" is
+/// "password").
+fn stem(password: &str) -> String {
+    let plain: String = password
+        .to_lowercase()
+        .chars()
+        .map(|c| match c {
+            '0' => 'o',
+            '1' | '!' => 'i',
+            '3' => 'e',
+            '4' | '@' => 'a',
+            '5' | '$' => 's',
+            '7' => 't',
+            c => c,
+        })
+        .collect();
+    let kept = password
+        .trim_end_matches(|c: char| !c.is_alphabetic())
+        .chars()
+        .count();
+    plain.chars().take(kept).collect()
+}
+
 /// Why a new password is refused, in words for the form.
 pub fn check_new(password: &str, email: &str) -> Result<(), String> {
     if password.chars().count() < MIN_LENGTH {
@@ -54,6 +92,24 @@ pub fn check_new(password: &str, email: &str) -> Result<(), String> {
     }
     if password.eq_ignore_ascii_case(email) {
         return Err("Don't use your email address as your password.".to_owned());
+    }
+    let lower = password.to_lowercase();
+    if COMMON.contains(lower.as_str()) || COMMON.contains(stem(password).as_str()) {
+        return Err(
+            "This password (or one a letter or number away) is among the most common in breaches. Choose another, such as a few unrelated words."
+                .to_owned(),
+        );
+    }
+    let estimate = zxcvbn::zxcvbn(password, &[email]);
+    if u8::from(estimate.score()) < MIN_SCORE {
+        let why = estimate
+            .feedback()
+            .and_then(|f| f.warning())
+            .map(|w| format!("{w} "))
+            .unwrap_or_default();
+        return Err(format!(
+            "This password is too easy to guess. {why}Make it longer or less predictable, for example a few unrelated words."
+        ));
     }
     Ok(())
 }
@@ -81,9 +137,29 @@ mod tests {
     }
 
     #[test]
-    fn new_passwords_are_checked() {
+    fn weak_and_breached_passwords_are_refused() {
         assert!(check_new("short", "a@b.c").is_err());
-        assert!(check_new("long enough password", "a@b.c").is_ok());
+        for weak in [
+            "aaaaaaaaaaaa",
+            "password1234",
+            "Passw0rd2026",
+            "qwerty123456",
+            "1qaz2wsx3edc",
+        ] {
+            assert!(check_new(weak, "a@b.c").is_err(), "{weak} is refused");
+        }
+        assert!(check_new("ada@example.com", "ada@example.com").is_err());
+        for fine in [
+            "violet kettle harbour",
+            "a-long-enough-test-password",
+            "viewer-password-123",
+            "admin-password-123",
+            "puppet-password-123",
+            "leaver-password-123",
+            "member-password-123",
+        ] {
+            assert_eq!(check_new(fine, "a@b.c"), Ok(()), "{fine}");
+        }
         assert_eq!(one_time().len(), 20);
     }
 }

@@ -106,6 +106,7 @@ async fn login(
         password,
         ip: client_ip(&req),
         user_agent: user_agent(&req),
+        previous_session: req.cookie(session::COOKIE).map(|c| c.value().to_owned()),
     };
     let (status, message) = match account::sign_in(&state.pool, attempt).await {
         Ok(started) => return Ok(signed_in(started, &next, state.secure_cookies)),

@@ -3,7 +3,7 @@
 //! refused until its failures age out. Both live in Postgres, so every
 //! replica sees them.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -26,12 +26,8 @@ pub async fn address_blocked(pool: &PgPool, ip: &str) -> Result<bool, sqlx::Erro
     Ok(failures >= MAX_ADDRESS_FAILURES)
 }
 
-/// Records a failure; returns when the account is locked until, if it now is.
-pub async fn record_failure(
-    pool: &PgPool,
-    ip: &str,
-    user: Option<Uuid>,
-) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+/// Records a failure against the address and, when given, the account.
+pub async fn record_failure(pool: &PgPool, ip: &str, user: Option<Uuid>) -> Result<(), sqlx::Error> {
     sqlx::query!("INSERT INTO sign_in_failures (ip) VALUES ($1)", ip)
         .execute(pool)
         .await?;
@@ -39,19 +35,19 @@ pub async fn record_failure(
         .execute(pool)
         .await?;
     let Some(user) = user else {
-        return Ok(None);
+        return Ok(());
     };
-    let locked: Option<DateTime<Utc>> = sqlx::query_scalar!(
+    sqlx::query!(
         "UPDATE users SET failed_logins = failed_logins + 1, \
            locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + $3::interval ELSE locked_until END \
-         WHERE id = $1 RETURNING locked_until",
+         WHERE id = $1",
         user,
         MAX_ACCOUNT_FAILURES,
         interval(LOCKOUT),
     )
-    .fetch_one(pool)
+    .execute(pool)
     .await?;
-    Ok(locked.filter(|t| *t > Utc::now()))
+    Ok(())
 }
 
 pub async fn record_success(pool: &PgPool, user: Uuid) -> Result<(), sqlx::Error> {

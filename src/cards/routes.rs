@@ -17,7 +17,6 @@ use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
 use crate::audit::{self, Event};
 use crate::startup::AppState;
-use crate::web::csv;
 use crate::web::error::PortalError;
 use crate::web::form::Refusal;
 use crate::web::listing::{self, CsvRecord, Listing, Problem};
@@ -163,7 +162,7 @@ impl CsvRecord for Card {
             self.card_type.clone(),
             self.card_brand.clone(),
             self.status.clone(),
-            csv::safe(&self.name),
+            self.name.clone(),
             self.last_four_digit.clone(),
             self.balance_amount.display(),
             self.balance_currency.clone(),

@@ -18,7 +18,6 @@ use crate::audit;
 use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::confirm::Confirm;
-use crate::web::csv;
 use crate::web::error::{user_fixable, PortalError};
 use crate::web::form::split;
 use crate::web::listing::{self, CsvRecord, Listing, Problem};
@@ -140,9 +139,9 @@ impl CsvRecord for Customer {
             self.id.to_string(),
             self.created_at.to_rfc3339(),
             self.customer_type.clone(),
-            csv::safe(&self.email),
-            csv::safe(&self.full_name()),
-            csv::safe(&self.reference),
+            self.email.clone(),
+            self.full_name(),
+            self.reference.clone(),
             self.country
                 .clone()
                 .or_else(|| self.country_code.clone())

@@ -9,7 +9,6 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::{self, Event};
 use crate::startup::AppState;
-use crate::web::csv;
 use crate::web::error::PortalError;
 use crate::web::listing::{self, CsvRecord, Listing, Problem};
 use crate::web::page::{html, Shell};
@@ -187,7 +186,7 @@ impl CsvRecord for Transaction {
             self.amount.to_string(),
             self.fee.to_string(),
             self.amount_formatted.clone(),
-            csv::safe(&self.reference),
+            self.reference.clone(),
             self.account_number.clone(),
             self.value_date.to_string(),
         ]
@@ -202,7 +201,10 @@ pub async fn export(
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::TransactionsRead)?;
     let client = state.client_for(&member, Permission::TransactionsExport).await?;
-    let (query, _) = filters.query(Some(100));
+    // The export is of the filter, from the first record: a page's cursor
+    // (perhaps stale or mistyped) has no say in it.
+    let (mut query, _) = filters.query(Some(100));
+    query.cursor = None;
     let response = listing::export("transactions", client.all_transactions(query)).await?;
     let details = serde_json::json!({ "filters": listing::query(&*filters, None) });
     audit::member_did(

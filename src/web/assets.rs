@@ -12,14 +12,14 @@ const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("../../static/htmx-2.0.11.min.js"),
     ),
     (
-        "paydesk-2.js",
+        "paydesk-3.js",
         "text/javascript; charset=utf-8",
-        include_bytes!("../../static/paydesk-2.js"),
+        include_bytes!("../../static/paydesk-3.js"),
     ),
     (
-        "paydesk-5.css",
+        "paydesk-6.css",
         "text/css; charset=utf-8",
-        include_bytes!("../../static/paydesk-5.css"),
+        include_bytes!("../../static/paydesk-6.css"),
     ),
 ];
 

@@ -72,32 +72,41 @@ async fn the_one_time_password_signs_in_and_must_be_replaced() {
     assert!(actions.contains(&("auth.sign_in_failed".into(), "failure".into())));
 }
 
-#[tokio::test]
-async fn wrong_passwords_are_refused_then_the_account_locks() {
-    let app = spawn_app().await;
-    for _ in 0..4 {
-        let res = app.sign_in(&app.admin_email, "wrong-password").await;
-        assert_eq!(res.status().as_u16(), 401);
-        assert!(res
-            .text()
-            .await
-            .unwrap()
-            .contains("email or password is not right"));
-    }
-    let res = app.sign_in(&app.admin_email, "wrong-password").await;
-    assert!(res.text().await.unwrap().contains("locked"));
-    // Even the right password is refused while locked.
-    let res = app.sign_in(&app.admin_email, &app.admin_password).await;
-    assert_eq!(res.status().as_u16(), 401);
-    assert!(res.text().await.unwrap().contains("locked"));
+/// The sign-in page's answer: its status and the alert it shows.
+async fn answer(res: reqwest::Response) -> (u16, String) {
+    let status = res.status().as_u16();
+    let body = res.text().await.unwrap();
+    let alert = body
+        .split("role=\"alert\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .unwrap_or_default()
+        .to_owned();
+    (status, alert)
+}
 
-    let res = app.sign_in("nobody@example.com", "whatever-it-is").await;
-    assert_eq!(res.status().as_u16(), 401);
-    assert!(res
-        .text()
+#[tokio::test]
+async fn a_locked_account_answers_exactly_as_an_unknown_email_does() {
+    let app = spawn_app().await;
+    let (status, refused) = answer(app.sign_in(&app.admin_email, "wrong-password").await).await;
+    assert_eq!(status, 401);
+    assert!(refused.contains("email or password is not right"), "{refused}");
+    for _ in 0..5 {
+        app.sign_in(&app.admin_email, "wrong-password").await;
+        app.sign_in("nobody@example.com", "wrong-password").await;
+    }
+    let locked: bool = sqlx::query_scalar("SELECT locked_until > now() FROM users WHERE email = $1")
+        .bind(&app.admin_email)
+        .fetch_one(&app.pool)
         .await
-        .unwrap()
-        .contains("email or password is not right"));
+        .unwrap();
+    assert!(locked, "five failures lock the account");
+    // Even the right password is refused while locked, in the same words
+    // as an email that has no account.
+    let real = answer(app.sign_in(&app.admin_email, &app.admin_password).await).await;
+    let unknown = answer(app.sign_in("nobody@example.com", "whatever-it-is").await).await;
+    assert_eq!(real, unknown);
+    assert_eq!(real, (401, refused));
 }
 
 #[tokio::test]
@@ -125,6 +134,30 @@ async fn sign_out_ends_the_session_on_the_server() {
         .unwrap();
     assert_eq!(left, 0);
     assert_eq!(location(&app.get("/").await), "/login");
+}
+
+#[tokio::test]
+async fn signing_in_again_ends_the_browsers_previous_session() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let first: Vec<u8> = sqlx::query_scalar("SELECT token_hash FROM sessions")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    // The sign-in form again in the same browser (a second tab, say).
+    let fields = [
+        ("email", app.admin_email.as_str()),
+        ("password", app.admin_password.as_str()),
+    ];
+    let res = app.post_form("/", "/login", &fields).await;
+    assert_eq!(res.status().as_u16(), 303);
+    let sessions: Vec<Vec<u8>> = sqlx::query_scalar("SELECT token_hash FROM sessions")
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(sessions.len(), 1, "only the new session is live");
+    assert_ne!(sessions[0], first);
+    assert_eq!(app.get("/").await.status().as_u16(), 200);
 }
 
 #[tokio::test]

@@ -470,25 +470,27 @@ async fn a_dca_schedule_ticks_after_a_day_moved_in_sandbox_tools_in_the_browser(
 }
 
 #[tokio::test]
-async fn an_invoice_created_in_the_browser_turns_paid_by_itself() {
+async fn an_invoice_created_in_the_browser_turns_paid_when_sandbox_tools_pay_it() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
     crate::approvals::members(&app, "Operator", &["ln-seller@example.com".into()]).await;
     let driver = start_driver().await;
-    let c = browser(&driver).await;
-    c.set_window_size(1280, 900).await.unwrap();
-    sign_in(&c, &app, "ln-seller@example.com", "member-password-123").await;
-    c.goto(&app.url("/lightning")).await.unwrap();
-    click(&c, Locator::XPath("//a[text()='Create an invoice']")).await;
-    fill(&c, "input[name=amount]", "21000").await;
-    fill(&c, "input[name=description]", "Coffee beans").await;
-    click(&c, Locator::XPath("//button[text()='Create invoice']")).await;
-    let created = wait_for_text(&c, "Invoice created.").await;
+    let seller = browser(&driver).await;
+    let admin = browser(&driver).await;
+    seller.set_window_size(1280, 900).await.unwrap();
+    admin.set_window_size(1280, 900).await.unwrap();
+    sign_in(&seller, &app, "ln-seller@example.com", "member-password-123").await;
+    seller.goto(&app.url("/lightning")).await.unwrap();
+    click(&seller, Locator::XPath("//a[text()='Create an invoice']")).await;
+    fill(&seller, "input[name=amount]", "21000").await;
+    fill(&seller, "input[name=description]", "Coffee beans").await;
+    click(&seller, Locator::XPath("//button[text()='Create invoice']")).await;
+    let created = wait_for_text(&seller, "Invoice created.").await;
     assert!(
         created.contains("waiting for the payer") && created.contains("Expires in"),
         "{created}"
     );
-    let request = c
+    let request = seller
         .find(Locator::Css("input.bolt11"))
         .await
         .unwrap()
@@ -497,16 +499,109 @@ async fn an_invoice_created_in_the_browser_turns_paid_by_itself() {
         .unwrap()
         .unwrap();
     assert!(request.starts_with("lntbs"), "{request}");
-    snap(&c, "9-lightning-invoice").await;
-    // Someone outside pays it; the page follows without a reload.
-    let paid = app.sandbox().await.sandbox_pay_invoice(&request).await.unwrap();
-    let shown = wait_for_text(&c, &paid.preimage).await;
+    let copy = seller
+        .find(Locator::Css("button.copy"))
+        .await
+        .unwrap()
+        .attr("data-copy")
+        .await
+        .unwrap();
+    assert_eq!(
+        copy.as_deref(),
+        Some(request.as_str()),
+        "the copy button copies the request"
+    );
+    snap(&seller, "9-lightning-invoice").await;
+
+    // An admin pays it from Sandbox tools; the seller's page follows
+    // without a reload.
+    let password = app.admin_password.clone();
+    sign_in(&admin, &app, &app.admin_email, &password).await;
+    admin.goto(&app.url("/sandbox-tools")).await.unwrap();
+    fill(&admin, "input[name=request]", &request).await;
+    click(&admin, Locator::XPath("//button[text()='Pay it']")).await;
+    wait_for_text(&admin, "An outside payer paid the invoice (21000 sats)").await;
+    let shown = wait_for_text(&seller, "Preimage").await;
     assert!(
         shown.contains("paid") && !shown.contains("waiting for the payer"),
         "{shown}"
     );
-    snap(&c, "10-lightning-paid").await;
-    c.close().await.unwrap();
+    snap(&seller, "10-lightning-paid").await;
+    seller.close().await.unwrap();
+    admin.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_operator_pays_another_companys_invoice_after_an_approver_approves_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let (_sandbox, payee) = crate::lightning::two_companies(&app).await;
+    let invoice = payee
+        .create_invoice(&paydesk_api::models::lightning::NewInvoice {
+            amount: paydesk_api::units::Sats(5_000_000),
+            description: "Supplier invoice 7".into(),
+            reference: "supplier-7".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    crate::approvals::members(&app, "Operator", &["ln-maker@example.com".into()]).await;
+    crate::approvals::members(&app, "Approver", &["ln-checker@example.com".into()]).await;
+    let driver = start_driver().await;
+    let maker = browser(&driver).await;
+    let checker = browser(&driver).await;
+    maker.set_window_size(1280, 1000).await.unwrap();
+    checker.set_window_size(1280, 1000).await.unwrap();
+
+    sign_in(&maker, &app, "ln-maker@example.com", "member-password-123").await;
+    maker.goto(&app.url("/lightning/pay")).await.unwrap();
+    fill(&maker, "textarea[name=request]", &invoice.request).await;
+    click(&maker, Locator::XPath("//button[text()='Check it']")).await;
+    let checked = wait_for_text(&maker, "What paying it does").await;
+    // Fee: 1 sat + 0.1% of 5,000,000; this much waits for an approver.
+    assert!(
+        checked.contains("5000000 sats")
+            && checked.contains("Supplier invoice 7")
+            && checked.contains("5001 sats"),
+        "{checked}"
+    );
+    click(&maker, Locator::XPath("//button[text()='Pay…']")).await;
+    let review = wait_for_text(&maker, "Fee at most").await;
+    assert!(review.contains("5000000"), "{review}");
+    snap(&maker, "14-lightning-pay-confirm").await;
+    click(&maker, Locator::Css("button.primary")).await;
+    wait_for_text(&maker, "What is approved").await;
+    assert_eq!(
+        payee.invoice(&invoice.id.to_string()).await.unwrap().status,
+        "pending",
+        "nothing is paid before approval"
+    );
+
+    sign_in(&checker, &app, "ln-checker@example.com", "member-password-123").await;
+    checker.goto(&app.url("/approvals")).await.unwrap();
+    click(&checker, Locator::XPath("//a[contains(text(), '5000000 sats')]")).await;
+    wait_for_text(&checker, "Your decision").await;
+    click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
+    wait_for_text(&checker, "Confirm your approval").await;
+    click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
+    wait_for_text(&checker, "executed").await;
+    let paid = payee.invoice(&invoice.id.to_string()).await.unwrap();
+    assert_eq!(paid.status, "paid");
+
+    maker
+        .goto(&app.url("/lightning?direction=outgoing"))
+        .await
+        .unwrap();
+    click(
+        &maker,
+        Locator::XPath("//td/a[starts-with(@href, '/lightning/invoices/')]"),
+    )
+    .await;
+    let shown = wait_for_text(&maker, &paid.preimage).await;
+    assert!(shown.contains("paid"), "{shown}");
+    snap(&maker, "15-lightning-paid-out").await;
+    maker.close().await.unwrap();
+    checker.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -526,9 +621,33 @@ async fn an_operator_files_a_bulk_transfer_an_approver_approves_it_and_its_items
     maker.goto(&app.url("/bulk-transfers")).await.unwrap();
     wait_for_text(&maker, "Send a batch").await;
     let address = "0x52908400098527886e0f7030069857d2e4169ee7";
-    let csv = format!(
-        "asset,chain,address,amount,reference\nUSDT,ethereum,{address},12,salary-1\nUSDT,ethereum,{address},3.5,salary-2\n"
+    // Row 2 has a mistyped address: the whole file is refused, naming it,
+    // and comes back as typed.
+    let typo = "0x52908400098527886e0f7030069857d2e4169ee";
+    let bad = format!(
+        "asset,chain,address,amount,reference\nUSDT,ethereum,{address},12,salary-1\nUSDT,ethereum,{typo},3.5,salary-2\n"
     );
+    fill(&maker, "textarea[name=csv]", &bad).await;
+    click(
+        &maker,
+        Locator::XPath("//button[text()='Check and review the batch']"),
+    )
+    .await;
+    let refused = wait_for_text(&maker, "Row 2: ").await;
+    assert!(!refused.contains("Check what will happen"), "{refused}");
+    let kept = maker
+        .find(Locator::Css("textarea[name=csv]"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(kept.contains("salary-1"), "the rows are kept: {kept}");
+    snap(&maker, "12-bulk-refused-row").await;
+    let csv = kept
+        .replace(typo, address)
+        .replace(&format!("{address}7"), address);
     fill(&maker, "textarea[name=csv]", &csv).await;
     click(
         &maker,
@@ -540,7 +659,7 @@ async fn an_operator_files_a_bulk_transfer_an_approver_approves_it_and_its_items
         review.contains("15.500000 USDT") && review.contains("Network fees"),
         "{review}"
     );
-    snap(&maker, "12-bulk-confirm").await;
+    snap(&maker, "13-bulk-confirm").await;
     click(&maker, Locator::XPath("//button[text()='Request approval']")).await;
     wait_for_text(&maker, "What is approved").await;
 
@@ -568,7 +687,7 @@ async fn an_operator_files_a_bulk_transfer_an_approver_approves_it_and_its_items
     app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
     let settled = wait_for_text(&maker, "completed").await;
     assert!(settled.contains("salary-2"), "{settled}");
-    snap(&maker, "13-bulk-completed").await;
+    snap(&maker, "13-bulk-settled").await;
     maker.close().await.unwrap();
     checker.close().await.unwrap();
 }

@@ -92,6 +92,9 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
         secure_cookies: false,
         builtin_sandbox,
         metrics_token: None,
+        smtp_url: None,
+        mail_from: "Paydesk <paydesk@localhost>".into(),
+        public_url: None,
     };
     let app = Application::build_on(&settings, TcpListener::bind("127.0.0.1:0").unwrap())
         .await

@@ -169,7 +169,7 @@ async fn bad_requests_and_requests_without_a_route_are_refused_beside_the_field(
 
 /// A sandbox of two companies, the demo tenant's connection pointed at the
 /// first; a client of the second.
-async fn two_companies(app: &TestApp) -> (RunningSandbox, Client) {
+pub(crate) async fn two_companies(app: &TestApp) -> (RunningSandbox, Client) {
     let (ours, theirs) = (uuid::Uuid::new_v4(), uuid::Uuid::new_v4());
     let (our_secret, their_secret) = (
         paydesk_sandbox::fixture::new_secret(),

@@ -75,7 +75,7 @@ async fn lists_page_with_their_filter_and_export_what_it_matches() {
         1 + 28,
         "a header and every matching customer: {csv}"
     );
-    assert!(csv.contains(",'=SUM(A1),"), "formulas are defused: {csv}");
+    assert!(csv.contains("\"'=SUM(A1)\""), "formulas are defused: {csv}");
     assert!(!csv.contains("individual"));
     let actions = app.audit_actions().await;
     assert!(actions.contains(&("customers.exported".into(), "success".into())));
@@ -86,5 +86,5 @@ async fn lists_page_with_their_filter_and_export_what_it_matches() {
         .text()
         .await
         .unwrap()
-        .starts_with("card_id,created_at,customer_id"));
+        .starts_with("\"card_id\",\"created_at\",\"customer_id\""));
 }

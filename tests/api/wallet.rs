@@ -148,8 +148,17 @@ async fn transactions_filter_load_more_detail_and_export() {
     let text = csv.text().await.unwrap();
     let lines: Vec<_> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
-    assert!(lines[0].starts_with("transaction_id,created_at,type"));
+    assert!(
+        lines[0].starts_with("\"transaction_id\",\"created_at\",\"type\""),
+        "{text}"
+    );
     assert!(lines[1].contains("OPENING_USDT"));
+    // A cursor left in the address (stale or mistyped) doesn't break it.
+    let from_page = app
+        .get("/transactions/export.csv?currency=USDT&cursor=not-a-cursor%00")
+        .await;
+    assert_eq!(from_page.status().as_u16(), 200);
+    assert_eq!(from_page.text().await.unwrap().lines().count(), 2);
 }
 
 #[tokio::test]

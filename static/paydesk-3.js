@@ -33,8 +33,57 @@
     });
   }
 
+  // <button data-copy="text"> puts the text on the clipboard and says so.
+  function copy(button) {
+    var text = button.getAttribute("data-copy");
+    var said = button.textContent;
+    function done(message) {
+      button.textContent = message;
+      setTimeout(function () { button.textContent = said; }, 1500);
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(function () { done("Copied"); }, function () { done("Copy failed"); });
+    } else {
+      // Plain-HTTP deployments have no clipboard API; the old way still works there.
+      var area = document.createElement("textarea");
+      area.value = text;
+      document.body.appendChild(area);
+      area.select();
+      var ok = document.execCommand("copy");
+      document.body.removeChild(area);
+      done(ok ? "Copied" : "Copy failed");
+    }
+  }
+
+  // <input type="file" data-fill="NAME" hidden> reads the chosen file into
+  // the form's textarea NAME, so what was uploaded can be fixed in place;
+  // without scripts the textarea alone is the way in.
+  function showFilePickers(root) {
+    var nodes = root.querySelectorAll ? root.querySelectorAll("input[type=file][data-fill]") : [];
+    Array.prototype.forEach.call(nodes, function (input) {
+      input.hidden = false;
+      var label = input.closest("label");
+      if (label) label.hidden = false;
+    });
+  }
+
+  function fill(input) {
+    var file = input.files && input.files[0];
+    var target = input.form && input.form.elements[input.getAttribute("data-fill")];
+    if (!file || !target) return;
+    var reader = new FileReader();
+    reader.onload = function () { target.value = reader.result; };
+    reader.onerror = function () { flash("The file could not be read. Paste its contents instead."); };
+    reader.readAsText(file);
+  }
+
   ready(function () {
     scheduleExpiry(document);
+    showFilePickers(document);
+    document.body.addEventListener("click", function (e) {
+      var button = e.target && e.target.closest ? e.target.closest("button[data-copy]") : null;
+      if (button) copy(button);
+    });
     document.body.addEventListener("htmx:afterSettle", function (e) {
       scheduleExpiry(e.detail.elt.parentNode || document);
     });
@@ -43,6 +92,7 @@
     document.body.addEventListener("change", function (e) {
       var el = e.target;
       if (el && el.matches && el.matches("select[data-autosubmit]") && el.form) el.form.requestSubmit();
+      if (el && el.matches && el.matches("input[type=file][data-fill]")) fill(el);
     });
 
     // htmx does not swap error answers; say what happened instead.
