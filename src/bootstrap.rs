@@ -31,10 +31,11 @@ fn system() -> Actor {
     }
 }
 
-/// Creates the first platform admin when there are no users at all.
+/// Creates the first platform admin when there are no users at all, or
+/// gives them a new one-time password when theirs expired unused.
 pub async fn ensure_first_admin(pool: &PgPool) -> Result<Option<FirstAdmin>, sqlx::Error> {
     if users::count(pool).await? > 0 {
-        return Ok(None);
+        return renew_expired_one_time_password(pool).await;
     }
     let one_time = password::one_time();
     let hash = password::hash(SecretString::from(one_time.clone())).await;
@@ -53,6 +54,33 @@ pub async fn ensure_first_admin(pool: &PgPool) -> Result<Option<FirstAdmin>, sql
     )
     .await?;
     tx.commit().await?;
+    Ok(Some(FirstAdmin {
+        email: FIRST_ADMIN_EMAIL.to_owned(),
+        one_time_password: SecretString::from(one_time),
+    }))
+}
+
+async fn renew_expired_one_time_password(pool: &PgPool) -> Result<Option<FirstAdmin>, sqlx::Error> {
+    let expired = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM users WHERE email = $1 AND must_change_password
+                          AND password_expires_at <= now()) AS "expired!""#,
+        FIRST_ADMIN_EMAIL,
+    )
+    .fetch_one(pool)
+    .await?;
+    if !expired {
+        return Ok(None);
+    }
+    let one_time = password::one_time();
+    let hash = password::hash(SecretString::from(one_time.clone())).await;
+    sqlx::query!(
+        "UPDATE users SET password_hash = $2, password_expires_at = now() + $3::interval WHERE email = $1",
+        FIRST_ADMIN_EMAIL,
+        hash,
+        crate::db::interval(users::ONE_TIME_PASSWORD_LIFETIME),
+    )
+    .execute(pool)
+    .await?;
     Ok(Some(FirstAdmin {
         email: FIRST_ADMIN_EMAIL.to_owned(),
         one_time_password: SecretString::from(one_time),

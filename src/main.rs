@@ -26,7 +26,10 @@ async fn main() {
     match app.first_admin() {
         Some(admin) => {
             println!("First sign-in: {}", admin.email);
-            println!("One-time password: {}", admin.one_time_password.expose_secret());
+            println!(
+                "One-time password (works for 24 hours): {}",
+                admin.one_time_password.expose_secret()
+            );
             println!("You will choose a new password after signing in.");
         }
         None => println!(

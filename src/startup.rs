@@ -288,6 +288,8 @@ impl Application {
                 .configure(auth::routes::configure)
                 .configure(crate::audit::routes::configure)
                 .configure(crate::access::routes::configure)
+                .configure(crate::access::invitation_routes::configure)
+                .configure(crate::mail::routes::configure)
                 .configure(crate::webhooks::routes::configure)
                 .configure(crate::approvals::routes::configure)
                 .configure(crate::beneficiaries::routes::configure)

@@ -1,8 +1,7 @@
-//! The tenant's members: adding someone by email, changing a role (through
-//! the gate), removing, disabling. The last owner of a tenant can't be
+//! The tenant's members: changing a role (through the gate), removing,
+//! disabling, unlocking. People join by invitation (`invitations`). The last owner of a tenant can't be
 //! removed or demoted; only an owner makes or unmakes owners.
 
-use secrecy::SecretString;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -11,25 +10,16 @@ use super::store::{self, MemberRow};
 use super::Member;
 use crate::approvals::routes::submit_control;
 use crate::audit::{self, outcome, Event, NewRecord};
-use crate::auth::{password, store as users};
+use crate::auth::{store as users, throttle};
 use crate::controls::members::{RoleChange, RoleChangeAction};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::form::{self, Failure, Refusal};
+use crate::web::form::{Failure, Refusal};
 
 #[derive(Debug, Default, Clone, Deserialize)]
 pub struct NewMember {
     pub email: String,
-    #[serde(default)]
-    pub display_name: String,
     pub role_id: Option<Uuid>,
-}
-
-/// A member added; a new account's one-time password (email, password),
-/// shown to the admin once and never stored.
-pub struct Added {
-    pub notice: String,
-    pub one_time: Option<(String, String)>,
 }
 
 fn record(member: &Member, event: Event, target: String) -> NewRecord {
@@ -42,14 +32,14 @@ fn record(member: &Member, event: Event, target: String) -> NewRecord {
     )
 }
 
-#[tracing::instrument(skip_all, fields(tenant = %member.tenant_id))]
-pub async fn add(state: &AppState, member: &Member, new: &NewMember) -> Result<Added, Failure> {
-    let email = form::email(&new.email, "email")?;
-    let name = match new.display_name.trim() {
-        "" => email.clone(),
-        name => form::bounded(name, "display_name", "the person a name", 80)?,
-    };
-    let role = match new.role_id {
+/// The role a form chose, if it is one of the tenant's and the member may
+/// give it (only an Owner makes Owners).
+pub async fn chosen_role(
+    state: &AppState,
+    member: &Member,
+    role_id: Option<Uuid>,
+) -> Result<store::RoleRow, Failure> {
+    let role = match role_id {
         Some(id) => store::role(&state.pool, member.tenant_id, id).await?,
         None => None,
     }
@@ -57,51 +47,7 @@ pub async fn add(state: &AppState, member: &Member, new: &NewMember) -> Result<A
     if role.name == OWNER && member.role_name != OWNER {
         return Err(Refusal::field("role_id", "Only an Owner can make someone an Owner.").into());
     }
-    let mut tx = state.pool.begin().await?;
-    let (user_id, one_time) = match users::by_email(&state.pool, &email).await? {
-        Some(user) => (user.id, None),
-        None => {
-            let secret = password::one_time();
-            let hash = password::hash(SecretString::from(secret.clone())).await;
-            let id = users::create(&mut *tx, &email, &name, &hash, false, true).await?;
-            audit::store::append_in(
-                &mut tx,
-                &[record(member, Event::UsersCreated, format!("user:{id}"))
-                    .with_details(serde_json::json!({"email": email}))],
-            )
-            .await?;
-            (id, Some((email.clone(), secret)))
-        }
-    };
-    let added = store::add_member(
-        &mut tx,
-        member.tenant_id,
-        user_id,
-        role.id,
-        Some(member.user.user_id),
-    )
-    .await;
-    if let Err(e) = added {
-        return Err(match form::unique_violation(&e) {
-            Some(_) => Refusal::field(
-                "email",
-                format!("{email} is already a member; change their role below."),
-            )
-            .into(),
-            None => e.into(),
-        });
-    }
-    audit::store::append_in(
-        &mut tx,
-        &[record(member, Event::MembersAdded, format!("user:{user_id}"))
-            .with_details(serde_json::json!({"email": email, "role": role.name}))],
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(Added {
-        notice: format!("{email} is now a member with the {} role.", role.name),
-        one_time,
-    })
+    Ok(role)
 }
 
 pub async fn target(state: &AppState, member: &Member, user_id: Uuid) -> Result<MemberRow, PortalError> {
@@ -178,6 +124,20 @@ pub async fn remove(state: &AppState, member: &Member, target: &MemberRow) -> Re
         "{} no longer has access to {}.",
         target.email, member.tenant_name
     ))
+}
+
+/// Ends a lockout after repeated failed sign-ins, for a member who called
+/// in; the failure count starts again from zero.
+#[tracing::instrument(skip_all, fields(tenant = %member.tenant_id, user = %target.user_id))]
+pub async fn unlock(state: &AppState, member: &Member, target: &MemberRow) -> Result<String, Failure> {
+    if !target.locked {
+        return Err(Refusal::form(format!("{} is not locked out.", target.email)).into());
+    }
+    throttle::record_success(&state.pool, target.user_id).await?;
+    let record = record(member, Event::MembersUnlocked, format!("user:{}", target.user_id))
+        .with_details(serde_json::json!({"email": target.email}));
+    audit::store::append(&state.pool, &[record]).await?;
+    Ok(format!("{} can sign in again.", target.email))
 }
 
 /// Platform admins disable an account everywhere; its sessions end at once.

@@ -2,6 +2,8 @@
 //! roles per tenant, memberships, and the `Member` extractor every tenant
 //! page uses.
 
+pub mod invitation_routes;
+pub mod invitations;
 pub mod member;
 pub mod members;
 pub mod permissions;

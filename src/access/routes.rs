@@ -7,7 +7,8 @@ use askama::Template;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::members::{self, Added, NewMember};
+use super::invitations::{self, Invitation};
+use super::members::{self, NewMember};
 use super::permissions::Permission;
 use super::roles;
 use super::store::{self, MemberRow, RoleRow};
@@ -28,7 +29,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/roles/matrix", web::post().to(save_matrix))
         .route("/roles/{id}/delete", web::post().to(delete_role))
         .route("/members", web::get().to(members_page))
-        .route("/members", web::post().to(add_member))
+        .route("/members", web::post().to(invite))
+        .route(
+            "/members/invitations/{id}/revoke",
+            web::post().to(revoke_invitation),
+        )
+        .route("/members/{user_id}/unlock", web::post().to(unlock_member))
         .route("/members/{user_id}/role", web::post().to(change_role))
         .route("/members/{user_id}/remove", web::post().to(remove_member))
         .route("/members/{user_id}/disable", web::post().to(disable_member))
@@ -196,9 +202,9 @@ struct MembersPage {
     me: Uuid,
     can_disable: bool,
     errors: FieldErrors,
-    /// The add-member form as typed, when it was refused.
+    /// The invitation form as typed, when it was refused.
     draft: NewMember,
-    added: Option<Added>,
+    invitations: Vec<Invitation>,
     pending: Vec<ActionRequest>,
 }
 
@@ -207,7 +213,6 @@ async fn render_members(
     member: &Member,
     errors: FieldErrors,
     draft: NewMember,
-    added: Option<Added>,
 ) -> Result<String, PortalError> {
     Ok(MembersPage {
         shell: Shell::new(member, "/members"),
@@ -217,7 +222,7 @@ async fn render_members(
         can_disable: member.user.is_platform_admin,
         errors,
         draft,
-        added,
+        invitations: invitations::waiting(state, member.tenant_id).await?,
         pending: approvals::pending_of(&state.pool, member.tenant_id, &[RoleChangeAction::KIND]).await?,
     }
     .render()?)
@@ -231,7 +236,7 @@ async fn refuse_members(
     draft: NewMember,
 ) -> Result<HttpResponse, PortalError> {
     Ok(unprocessable(
-        render_members(state, member, refusal.into(), draft, None).await?,
+        render_members(state, member, refusal.into(), draft).await?,
     ))
 }
 
@@ -242,31 +247,45 @@ async fn members_page(state: Data<AppState>, member: Member) -> Result<HttpRespo
         &member,
         FieldErrors::default(),
         NewMember::default(),
-        None,
     )
     .await?))
 }
 
-/// Adds someone by email with a role. A new account's one-time password
-/// is shown on the answer to this post itself, not after a redirect: it is
-/// shown once and never stored, so it can't wait in a cookie.
-async fn add_member(
+/// Invites someone by email with a role; they join by the mailed link.
+async fn invite(
     state: Data<AppState>,
     member: Member,
     form: Form<NewMember>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::MembersManage)?;
-    match split(members::add(&state, &member, &form).await)? {
-        Ok(added) if added.one_time.is_some() => Ok(ok(render_members(
-            &state,
-            &member,
-            FieldErrors::default(),
-            NewMember::default(),
-            Some(added),
-        )
-        .await?)),
-        Ok(added) => Ok(done("/members", added.notice)),
+    match split(invitations::invite(&state, &member, &form).await)? {
+        Ok(notice) => Ok(done("/members", notice)),
         Err(refusal) => refuse_members(&state, &member, refusal, form.into_inner()).await,
+    }
+}
+
+async fn revoke_invitation(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::MembersManage)?;
+    match split(invitations::revoke(&state, &member, *id).await)? {
+        Ok(notice) => Ok(done("/members", notice)),
+        Err(refusal) => refuse_members(&state, &member, refusal, NewMember::default()).await,
+    }
+}
+
+async fn unlock_member(
+    state: Data<AppState>,
+    member: Member,
+    user_id: Path<Uuid>,
+) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::MembersManage)?;
+    let target = members::target(&state, &member, *user_id).await?;
+    match split(members::unlock(&state, &member, &target).await)? {
+        Ok(notice) => Ok(done("/members", notice)),
+        Err(refusal) => refuse_members(&state, &member, refusal, NewMember::default()).await,
     }
 }
 

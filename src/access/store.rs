@@ -248,13 +248,15 @@ pub struct MemberRow {
     pub role_id: Uuid,
     pub role_name: String,
     pub disabled: bool,
+    /// Locked out after repeated failed sign-ins.
+    pub locked: bool,
 }
 
 pub async fn members(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<MemberRow>, sqlx::Error> {
     sqlx::query_as!(
         MemberRow,
         r#"SELECT u.id AS user_id, u.email, u.display_name, r.id AS role_id, r.name AS role_name,
-                  u.disabled_at IS NOT NULL AS "disabled!"
+                  u.disabled_at IS NOT NULL AS "disabled!", coalesce(u.locked_until > now(), false) AS "locked!"
            FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id
            WHERE m.tenant_id = $1 ORDER BY u.email"#,
         tenant_id,

@@ -45,6 +45,14 @@ events! {
     AuditExported => "audit.exported";
     AuditVerified => "audit.verified";
     AuthPasswordChanged => "auth.password_changed";
+    AuthPasswordReset => "auth.password_reset";
+    AuthPasswordResetRequested => "auth.password_reset_requested";
+    AuthRecoveryCodesRenewed => "auth.recovery_codes_renewed";
+    AuthSessionEnded => "auth.session_ended";
+    AuthSteppedUp => "auth.stepped_up";
+    AuthTwoFactorDisabled => "auth.two_factor_disabled";
+    AuthTwoFactorEnabled => "auth.two_factor_enabled";
+    AuthTwoFactorFailed => "auth.two_factor_failed";
     AuthSignIn => "auth.sign_in";
     AuthSignInFailed => "auth.sign_in_failed";
     AuthSignOut => "auth.sign_out";
@@ -63,6 +71,9 @@ events! {
     CustomersUpdated => "customers.updated";
     LightningInvoiceCreated => "lightning.invoice_created";
     MembersAdded => "members.added";
+    MembersInvitationRevoked => "members.invitation_revoked";
+    MembersInvited => "members.invited";
+    MembersUnlocked => "members.unlocked";
     MembersRemoved => "members.removed";
     MembersRoleChanged => "members.role_changed";
     PoliciesChanged => "policies.changed";

@@ -72,9 +72,12 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInE
         .and_then(|u| u.locked_until)
         .filter(|until| *until > Utc::now());
     let active = user.as_ref().is_some_and(|u| u.disabled_at.is_none());
+    let expired = user
+        .as_ref()
+        .is_some_and(|u| u.must_change_password && u.password_expires_at.is_some_and(|t| t <= Utc::now()));
     actor.user_id = user.as_ref().map(|u| u.id);
     let reason = match (&user, locked, active, matches) {
-        (Some(user), None, true, true) => {
+        (Some(user), None, true, true) if !expired => {
             throttle::record_success(pool, user.id).await?;
             if let Some(previous) = &attempt.previous_session {
                 session::end(pool, &session::token_hash(previous)).await?;
@@ -96,6 +99,7 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInE
         (None, ..) => "unknown email",
         (Some(_), Some(_), ..) => "account locked",
         (Some(_), None, false, _) => "account disabled",
+        (Some(_), None, true, true) => "one-time password expired",
         _ => "wrong password",
     };
     // Only a wrong password counts against the account.

@@ -1,15 +1,23 @@
 //! CSRF protection for every unsafe request: a synchronizer token bound to
 //! the session, sent either as the `X-CSRF-Token` header (htmx sends it on
 //! every request from the page's `hx-headers`) or as the `csrf_token` form
-//! field. Before sign-in, the sign-in form uses a double-submit cookie.
+//! field. Before sign-in, the pages that work without a session (sign-in,
+//! an invitation's, password reset) use a double-submit cookie.
 
 use actix_web::cookie::{Cookie, SameSite};
 use constant_time_eq::constant_time_eq;
 
 pub const HEADER: &str = "x-csrf-token";
 pub const FIELD: &str = "csrf_token";
-/// The pre-session token for the sign-in form.
+/// The pre-session token for the pages that work without a session.
 pub const LOGIN_COOKIE: &str = "paydesk_login_csrf";
+
+/// The pages that accept a form without a session.
+pub fn is_pre_session(path: &str) -> bool {
+    matches!(path, "/login" | "/login/two-factor" | "/password/forgot")
+        || path.starts_with("/password/reset/")
+        || path.starts_with("/invitations/")
+}
 
 /// Compares a presented token with the expected one in constant time.
 pub fn matches(expected: &str, presented: Option<&str>) -> bool {
@@ -28,9 +36,23 @@ pub fn form_token(body: &[u8]) -> Option<String> {
         .map(|(_, v)| v)
 }
 
+/// A pre-session page's answer: the page with a fresh token in its form
+/// and the same token in the cookie.
+pub fn pre_session_page(
+    status: actix_web::http::StatusCode,
+    token: &str,
+    body: String,
+    secure: bool,
+) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .cookie(login_cookie(token.to_owned(), secure))
+        .body(body)
+}
+
 pub fn login_cookie(token: String, secure: bool) -> Cookie<'static> {
     Cookie::build(LOGIN_COOKIE, token)
-        .path("/login")
+        .path("/")
         .http_only(true)
         .secure(secure)
         .same_site(SameSite::Strict)

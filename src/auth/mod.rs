@@ -4,6 +4,7 @@
 pub mod account;
 pub mod csrf;
 pub mod password;
+pub mod reset;
 pub mod routes;
 pub mod session;
 pub mod store;

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::account::{self, Attempt, PasswordChange, SignInError, Started};
 use super::session::{self, SignedIn};
-use super::{csrf, password};
+use super::{csrf, password, reset};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
@@ -23,7 +23,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/logout", web::post().to(logout))
         .route("/logout/everywhere", web::post().to(logout_everywhere))
         .route("/account/password", web::get().to(password_form))
-        .route("/account/password", web::post().to(change_password));
+        .route("/account/password", web::post().to(change_password))
+        .route("/password/forgot", web::get().to(forgot_form))
+        .route("/password/forgot", web::post().to(forgot))
+        .route("/password/reset/{token}", web::get().to(reset_form))
+        .route("/password/reset/{token}", web::post().to(reset));
 }
 
 #[derive(Template)]
@@ -42,6 +46,8 @@ pub struct NoticeQuery {
     #[serde(default)]
     signed_out: Option<String>,
     #[serde(default)]
+    reset: Option<String>,
+    #[serde(default)]
     next: String,
 }
 
@@ -50,11 +56,12 @@ fn login_page(
     page: LoginPage,
     secure: bool,
 ) -> Result<HttpResponse, PortalError> {
-    let token = page.csrf_token.clone();
-    Ok(HttpResponse::build(status)
-        .content_type("text/html; charset=utf-8")
-        .cookie(csrf::login_cookie(token, secure))
-        .body(page.render()?))
+    Ok(csrf::pre_session_page(
+        status,
+        &page.csrf_token,
+        page.render()?,
+        secure,
+    ))
 }
 
 async fn login_form(
@@ -66,6 +73,7 @@ async fn login_form(
         return Ok(redirect("/"));
     }
     let notice = match (&query.signed_out, query.next.is_empty()) {
+        _ if query.reset.is_some() => Some("Your password is changed and every session of your account has ended. Sign in with the new password."),
         (Some(_), _) => Some("You are signed out."),
         (None, false) => Some("Your session ended. Sign in to go back to where you were."),
         (None, true) => None,
@@ -126,7 +134,7 @@ async fn login(
 
 /// Into the portal with the new session: to choose a password first when
 /// it must change, else back to the page the user came from.
-fn signed_in(started: Started, next: &str, secure: bool) -> HttpResponse {
+pub fn signed_in(started: Started, next: &str, secure: bool) -> HttpResponse {
     let to = match started.must_change_password {
         true => "/account/password",
         false => local_path(next).unwrap_or("/"),
@@ -188,5 +196,111 @@ async fn change_password(
             "Your password is changed. Your other sessions have ended.",
         )),
         Err(refusal) => Ok(unprocessable(password_page(&user, refusal.into()).render()?)),
+    }
+}
+
+#[derive(Template)]
+#[template(path = "auth/forgot.html")]
+struct ForgotPage {
+    csrf_token: String,
+    sent: bool,
+}
+
+fn forgot_page(sent: bool, secure: bool) -> Result<HttpResponse, PortalError> {
+    let page = ForgotPage {
+        csrf_token: session::random_token(),
+        sent,
+    };
+    Ok(csrf::pre_session_page(
+        StatusCode::OK,
+        &page.csrf_token,
+        page.render()?,
+        secure,
+    ))
+}
+
+async fn forgot_form(state: Data<AppState>) -> Result<HttpResponse, PortalError> {
+    forgot_page(false, state.secure_cookies)
+}
+
+#[derive(Deserialize)]
+pub struct ForgotForm {
+    email: String,
+}
+
+/// The same answer, at once, whatever the email: the work happens after.
+async fn forgot(
+    state: Data<AppState>,
+    req: HttpRequest,
+    form: Form<ForgotForm>,
+) -> Result<HttpResponse, PortalError> {
+    let actor = crate::audit::Actor {
+        user_id: None,
+        email: form.email.trim().to_lowercase(),
+        ip: client_ip(&req),
+        user_agent: user_agent(&req),
+    };
+    reset::request(state.clone(), form.email.trim().to_lowercase(), actor);
+    forgot_page(true, state.secure_cookies)
+}
+
+#[derive(Template)]
+#[template(path = "auth/reset.html")]
+struct ResetPage {
+    csrf_token: String,
+    token: String,
+    /// None: the link no longer works.
+    email: Option<String>,
+    errors: FieldErrors,
+    min_length: usize,
+}
+
+async fn reset_page(
+    state: &AppState,
+    token: String,
+    errors: FieldErrors,
+) -> Result<HttpResponse, PortalError> {
+    let email = reset::open(state, &token).await?.map(|(_, email)| email);
+    let status = match (&email, errors.is_empty()) {
+        (None, _) => StatusCode::GONE,
+        (Some(_), true) => StatusCode::OK,
+        (Some(_), false) => StatusCode::UNPROCESSABLE_ENTITY,
+    };
+    let page = ResetPage {
+        csrf_token: session::random_token(),
+        token,
+        email,
+        errors,
+        min_length: password::MIN_LENGTH,
+    };
+    Ok(csrf::pre_session_page(
+        status,
+        &page.csrf_token,
+        page.render()?,
+        state.secure_cookies,
+    ))
+}
+
+async fn reset_form(state: Data<AppState>, token: web::Path<String>) -> Result<HttpResponse, PortalError> {
+    reset_page(&state, token.into_inner(), FieldErrors::default()).await
+}
+
+async fn reset(
+    state: Data<AppState>,
+    req: HttpRequest,
+    token: web::Path<String>,
+    form: Form<reset::NewPassword>,
+) -> Result<HttpResponse, PortalError> {
+    let actor = crate::audit::Actor {
+        ip: client_ip(&req),
+        user_agent: user_agent(&req),
+        ..Default::default()
+    };
+    match split(reset::reset(&state, &token, form.into_inner(), actor).await)? {
+        Ok(()) => Ok(HttpResponse::SeeOther()
+            .insert_header((header::LOCATION, "/login?reset=1"))
+            .cookie(session::removal_cookie(state.secure_cookies))
+            .finish()),
+        Err(refusal) => reset_page(&state, token.into_inner(), refusal.into()).await,
     }
 }

@@ -4,6 +4,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgExecutor, PgPool};
 use uuid::Uuid;
 
+/// A one-time password (the first admin's) stops working after this.
+pub const ONE_TIME_PASSWORD_LIFETIME: chrono::Duration = chrono::Duration::hours(24);
+
 #[derive(Debug, Clone)]
 pub struct User {
     pub id: Uuid,
@@ -15,13 +18,14 @@ pub struct User {
     pub disabled_at: Option<DateTime<Utc>>,
     pub failed_logins: i32,
     pub locked_until: Option<DateTime<Utc>>,
+    pub password_expires_at: Option<DateTime<Utc>>,
 }
 
 pub async fn by_email(pool: &PgPool, email: &str) -> Result<Option<User>, sqlx::Error> {
     sqlx::query_as!(
         User,
         "SELECT id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at, \
-           failed_logins, locked_until \
+           failed_logins, locked_until, password_expires_at \
          FROM users WHERE email = $1",
         email.trim().to_lowercase(),
     )
@@ -33,7 +37,7 @@ pub async fn by_id(pool: &PgPool, id: Uuid) -> Result<Option<User>, sqlx::Error>
     sqlx::query_as!(
         User,
         "SELECT id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at, \
-           failed_logins, locked_until \
+           failed_logins, locked_until, password_expires_at \
          FROM users WHERE id = $1",
         id,
     )
@@ -51,14 +55,16 @@ pub async fn create<'e>(
 ) -> Result<Uuid, sqlx::Error> {
     let id = Uuid::new_v4();
     sqlx::query!(
-        "INSERT INTO users (id, email, display_name, password_hash, is_platform_admin, must_change_password) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO users (id, email, display_name, password_hash, is_platform_admin, must_change_password, \
+           password_expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $6 THEN now() + $7::interval END)",
         id,
         email.trim().to_lowercase(),
         display_name,
         password_hash,
         is_platform_admin,
         must_change_password,
+        crate::db::interval(ONE_TIME_PASSWORD_LIFETIME),
     )
     .execute(db)
     .await?;
@@ -73,7 +79,8 @@ pub async fn count(pool: &PgPool) -> Result<i64, sqlx::Error> {
 
 pub async fn set_password(pool: &PgPool, id: Uuid, password_hash: &str) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "UPDATE users SET password_hash = $2, must_change_password = false, updated_at = now() WHERE id = $1",
+        "UPDATE users SET password_hash = $2, must_change_password = false, password_expires_at = NULL, \
+           updated_at = now() WHERE id = $1",
         id,
         password_hash,
     )

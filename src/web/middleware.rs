@@ -57,7 +57,7 @@ async fn check_csrf(req: &mut ServiceRequest) -> Result<(), PortalError> {
     let signed_in = req.extensions().get::<SignedIn>().map(|s| s.csrf_token.clone());
     let expected = match &signed_in {
         Some(token) => token.clone(),
-        None if req.path() == "/login" => req
+        None if csrf::is_pre_session(req.path()) => req
             .cookie(csrf::LOGIN_COOKIE)
             .map(|c| c.value().to_owned())
             .unwrap_or_default(),

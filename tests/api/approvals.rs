@@ -809,11 +809,8 @@ async fn an_approver_the_maker_added_cannot_approve_and_admins_cannot_become_own
     assert_eq!(res.status().as_u16(), 303);
     let id = request_id(&res);
 
-    let one_time = crate::access::add_member(&app, "sockpuppet@example.com", "Approver").await;
-    let puppet = app.another_browser();
-    puppet
-        .sign_in_replacing("sockpuppet@example.com", &one_time, "puppet-password-123")
-        .await;
+    let puppet =
+        crate::access::add_member(&app, "sockpuppet@example.com", "Approver", "puppet-password-123").await;
     let res = approve(&puppet, &id).await;
     assert_eq!(res.status().as_u16(), 422);
     let body = res.text().await.unwrap();
@@ -826,11 +823,8 @@ async fn an_approver_the_maker_added_cannot_approve_and_admins_cannot_become_own
     assert_eq!(status, "pending", "the payout did not run");
 
     // An Admin (added by the owner) can't promote themselves to Owner.
-    let one_time = crate::access::add_member(&app, "second-admin@example.com", "Admin").await;
-    let admin = app.another_browser();
-    admin
-        .sign_in_replacing("second-admin@example.com", &one_time, "admin-password-123")
-        .await;
+    let admin =
+        crate::access::add_member(&app, "second-admin@example.com", "Admin", "admin-password-123").await;
     let me: String =
         sqlx::query_scalar("SELECT id::text FROM users WHERE email = 'second-admin@example.com'")
             .fetch_one(&app.pool)

@@ -207,25 +207,24 @@ impl TestApp {
         }
     }
 
-    /// Signs in as `email` and, when asked to, replaces the one-time
-    /// password with `new_password`.
-    pub async fn sign_in_replacing(&self, email: &str, one_time: &str, new_password: &str) {
-        let res = self.sign_in(email, one_time).await;
-        assert_eq!(res.status().as_u16(), 303, "sign-in of {email}");
-        if location(&res) == "/account/password" {
-            let res = self
-                .post_form(
-                    "/account/password",
-                    "/account/password",
-                    &[
-                        ("current_password", one_time),
-                        ("new_password", new_password),
-                        ("confirm_password", new_password),
-                    ],
-                )
-                .await;
-            assert_eq!(res.status().as_u16(), 303);
-        }
+    /// The path of the link (starting `prefix`) in the newest mail to
+    /// `to` in the outbox.
+    pub async fn mailed_link(&self, to: &str, prefix: &str) -> String {
+        let body: String = sqlx::query_scalar(
+            "SELECT body FROM outbox WHERE recipient = $1 ORDER BY created_at DESC LIMIT 1",
+        )
+        .bind(to)
+        .fetch_one(&self.pool)
+        .await
+        .unwrap_or_else(|e| panic!("no mail to {to}: {e}"));
+        let start = body
+            .find(&format!("{}{prefix}", self.address))
+            .expect("the mail has the link");
+        body[start + self.address.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .to_owned()
     }
 
     /// Signs in as the first admin and replaces the one-time password.

@@ -29,6 +29,7 @@ pub struct TenantA {
     va_id: String,
     bulk_id: String,
     bulk_schedule_id: String,
+    invitation_id: String,
 }
 
 /// Every route that acts on something, with the form fields it takes.
@@ -175,6 +176,8 @@ pub const ROUTES: &[Route] = &[
     ("POST", "/members/{member}/remove", &[]),
     ("POST", "/members/{member}/disable", &[]),
     ("POST", "/members/{member}/enable", &[]),
+    ("POST", "/members/{member}/unlock", &[]),
+    ("POST", "/members/invitations/{invitation}/revoke", &[]),
     ("GET", "/connections", &[]),
     (
         "POST",
@@ -191,6 +194,7 @@ pub const ROUTES: &[Route] = &[
     ("POST", "/connections/{connection}/primary", &[]),
     ("POST", "/connections/{connection}/delete", &[]),
     ("GET", "/platform", &[]),
+    ("GET", "/platform/outbox", &[]),
     ("POST", "/platform/tenants", &[("name", "Evil")]),
     ("POST", "/platform/allowlist", &[("base_url", "http://10.0.0.1")]),
     ("POST", "/platform/allowlist/remove", &[("base_url", "x")]),
@@ -406,6 +410,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{va}", &a.va_id)
         .replace("{bulk_schedule}", &a.bulk_schedule_id)
         .replace("{bulk}", &a.bulk_id)
+        .replace("{invitation}", &a.invitation_id)
 }
 
 pub async fn call(app: &TestApp, method: &str, path: &str, fields: &[(String, String)]) -> (u16, String) {
@@ -434,21 +439,6 @@ async fn option_value(app: &TestApp, page: &str, label: &str) -> String {
         .to_owned()
 }
 
-async fn member_password(app: &TestApp, email: &str, role: &str) -> String {
-    let role_id = option_value(app, "/members", role).await;
-    let res = app
-        .post_form("/members", "/members", &[("email", email), ("role_id", &role_id)])
-        .await;
-    let body = res.text().await.unwrap();
-    body.split("<code class=\"secret\">")
-        .nth(1)
-        .unwrap()
-        .split('<')
-        .next()
-        .unwrap()
-        .to_owned()
-}
-
 /// Tenant A (the demo tenant) with one of everything.
 pub async fn populate_a(app: &TestApp) -> TenantA {
     let res = app
@@ -465,8 +455,19 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         .unwrap()
         .to_owned();
     app.post_form("/roles", "/roles", &[("name", "Nothing")]).await;
-    let password = member_password(app, "a-member@example.com", "Viewer").await;
-    assert!(!password.is_empty());
+    crate::access::add_member(app, "a-member@example.com", "Viewer", "amber-quartz-member").await;
+    let role_id_viewer = option_value(app, "/members", "Viewer").await;
+    app.post_form(
+        "/members",
+        "/members",
+        &[("email", "a-invitee@example.com"), ("role_id", &role_id_viewer)],
+    )
+    .await;
+    let invitation_id: String =
+        sqlx::query_scalar("SELECT id::text FROM invitations WHERE email = 'a-invitee@example.com'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
     // One webhook event, delivered as the service would.
     let (connection, sealed): (uuid::Uuid, Vec<u8>) =
         sqlx::query_as("SELECT id, client_secret_enc FROM connections WHERE is_builtin")
@@ -692,6 +693,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         va_id: va.id.to_string(),
         bulk_id: batch.id.to_string(),
         bulk_schedule_id: bulk_schedule.id.to_string(),
+        invitation_id,
     }
 }
 
@@ -714,12 +716,8 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
     let other = option_value(&app, "/", "Other Co").await;
     app.post_form("/", "/tenants/switch", &[("tenant_id", &other)])
         .await;
-    let bob_password = member_password(&app, "bob@other.example", "Owner").await;
+    let bob = crate::access::add_member(&app, "bob@other.example", "Owner", "bob-harbour-kettle-19").await;
     app.post_form("/", "/tenants/switch", &[("tenant_id", &a.tenant_id)])
-        .await;
-
-    let bob = app.another_browser();
-    bob.sign_in_replacing("bob@other.example", &bob_password, "bobs-own-password")
         .await;
     let creds = other_sandbox
         .shared
@@ -773,6 +771,8 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/roles/{role}/delete"),
         ("POST", "/members/{member}/role"),
         ("POST", "/members/{member}/remove"),
+        ("POST", "/members/{member}/unlock"),
+        ("POST", "/members/invitations/{invitation}/revoke"),
         ("POST", "/connections/{connection}/test"),
         ("POST", "/connections/{connection}/primary"),
         ("POST", "/connections/{connection}/delete"),
@@ -845,11 +845,8 @@ async fn a_member_without_permissions_is_refused_every_route() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
     let a = populate_a(&app).await;
-    let password = member_password(&app, "nobody@example.com", "Nothing").await;
-    let nobody = app.another_browser();
-    nobody
-        .sign_in_replacing("nobody@example.com", &password, "nobodys-password")
-        .await;
+    let nobody =
+        crate::access::add_member(&app, "nobody@example.com", "Nothing", "nobody-violet-lantern").await;
 
     let home = nobody.get_html("/").await;
     for href in [

@@ -2,6 +2,7 @@
 //! database per test, the in-process sandbox as upstream.
 
 mod access;
+mod accounts;
 mod approvals;
 mod audit;
 mod auth;

@@ -4,6 +4,8 @@
 //! admins read at `/platform/outbox`, so the portal can be tried, and
 //! tested, with no mail server.
 
+pub mod routes;
+
 use lettre::message::Mailbox;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use secrecy::{ExposeSecret, SecretString};
