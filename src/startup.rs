@@ -286,6 +286,7 @@ impl Application {
                 .route("/readyz", web::get().to(routes::health::readyz))
                 .route("/static/{name}", web::get().to(portal_web::assets::serve))
                 .configure(auth::routes::configure)
+                .configure(auth::security::configure)
                 .configure(crate::audit::routes::configure)
                 .configure(crate::access::routes::configure)
                 .configure(crate::access::invitation_routes::configure)

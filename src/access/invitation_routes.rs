@@ -104,7 +104,8 @@ async fn accept(
     let form = form.into_inner();
     let display_name = form.display_name.clone();
     match split(invitations::accept(&state, &token, form, from).await)? {
-        Ok(started) => Ok(into_portal(started, "/", state.secure_cookies)),
+        Ok(Some(started)) => Ok(into_portal(started, "/", state.secure_cookies)),
+        Ok(None) => Ok(crate::web::page::redirect("/login?joined=1")),
         Err(refusal) => {
             page(
                 &state,

@@ -196,7 +196,14 @@ pub struct From {
 }
 
 #[tracing::instrument(skip_all)]
-pub async fn accept(state: &AppState, token: &str, form: Acceptance, from: From) -> Result<Started, Failure> {
+/// Joins the tenant; the session to start, unless the account has
+/// two-factor on (then it signs in as usual).
+pub async fn accept(
+    state: &AppState,
+    token: &str,
+    form: Acceptance,
+    from: From,
+) -> Result<Option<Started>, Failure> {
     let gone = || {
         Refusal::form(
             "This invitation has expired, was used, or was revoked. Ask whoever invited you for a new one.",
@@ -210,6 +217,7 @@ pub async fn accept(state: &AppState, token: &str, form: Acceptance, from: From)
         .into());
     }
     let existing = users::by_email(&state.pool, &invitation.email).await?;
+    let existing_two_factor = existing.as_ref().is_some_and(|u| u.two_factor);
     let user_id = match &existing {
         Some(user) => {
             if !password::verify(Some(user.password_hash.clone()), form.password).await {
@@ -261,6 +269,10 @@ pub async fn accept(state: &AppState, token: &str, form: Acceptance, from: From)
         .with_details(serde_json::json!({"email": invitation.email, "role": invitation.role_name, "invitation": invitation.id}));
     audit::store::append_in(&mut tx, &[record]).await?;
     tx.commit().await?;
+    // An account with two-factor signs in with its code, as always.
+    if existing_two_factor {
+        return Ok(None);
+    }
     if let Some(previous) = &from.previous_session {
         session::end(&state.pool, &token_hash(previous)).await?;
     }
@@ -268,14 +280,14 @@ pub async fn accept(state: &AppState, token: &str, form: Acceptance, from: From)
         &state.pool,
         user_id,
         Some(invitation.tenant_id),
-        &from.ip,
-        &from.user_agent,
+        (&from.ip, &from.user_agent),
+        false,
     )
     .await?;
-    Ok(Started {
+    Ok(Some(Started {
         token,
         must_change_password: false,
-    })
+    }))
 }
 
 /// A new account's name and password hash, checked.

@@ -70,6 +70,16 @@ impl Member {
     pub fn actor(&self) -> Actor {
         self.user.actor()
     }
+
+    /// Two-factor is required here (by the tenant, or by a permission
+    /// held) and the account has none yet: only enrolment is open.
+    pub fn must_enrol_two_factor(&self) -> bool {
+        !self.user.two_factor && self.requires_two_factor()
+    }
+
+    pub fn requires_two_factor(&self) -> bool {
+        self.user.tenant_requires_two_factor || self.permissions.iter().any(|p| p.needs_two_factor())
+    }
 }
 
 impl FromRequest for Member {
@@ -100,7 +110,11 @@ impl FromRequest for Member {
                     PortalError::NoTenant
                 });
             };
-            Ok(Member::from_membership(user, m))
+            let member = Member::from_membership(user, m);
+            if member.must_enrol_two_factor() {
+                return Err(PortalError::TwoFactorRequired);
+            }
+            Ok(member)
         })
     }
 }
@@ -119,6 +133,7 @@ impl FromRequest for PlatformAdmin {
             None => Err(PortalError::NotSignedIn),
             Some(u) if u.must_change_password => Err(PortalError::PasswordChangeRequired),
             Some(u) if !u.is_platform_admin => Err(PortalError::Forbidden("platform admin".to_owned())),
+            Some(u) if !u.two_factor => Err(PortalError::TwoFactorRequired),
             Some(u) => Ok(PlatformAdmin(u)),
         })
     }

@@ -140,6 +140,41 @@ pub async fn unlock(state: &AppState, member: &Member, target: &MemberRow) -> Re
     Ok(format!("{} can sign in again.", target.email))
 }
 
+/// Whether every member of the tenant must use two-factor (those whose
+/// role can approve, administer or reveal card details always must).
+#[tracing::instrument(skip_all, fields(tenant = %member.tenant_id, required))]
+pub async fn require_two_factor(
+    state: &AppState,
+    member: &Member,
+    required: bool,
+) -> Result<String, Failure> {
+    let mut tx = state.pool.begin().await?;
+    sqlx::query!(
+        "UPDATE tenants SET require_two_factor = $2 WHERE id = $1",
+        member.tenant_id,
+        required
+    )
+    .execute(&mut *tx)
+    .await?;
+    let record = record(
+        member,
+        Event::MembersTwoFactorPolicy,
+        format!("tenant:{}", member.tenant_id),
+    )
+    .with_details(serde_json::json!({"required": required}));
+    audit::store::append_in(&mut tx, &[record]).await?;
+    tx.commit().await?;
+    Ok(match required {
+        true => {
+            "Every member now needs two-factor; those without it set it up at their next page.".to_owned()
+        }
+        false => {
+            "Two-factor is now required only of members who can approve, administer or reveal card details."
+                .to_owned()
+        }
+    })
+}
+
 /// Platform admins disable an account everywhere; its sessions end at once.
 #[tracing::instrument(skip_all, fields(%user_id, disabled))]
 pub async fn set_disabled(

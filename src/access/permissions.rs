@@ -85,6 +85,27 @@ impl Permission {
     pub fn parse(name: &str) -> Option<Permission> {
         Self::ALL.iter().copied().find(|p| p.name() == name)
     }
+
+    /// Holding it requires two-factor: it approves money or changes,
+    /// administers the tenant, or reveals card details.
+    pub fn needs_two_factor(self) -> bool {
+        use Permission::*;
+        matches!(
+            self,
+            CardsSecureView
+                | CardsMoneyApprove
+                | CardsTerminateApprove
+                | PayoutsApprove
+                | WithdrawalsApprove
+                | TradingApprove
+                | LightningApprove
+                | BulkApprove
+                | MembersManage
+                | RolesManage
+                | ConnectionsManage
+                | PoliciesManage
+        )
+    }
 }
 
 impl std::fmt::Display for Permission {

@@ -35,6 +35,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             web::post().to(revoke_invitation),
         )
         .route("/members/{user_id}/unlock", web::post().to(unlock_member))
+        .route("/members/two-factor", web::post().to(two_factor_policy))
         .route("/members/{user_id}/role", web::post().to(change_role))
         .route("/members/{user_id}/remove", web::post().to(remove_member))
         .route("/members/{user_id}/disable", web::post().to(disable_member))
@@ -206,6 +207,7 @@ struct MembersPage {
     draft: NewMember,
     invitations: Vec<Invitation>,
     pending: Vec<ActionRequest>,
+    two_factor_required: bool,
 }
 
 async fn render_members(
@@ -223,6 +225,7 @@ async fn render_members(
         errors,
         draft,
         invitations: invitations::waiting(state, member.tenant_id).await?,
+        two_factor_required: member.user.tenant_requires_two_factor,
         pending: approvals::pending_of(&state.pool, member.tenant_id, &[RoleChangeAction::KIND]).await?,
     }
     .render()?)
@@ -271,6 +274,24 @@ async fn revoke_invitation(
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::MembersManage)?;
     match split(invitations::revoke(&state, &member, *id).await)? {
+        Ok(notice) => Ok(done("/members", notice)),
+        Err(refusal) => refuse_members(&state, &member, refusal, NewMember::default()).await,
+    }
+}
+
+#[derive(Deserialize)]
+pub struct TwoFactorPolicy {
+    #[serde(default)]
+    required: String,
+}
+
+async fn two_factor_policy(
+    state: Data<AppState>,
+    member: Member,
+    form: Form<TwoFactorPolicy>,
+) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::MembersManage)?;
+    match split(members::require_two_factor(&state, &member, form.required == "yes").await)? {
         Ok(notice) => Ok(done("/members", notice)),
         Err(refusal) => refuse_members(&state, &member, refusal, NewMember::default()).await,
     }

@@ -19,6 +19,7 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
+use crate::auth::two_factor;
 use crate::controls::policies::{PolicyChange, PolicyChangeAction};
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
@@ -204,6 +205,7 @@ async fn inbox(
 struct BulkConfirm {
     shell: Shell,
     picked: Vec<(ActionRequest, String)>,
+    step_up: bool,
 }
 
 /// Approves the requests picked in the inbox, after a confirmation that
@@ -233,11 +235,25 @@ async fn bulk_approve(
         return html(&BulkConfirm {
             shell: Shell::new(&member, "/approvals"),
             picked: rows,
+            step_up: two_factor::needs_step_up(&member.user),
         });
     }
-    let (approved, errors) = engine::approve_each(&state.pool, &state.gate, &member, &picked).await?;
+    approve_picked(&state, &member, &picked, submission.get("code")).await
+}
+
+/// After a fresh proof of the second factor, each picked request on its own.
+async fn approve_picked(
+    state: &AppState,
+    member: &Member,
+    picked: &[(Uuid, String)],
+    code: Option<&str>,
+) -> Result<HttpResponse, PortalError> {
+    if let Err(refusal) = split(two_factor::step_up(&state.pool, &state.key, &member.user, code).await)? {
+        return render_inbox(state, member, InboxQuery::default(), None, vec![refusal.message]).await;
+    }
+    let (approved, errors) = engine::approve_each(&state.pool, &state.gate, member, picked).await?;
     let notice = Some(format!("Approved {approved} of {} request(s).", picked.len()));
-    render_inbox(&state, &member, InboxQuery::default(), notice, errors).await
+    render_inbox(state, member, InboxQuery::default(), notice, errors).await
 }
 
 #[derive(Template)]
@@ -260,6 +276,8 @@ struct DetailPage {
     error: Option<String>,
     /// Asking the approver to confirm, with the comment they typed.
     confirming: Option<String>,
+    /// Confirming asks for a code: the last proof is over 5 minutes old.
+    step_up: bool,
 }
 
 async fn render_detail(
@@ -326,6 +344,7 @@ async fn render_detail_confirming(
         request,
         error,
         confirming,
+        step_up: two_factor::needs_step_up(&member.user),
     }
     .render()?)
 }
@@ -347,6 +366,9 @@ pub struct DecisionForm {
     /// `yes` once the approver confirmed.
     #[serde(default)]
     confirmed: String,
+    /// The step-up code, when the page asked for one.
+    #[serde(default)]
+    code: String,
 }
 
 /// The engine decides who may decide (a backup role may, once escalated).
@@ -397,6 +419,12 @@ async fn approve(
     if form.confirmed != "yes" {
         let body = render_detail_confirming(&state, &member, *id, None, Some(form.comment.clone())).await?;
         return Ok(ok(body));
+    }
+    let stepped = two_factor::step_up(&state.pool, &state.key, &member.user, Some(&form.code)).await;
+    if let Err(refusal) = split(stepped)? {
+        let comment = Some(form.comment.clone());
+        let body = render_detail_confirming(&state, &member, *id, Some(refusal.message), comment).await?;
+        return Ok(unprocessable(body));
     }
     decide(&state, &member, *id, true, &form).await
 }
@@ -467,6 +495,11 @@ impl Submission {
     /// True once the member confirmed on the confirmation page.
     pub fn confirmed(&self) -> bool {
         self.0.iter().any(|(k, v)| k == "confirmed" && v == "yes")
+    }
+
+    /// One field's value, if the form has it.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
     /// The form's fields as a typed draft.

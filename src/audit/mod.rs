@@ -74,6 +74,7 @@ events! {
     MembersInvitationRevoked => "members.invitation_revoked";
     MembersInvited => "members.invited";
     MembersUnlocked => "members.unlocked";
+    MembersTwoFactorPolicy => "members.two_factor_policy";
     MembersRemoved => "members.removed";
     MembersRoleChanged => "members.role_changed";
     PoliciesChanged => "policies.changed";

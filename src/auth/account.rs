@@ -29,6 +29,18 @@ pub struct Started {
     pub must_change_password: bool,
 }
 
+/// What a right password leads to: a session, or (with two-factor on)
+/// the code page under a short-lived challenge token.
+pub enum SignedInWith {
+    Session(Started),
+    SecondFactor(String),
+}
+
+/// How long the code page waits after the password, and how many codes
+/// it takes before the password must be given again.
+pub const CHALLENGE_LIFETIME: chrono::Duration = chrono::Duration::minutes(5);
+const CHALLENGE_ATTEMPTS: i32 = 5;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SignInError {
     #[error("Too many failed sign-ins from your network. Wait 15 minutes, then try again.")]
@@ -54,7 +66,7 @@ async fn audit_failure(pool: &PgPool, actor: &Actor, reason: &str) -> Result<(),
 }
 
 #[tracing::instrument(skip_all, fields(ip = %attempt.ip))]
-pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInError> {
+pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<SignedInWith, SignInError> {
     let mut actor = Actor {
         user_id: None,
         email: attempt.email.trim().to_lowercase(),
@@ -79,22 +91,26 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInE
     let reason = match (&user, locked, active, matches) {
         (Some(user), None, true, true) if !expired => {
             throttle::record_success(pool, user.id).await?;
-            if let Some(previous) = &attempt.previous_session {
-                session::end(pool, &session::token_hash(previous)).await?;
+            if user.two_factor {
+                let challenge = session::random_token();
+                sqlx::query!(
+                    "INSERT INTO second_factor_challenges (token_hash, user_id, ip, user_agent, expires_at) \
+                     VALUES ($1, $2, $3, $4, now() + $5::interval)",
+                    session::token_hash(&challenge),
+                    user.id,
+                    attempt.ip,
+                    attempt.user_agent,
+                    crate::db::interval(CHALLENGE_LIFETIME),
+                )
+                .execute(pool)
+                .await?;
+                return Ok(SignedInWith::SecondFactor(challenge));
             }
-            let token = session::start(pool, user.id, None, &attempt.ip, &attempt.user_agent).await?;
-            let record = NewRecord::new(
-                &actor,
-                None,
-                Event::AuthSignIn,
-                format!("user:{}", user.id),
-                outcome::SUCCESS,
-            );
-            audit::store::append(pool, &[record]).await?;
-            return Ok(Started {
-                token,
+            let started = begin_session(pool, &actor, attempt.previous_session.as_deref(), false).await?;
+            return Ok(SignedInWith::Session(Started {
                 must_change_password: user.must_change_password,
-            });
+                ..started
+            }));
         }
         (None, ..) => "unknown email",
         (Some(_), Some(_), ..) => "account locked",
@@ -107,6 +123,96 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInE
     throttle::record_failure(pool, &attempt.ip, counted).await?;
     audit_failure(pool, &actor, reason).await?;
     Err(SignInError::Refused)
+}
+
+/// A new session for `actor` (the browser's previous one ends), audited
+/// as a sign-in.
+async fn begin_session(
+    pool: &PgPool,
+    actor: &Actor,
+    previous: Option<&str>,
+    verified: bool,
+) -> Result<Started, sqlx::Error> {
+    let user_id = actor.user_id.expect("a signed-in actor has an account");
+    if let Some(previous) = previous {
+        session::end(pool, &session::token_hash(previous)).await?;
+    }
+    let token = session::start(pool, user_id, None, (&actor.ip, &actor.user_agent), verified).await?;
+    let record = NewRecord::new(
+        actor,
+        None,
+        Event::AuthSignIn,
+        format!("user:{user_id}"),
+        outcome::SUCCESS,
+    )
+    .with_details(serde_json::json!({ "two_factor": verified }));
+    audit::store::append(pool, &[record]).await?;
+    Ok(Started {
+        token,
+        must_change_password: false,
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SecondFactorError {
+    #[error("That code is not right. Type the 6 digits your app shows now, or one of your recovery codes.")]
+    WrongCode,
+    #[error("Sign in again: the code page waits 5 minutes and takes 5 tries.")]
+    Expired,
+    #[error(transparent)]
+    Failure(#[from] Failure),
+}
+
+impl From<sqlx::Error> for SecondFactorError {
+    fn from(e: sqlx::Error) -> Self {
+        SecondFactorError::Failure(e.into())
+    }
+}
+
+/// The second step of signing in: a TOTP or recovery code for the
+/// challenge the password opened.
+#[tracing::instrument(skip_all)]
+pub async fn second_factor(
+    pool: &PgPool,
+    key: &crate::crypto::MasterKey,
+    challenge: &str,
+    code: &str,
+    previous: Option<&str>,
+) -> Result<Started, SecondFactorError> {
+    let row = sqlx::query!(
+        "UPDATE second_factor_challenges SET attempts = attempts + 1 \
+         WHERE token_hash = $1 AND expires_at > now() AND attempts < $2 \
+         RETURNING user_id, ip, user_agent",
+        session::token_hash(challenge),
+        CHALLENGE_ATTEMPTS,
+    )
+    .fetch_optional(pool)
+    .await?
+    .ok_or(SecondFactorError::Expired)?;
+    let user = store::by_id(pool, row.user_id)
+        .await?
+        .ok_or(SecondFactorError::Expired)?;
+    let actor = Actor {
+        user_id: Some(user.id),
+        email: user.email.clone(),
+        ip: row.ip,
+        user_agent: row.user_agent,
+    };
+    if !super::two_factor::check(pool, key, user.id, code).await? {
+        super::two_factor::record_failure(pool, &actor).await?;
+        return Err(SecondFactorError::WrongCode);
+    }
+    sqlx::query!(
+        "DELETE FROM second_factor_challenges WHERE token_hash = $1 OR expires_at < now()",
+        session::token_hash(challenge)
+    )
+    .execute(pool)
+    .await?;
+    let started = begin_session(pool, &actor, previous, true).await?;
+    Ok(Started {
+        must_change_password: user.must_change_password,
+        ..started
+    })
 }
 
 #[tracing::instrument(skip_all, fields(user = %user.user_id, everywhere))]

@@ -6,6 +6,8 @@ pub mod csrf;
 pub mod password;
 pub mod reset;
 pub mod routes;
+pub mod security;
 pub mod session;
 pub mod store;
 pub mod throttle;
+pub mod two_factor;

@@ -5,10 +5,10 @@ use actix_web::http::{header, StatusCode};
 use actix_web::web::{self, Data, Form};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 
-use super::account::{self, Attempt, PasswordChange, SignInError, Started};
+use super::account::{self, Attempt, PasswordChange, SecondFactorError, SignInError, SignedInWith, Started};
 use super::session::{self, SignedIn};
 use super::{csrf, password, reset};
 use crate::startup::AppState;
@@ -20,6 +20,8 @@ use crate::web::page::{done, html, redirect, unprocessable};
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/login", web::get().to(login_form))
         .route("/login", web::post().to(login))
+        .route("/login/two-factor", web::get().to(code_form))
+        .route("/login/two-factor", web::post().to(code))
         .route("/logout", web::post().to(logout))
         .route("/logout/everywhere", web::post().to(logout_everywhere))
         .route("/account/password", web::get().to(password_form))
@@ -48,6 +50,8 @@ pub struct NoticeQuery {
     #[serde(default)]
     reset: Option<String>,
     #[serde(default)]
+    joined: Option<String>,
+    #[serde(default)]
     next: String,
 }
 
@@ -73,6 +77,7 @@ async fn login_form(
         return Ok(redirect("/"));
     }
     let notice = match (&query.signed_out, query.next.is_empty()) {
+        _ if query.joined.is_some() => Some("You joined the tenant. Sign in with your password and code to continue."),
         _ if query.reset.is_some() => Some("Your password is changed and every session of your account has ended. Sign in with the new password."),
         (Some(_), _) => Some("You are signed out."),
         (None, false) => Some("Your session ended. Sign in to go back to where you were."),
@@ -117,7 +122,10 @@ async fn login(
         previous_session: req.cookie(session::COOKIE).map(|c| c.value().to_owned()),
     };
     let (status, message) = match account::sign_in(&state.pool, attempt).await {
-        Ok(started) => return Ok(signed_in(started, &next, state.secure_cookies)),
+        Ok(SignedInWith::Session(started)) => return Ok(signed_in(started, &next, state.secure_cookies)),
+        Ok(SignedInWith::SecondFactor(challenge)) => {
+            return Ok(to_code_page(&challenge, &next, state.secure_cookies))
+        }
         Err(SignInError::Db(e)) => return Err(e.into()),
         Err(e @ SignInError::Throttled) => (StatusCode::TOO_MANY_REQUESTS, e.to_string()),
         Err(e) => (StatusCode::UNAUTHORIZED, e.to_string()),
@@ -302,5 +310,118 @@ async fn reset(
             .cookie(session::removal_cookie(state.secure_cookies))
             .finish()),
         Err(refusal) => reset_page(&state, token.into_inner(), refusal.into()).await,
+    }
+}
+
+/// The cookie that carries the second step's challenge: only to
+/// `/login/two-factor`, for five minutes.
+const CHALLENGE_COOKIE: &str = "paydesk_two_factor";
+
+fn challenge_cookie(value: String, secure: bool) -> actix_web::cookie::Cookie<'static> {
+    actix_web::cookie::Cookie::build(CHALLENGE_COOKIE, value)
+        .path("/login/two-factor")
+        .http_only(true)
+        .secure(secure)
+        .same_site(actix_web::cookie::SameSite::Strict)
+        .max_age(actix_web::cookie::time::Duration::minutes(5))
+        .finish()
+}
+
+fn to_code_page(challenge: &str, next: &str, secure: bool) -> HttpResponse {
+    let query =
+        serde_urlencoded::to_string([("next", local_path(next).unwrap_or_default())]).unwrap_or_default();
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, format!("/login/two-factor?{query}")))
+        .cookie(challenge_cookie(challenge.to_owned(), secure))
+        .finish()
+}
+
+#[derive(Template)]
+#[template(path = "auth/two_factor.html")]
+struct CodePage {
+    csrf_token: String,
+    error: Option<String>,
+    next: String,
+}
+
+/// The code page; in a browser still signed in (signing in again), its
+/// form carries that session's token, which the CSRF check expects.
+fn code_page(
+    status: StatusCode,
+    error: Option<String>,
+    next: &str,
+    signed_in: Option<&SignedIn>,
+    secure: bool,
+) -> Result<HttpResponse, PortalError> {
+    let page = CodePage {
+        csrf_token: signed_in.map_or_else(session::random_token, |s| s.csrf_token.clone()),
+        error,
+        next: local_path(next).unwrap_or_default().to_owned(),
+    };
+    Ok(match signed_in {
+        Some(_) => HttpResponse::build(status)
+            .content_type("text/html; charset=utf-8")
+            .body(page.render()?),
+        None => csrf::pre_session_page(status, &page.csrf_token, page.render()?, secure),
+    })
+}
+
+async fn code_form(
+    state: Data<AppState>,
+    signed_in: Option<SignedIn>,
+    query: web::Query<NoticeQuery>,
+) -> Result<HttpResponse, PortalError> {
+    code_page(
+        StatusCode::OK,
+        None,
+        &query.next,
+        signed_in.as_ref(),
+        state.secure_cookies,
+    )
+}
+
+#[derive(Deserialize)]
+pub struct CodeForm {
+    code: SecretString,
+    #[serde(default)]
+    next: String,
+}
+
+async fn code(
+    state: Data<AppState>,
+    req: HttpRequest,
+    already: Option<SignedIn>,
+    form: Form<CodeForm>,
+) -> Result<HttpResponse, PortalError> {
+    let challenge = req
+        .cookie(CHALLENGE_COOKIE)
+        .map(|c| c.value().to_owned())
+        .unwrap_or_default();
+    let previous = req.cookie(session::COOKIE).map(|c| c.value().to_owned());
+    let checked = account::second_factor(
+        &state.pool,
+        &state.key,
+        &challenge,
+        form.code.expose_secret(),
+        previous.as_deref(),
+    )
+    .await;
+    match checked {
+        Ok(started) => {
+            let mut res = signed_in(started, &form.next, state.secure_cookies);
+            let mut gone = challenge_cookie(String::new(), state.secure_cookies);
+            gone.set_max_age(actix_web::cookie::time::Duration::ZERO);
+            res.add_cookie(&gone)
+                .map_err(|e| PortalError::Internal(Box::new(e)))?;
+            Ok(res)
+        }
+        Err(SecondFactorError::Failure(crate::web::form::Failure::Portal(e))) => Err(e),
+        Err(e) => code_page(
+            StatusCode::UNAUTHORIZED,
+            Some(e.to_string()),
+            &form.next,
+            already.as_ref(),
+            state.secure_cookies,
+        ),
     }
 }

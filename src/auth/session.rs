@@ -42,6 +42,13 @@ pub struct SignedIn {
     pub active_tenant_id: Option<Uuid>,
     pub ip: String,
     pub user_agent: String,
+    /// The account has TOTP two-factor turned on.
+    pub two_factor: bool,
+    /// When this session last proved the second factor (at sign-in or a
+    /// step-up), for actions that need a fresh proof.
+    pub verified_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// The active tenant requires two-factor of every member.
+    pub tenant_requires_two_factor: bool,
     /// What the user's last change said (post, then redirect), shown once
     /// on the page they land on.
     pub notices: Vec<String>,
@@ -83,23 +90,25 @@ pub fn token_hash(token: &str) -> Vec<u8> {
 }
 
 /// Starts a session (a new id at every sign-in); returns the cookie token.
+/// `verified` says the second factor was just proved.
 pub async fn start(
     pool: &PgPool,
     user_id: Uuid,
     active_tenant_id: Option<Uuid>,
-    ip: &str,
-    user_agent: &str,
+    (ip, user_agent): (&str, &str),
+    verified: bool,
 ) -> Result<String, sqlx::Error> {
     let token = random_token();
     sqlx::query!(
-        "INSERT INTO sessions (token_hash, user_id, csrf_token, active_tenant_id, ip, user_agent) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO sessions (token_hash, user_id, csrf_token, active_tenant_id, ip, user_agent, verified_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7 THEN now() END)",
         token_hash(&token),
         user_id,
         random_token(),
         active_tenant_id,
         ip,
         user_agent,
+        verified,
     )
     .execute(pool)
     .await?;
@@ -120,12 +129,15 @@ pub async fn load(
     let row = sqlx::query!(
         r#"SELECT s.user_id, u.email, u.display_name, u.is_platform_admin, u.must_change_password, s.csrf_token,
                   s.active_tenant_id, s.last_seen_at < now() - $2::interval AS "stale!",
+                  u.totp_enabled_at IS NOT NULL AS "two_factor!", s.verified_at,
+                  coalesce(t.require_two_factor, false) AS "tenant_requires_two_factor!",
                   m.tenant_id AS "tenant_id?", m.tenant_name AS "tenant_name?", m.role_name AS "role_name?",
                   m.permissions AS "permissions?", m.environment AS "environment?",
                   m.connection_id AS "connection_id?", m.connection_updated_at AS "connection_updated_at?",
                   m.tenants AS "tenants?: Json<Vec<(Uuid, String)>>"
            FROM sessions s JOIN users u ON u.id = s.user_id
            LEFT JOIN LATERAL membership_of(s.user_id, s.active_tenant_id) m ON true
+           LEFT JOIN tenants t ON t.id = m.tenant_id
            WHERE s.token_hash = $1 AND u.disabled_at IS NULL
              AND s.last_seen_at > now() - $3::interval AND s.created_at > now() - $4::interval"#,
         hash,
@@ -171,6 +183,9 @@ pub async fn load(
         active_tenant_id: row.active_tenant_id,
         ip: ip.to_owned(),
         user_agent: user_agent.to_owned(),
+        two_factor: row.two_factor,
+        verified_at: row.verified_at,
+        tenant_requires_two_factor: row.tenant_requires_two_factor,
         notices: Vec::new(),
     };
     Ok(Some((signed_in, membership)))
@@ -229,4 +244,45 @@ pub fn removal_cookie(secure: bool) -> Cookie<'static> {
     let mut c = cookie(String::new(), secure);
     c.set_max_age(time::Duration::ZERO);
     c
+}
+
+/// One of a user's live sessions, for their security page.
+pub struct SessionRow {
+    /// The hex of the token's hash: names the session without being it.
+    pub id: String,
+    pub ip: String,
+    pub user_agent: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub last_seen_at: chrono::DateTime<chrono::Utc>,
+    pub current: bool,
+}
+
+pub async fn of_user(pool: &PgPool, user: &SignedIn) -> Result<Vec<SessionRow>, sqlx::Error> {
+    sqlx::query_as!(
+        SessionRow,
+        r#"SELECT encode(token_hash, 'hex') AS "id!", ip, user_agent, created_at, last_seen_at,
+                  token_hash = $2 AS "current!"
+           FROM sessions WHERE user_id = $1 AND last_seen_at > now() - $3::interval
+           ORDER BY last_seen_at DESC"#,
+        user.user_id,
+        user.token_hash,
+        interval(IDLE_TIMEOUT),
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// Ends one of the user's own sessions; false when there is no such one.
+pub async fn end_own(pool: &PgPool, user_id: Uuid, id: &str) -> Result<bool, sqlx::Error> {
+    let Ok(hash) = hex::decode(id) else {
+        return Ok(false);
+    };
+    let ended = sqlx::query!(
+        "DELETE FROM sessions WHERE user_id = $1 AND token_hash = $2",
+        user_id,
+        hash
+    )
+    .execute(pool)
+    .await?;
+    Ok(ended.rows_affected() == 1)
 }

@@ -19,14 +19,15 @@ pub struct User {
     pub failed_logins: i32,
     pub locked_until: Option<DateTime<Utc>>,
     pub password_expires_at: Option<DateTime<Utc>>,
+    pub two_factor: bool,
 }
 
 pub async fn by_email(pool: &PgPool, email: &str) -> Result<Option<User>, sqlx::Error> {
     sqlx::query_as!(
         User,
-        "SELECT id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at, \
-           failed_logins, locked_until, password_expires_at \
-         FROM users WHERE email = $1",
+        r#"SELECT id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at,
+                  failed_logins, locked_until, password_expires_at, totp_enabled_at IS NOT NULL AS "two_factor!"
+           FROM users WHERE email = $1"#,
         email.trim().to_lowercase(),
     )
     .fetch_optional(pool)
@@ -36,9 +37,9 @@ pub async fn by_email(pool: &PgPool, email: &str) -> Result<Option<User>, sqlx::
 pub async fn by_id(pool: &PgPool, id: Uuid) -> Result<Option<User>, sqlx::Error> {
     sqlx::query_as!(
         User,
-        "SELECT id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at, \
-           failed_logins, locked_until, password_expires_at \
-         FROM users WHERE id = $1",
+        r#"SELECT id, email, display_name, password_hash, is_platform_admin, must_change_password, disabled_at,
+                  failed_logins, locked_until, password_expires_at, totp_enabled_at IS NOT NULL AS "two_factor!"
+           FROM users WHERE id = $1"#,
         id,
     )
     .fetch_optional(pool)

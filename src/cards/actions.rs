@@ -190,32 +190,56 @@ struct SecretPage {
     secret: Secret,
 }
 
+/// The code a step-up form carries (empty when the session is fresh).
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct StepUpForm {
+    #[serde(default)]
+    code: String,
+}
+
+/// The card's details after a fresh proof of the second factor, audited;
+/// or what to tell the member.
+async fn revealed(
+    state: &AppState,
+    member: &Member,
+    id: &str,
+    code: &str,
+) -> Result<Result<paydesk_api::models::cards::SecureDetails, String>, PortalError> {
+    let client = state.client_for(member, Permission::CardsSecureView).await?;
+    let stepped = crate::auth::two_factor::step_up(&state.pool, &state.key, &member.user, Some(code)).await;
+    if let Err(refusal) = crate::web::form::split(stepped)? {
+        return Ok(Err(refusal.message));
+    }
+    match client.card_secure_details(id).await {
+        Ok(d) => {
+            let target = format!("card:{id}");
+            audit::member_did(
+                &state.pool,
+                member,
+                Event::CardsDetailsRevealed,
+                target,
+                json!({}),
+            )
+            .await?;
+            Ok(Ok(d))
+        }
+        Err(e @ ApiError::Problem { status: 429, .. }) => Ok(Err(format!(
+            "{}. Card details can be shown twice a minute per card.",
+            describe_upstream(&e).0
+        ))),
+        Err(e) => Ok(Err(user_fixable(e)?)),
+    }
+}
+
 pub async fn reveal(
     state: Data<AppState>,
     member: Member,
     req: actix_web::HttpRequest,
     id: Path<Uuid>,
+    form: Form<StepUpForm>,
 ) -> Result<HttpResponse, PortalError> {
     let id = id.to_string();
-    let client = state.client_for(&member, Permission::CardsSecureView).await?;
-    let details = match client.card_secure_details(&id).await {
-        Ok(d) => {
-            audit::member_did(
-                &state.pool,
-                &member,
-                Event::CardsDetailsRevealed,
-                format!("card:{id}"),
-                json!({}),
-            )
-            .await?;
-            Ok(d)
-        }
-        Err(e @ ApiError::Problem { status: 429, .. }) => Err(format!(
-            "{}. Card details can be shown twice a minute per card.",
-            describe_upstream(&e).0
-        )),
-        Err(e) => Err(user_fixable(e)?),
-    };
+    let details = revealed(&state, &member, &id, &form.code).await?;
     let secret = Secret {
         card_id: id,
         details,

@@ -343,6 +343,8 @@ struct DetailPage {
     balance_reference: String,
     can_manage: bool,
     can_reveal: bool,
+    /// Revealing asks for a code: the last proof is over 5 minutes old.
+    step_up: bool,
     can_request_termination: bool,
     termination_opens: Option<String>,
     limits: rules::LimitsDraft,
@@ -376,6 +378,7 @@ pub(super) async fn render_detail(
         balance_reference: format!("paydesk-card-balance-{}", Uuid::new_v4().simple()),
         can_manage: open && member.can(Permission::CardsManage),
         can_reveal: open && member.can(Permission::CardsSecureView),
+        step_up: crate::auth::two_factor::needs_step_up(&member.user),
         can_request_termination: open && member.can(Permission::CardsTerminateRequest),
         termination_opens,
         limits: rules::LimitsDraft::from_limits(&live.card.card_limits),

@@ -5,8 +5,6 @@
 use chrono::{DateTime, TimeZone, Utc};
 use paydesk_api::models::lightning::{Invoice, NewInvoice};
 use paydesk_api::units::Sats;
-use qrcode::render::svg;
-use qrcode::QrCode;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
@@ -130,23 +128,10 @@ pub fn countdown(seconds: i64) -> String {
     }
 }
 
-/// The request as a QR code, an SVG drawn on the server (no script runs
-/// on the page). Upper case keeps the code small (alphanumeric mode);
-/// wallets read BOLT11 in either case.
+/// The request as a QR code. Upper case keeps the code small
+/// (alphanumeric mode); wallets read BOLT11 in either case.
 pub fn qr_svg(request: &str) -> String {
-    let Ok(code) = QrCode::new(request.to_uppercase().as_bytes()) else {
-        return String::new();
-    };
-    let image = code
-        .render::<svg::Color>()
-        .min_dimensions(240, 240)
-        .quiet_zone(true)
-        .build();
-    // Drop the XML declaration: the SVG sits inside the page.
-    match image.find("<svg") {
-        Some(start) => image[start..].to_owned(),
-        None => image,
-    }
+    crate::web::qr::svg(&request.to_uppercase())
 }
 
 #[cfg(test)]

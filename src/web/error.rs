@@ -15,6 +15,8 @@ pub enum PortalError {
     NotSignedIn,
     #[error("choose a new password to continue")]
     PasswordChangeRequired,
+    #[error("turn on two-factor to continue")]
+    TwoFactorRequired,
     #[error("create a tenant to start")]
     SetUpTenant,
     #[error("you need the '{0}' permission for this; ask an admin of this tenant to grant it")]
@@ -103,9 +105,10 @@ pub fn user_fixable(e: ApiError) -> Result<String, PortalError> {
 impl ResponseError for PortalError {
     fn status_code(&self) -> StatusCode {
         match self {
-            PortalError::NotSignedIn | PortalError::PasswordChangeRequired | PortalError::SetUpTenant => {
-                StatusCode::SEE_OTHER
-            }
+            PortalError::NotSignedIn
+            | PortalError::PasswordChangeRequired
+            | PortalError::TwoFactorRequired
+            | PortalError::SetUpTenant => StatusCode::SEE_OTHER,
             PortalError::Forbidden(_) | PortalError::CsrfRejected => StatusCode::FORBIDDEN,
             PortalError::NotFound(_) => StatusCode::NOT_FOUND,
             PortalError::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -121,6 +124,7 @@ impl ResponseError for PortalError {
         let redirect = match self {
             PortalError::NotSignedIn => Some("/login"),
             PortalError::PasswordChangeRequired => Some("/account/password"),
+            PortalError::TwoFactorRequired => Some("/account/security"),
             PortalError::SetUpTenant => Some("/platform"),
             _ => None,
         };

@@ -12,3 +12,4 @@ pub mod listing;
 pub mod middleware;
 pub mod notice;
 pub mod page;
+pub mod qr;

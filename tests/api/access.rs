@@ -42,6 +42,7 @@ pub async fn add_member(app: &TestApp, email: &str, role: &str, password: &str) 
         )
         .await;
     assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
+    invitee.enrol_two_factor_if_asked().await;
     invitee
 }
 

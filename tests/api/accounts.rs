@@ -291,3 +291,144 @@ async fn the_first_admins_one_time_password_expires_and_the_next_start_prints_a_
     let res = app.another_browser().sign_in(&app.admin_email, &password).await;
     assert_eq!(location(&res), "/account/password");
 }
+
+#[tokio::test]
+async fn a_code_signs_in_once_and_a_recovery_code_stands_in_for_a_lost_phone_once() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let email = app.admin_email.clone();
+    let password = app.admin_password.clone();
+
+    let phone = app.another_browser();
+    let res = phone.sign_in(&email, &password).await;
+    assert!(
+        location(&res).starts_with("/login/two-factor"),
+        "the password alone is not enough"
+    );
+    assert_eq!(location(&phone.get("/").await), "/login", "no session yet");
+    let wrong = phone
+        .post_form("/login/two-factor", "/login/two-factor", &[("code", "000000")])
+        .await;
+    assert_eq!(wrong.status().as_u16(), 401);
+    let code = app.code_for(&email).await;
+    let res = phone
+        .post_form("/login/two-factor", "/login/two-factor", &[("code", &code)])
+        .await;
+    assert_eq!(location(&res), "/");
+    // The same code again, elsewhere: refused (a code works once).
+    let replay = app.another_browser();
+    replay.sign_in(&email, &password).await;
+    let res = replay
+        .post_form("/login/two-factor", "/login/two-factor", &[("code", &code)])
+        .await;
+    assert_eq!(res.status().as_u16(), 401);
+
+    // New recovery codes, then one of them instead of the phone, once.
+    let fresh = app.code_for(&email).await;
+    let res = app
+        .post_form(
+            "/account/security",
+            "/account/security/recovery-codes",
+            &[("code", &fresh)],
+        )
+        .await;
+    let page = res.text().await.unwrap();
+    let recovery = page
+        .split("<li><code>")
+        .nth(1)
+        .and_then(|r| r.split('<').next())
+        .expect("the codes are shown once")
+        .to_owned();
+    let lost_phone = app.another_browser();
+    lost_phone.sign_in(&email, &password).await;
+    let res = lost_phone
+        .post_form("/login/two-factor", "/login/two-factor", &[("code", &recovery)])
+        .await;
+    assert_eq!(location(&res), "/");
+    let again = app.another_browser();
+    again.sign_in(&email, &password).await;
+    let res = again
+        .post_form("/login/two-factor", "/login/two-factor", &[("code", &recovery)])
+        .await;
+    assert_eq!(res.status().as_u16(), 401, "a recovery code works once");
+
+    // Sessions are listed on the security page and can be ended there.
+    let page = app.get_html("/account/security").await;
+    assert!(page.contains("this browser") && page.contains("/end\""), "{page}");
+    let id = page
+        .split("/account/security/sessions/")
+        .nth(1)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let res = app
+        .post_form(
+            "/account/security",
+            &format!("/account/security/sessions/{id}/end"),
+            &[],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 303);
+    let live: i64 = sqlx::query_scalar("SELECT count(*) FROM sessions WHERE encode(token_hash, 'hex') = $1")
+        .bind(&id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(live, 0);
+}
+
+#[tokio::test]
+async fn two_factor_is_required_by_role_and_by_tenant_setting() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    // A viewer may go without it; the portal doesn't ask.
+    let viewer = add_member(&app, "reader@example.com", "Viewer", "reader-copper-fjord").await;
+    assert_eq!(viewer.get("/").await.status().as_u16(), 200);
+    // An approver is sent to set it up before anything else.
+    let role_id = role(&app, "Approver").await;
+    app.post_form(
+        "/members",
+        "/members",
+        &[("email", "checker@example.com"), ("role_id", &role_id)],
+    )
+    .await;
+    let link = app.mailed_link("checker@example.com", "/invitations/").await;
+    let approver = app.another_browser();
+    let fields = [
+        ("display_name", "Che Cker"),
+        ("password", "checker-amber-dune"),
+        ("confirm_password", "checker-amber-dune"),
+    ];
+    approver.post_form(&link, &link, &fields).await;
+    assert_eq!(location(&approver.get("/approvals").await), "/account/security");
+    assert!(approver
+        .get_html("/account/security")
+        .await
+        .contains("Your role requires two-factor"));
+    // The tenant asks it of everyone: the viewer is sent too.
+    let res = app
+        .post_form("/members", "/members/two-factor", &[("required", "yes")])
+        .await;
+    assert!(app
+        .landing(res)
+        .await
+        .contains("Every member now needs two-factor"));
+    assert_eq!(location(&viewer.get("/").await), "/account/security");
+    viewer.enrol_two_factor_if_asked().await;
+    assert_eq!(viewer.get("/").await.status().as_u16(), 200);
+    // And it can't be turned off while required.
+    let code = app.code_for("reader@example.com").await;
+    let res = viewer
+        .post_form(
+            "/account/security",
+            "/account/security/two-factor/disable",
+            &[("code", &code)],
+        )
+        .await;
+    assert_eq!(res.status().as_u16(), 422);
+    let actions = app.audit_actions().await;
+    assert!(actions.contains(&("auth.two_factor_enabled".into(), "success".into())));
+    assert!(actions.contains(&("members.two_factor_policy".into(), "success".into())));
+}

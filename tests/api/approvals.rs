@@ -19,13 +19,21 @@ pub async fn members(app: &TestApp, role: &str, emails: &[String]) -> Vec<TestAp
     .unwrap();
     for email in emails {
         let id = uuid::Uuid::new_v4();
-        sqlx::query("INSERT INTO users (id, email, display_name, password_hash) VALUES ($1, $2, $2, $3)")
-            .bind(id)
-            .bind(email)
-            .bind(&hash)
-            .execute(&app.pool)
-            .await
-            .unwrap();
+        // Set up with two-factor, as their roles may require.
+        let secret = app.key.seal(&secrecy::SecretString::from(
+            totp_rs::Secret::generate().to_base32(),
+        ));
+        sqlx::query(
+            "INSERT INTO users (id, email, display_name, password_hash, totp_secret_enc, totp_enabled_at) \
+             VALUES ($1, $2, $2, $3, $4, now())",
+        )
+        .bind(id)
+        .bind(email)
+        .bind(&hash)
+        .bind(secret)
+        .execute(&app.pool)
+        .await
+        .unwrap();
         sqlx::query("INSERT INTO memberships (tenant_id, user_id, role_id) VALUES ($1, $2, $3)")
             .bind(tenant)
             .bind(id)
@@ -36,7 +44,7 @@ pub async fn members(app: &TestApp, role: &str, emails: &[String]) -> Vec<TestAp
     }
     let sign_ins = emails.iter().map(|email| async move {
         let browser = app.another_browser();
-        let res = browser.sign_in(email, "member-password-123").await;
+        let res = browser.sign_in_with_code(email, "member-password-123").await;
         assert_eq!(res.status().as_u16(), 303, "{email} signs in");
         browser
     });

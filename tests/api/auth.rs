@@ -40,8 +40,8 @@ async fn the_one_time_password_signs_in_and_must_be_replaced() {
         )
         .await;
     assert_eq!(res.status().as_u16(), 303);
-    let home = app.get("/").await;
-    assert_eq!(home.status().as_u16(), 200);
+    // An Owner sets up two-factor next, before any other page.
+    assert_eq!(location(&app.get("/").await), "/account/security");
 
     // The old password no longer works; the new one does.
     let other = new_browser();
@@ -150,7 +150,8 @@ async fn signing_in_again_ends_the_browsers_previous_session() {
         ("password", app.admin_password.as_str()),
     ];
     let res = app.post_form("/", "/login", &fields).await;
-    assert_eq!(res.status().as_u16(), 303);
+    let res = app.second_step(res, &app.admin_email, "").await;
+    assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
     let sessions: Vec<Vec<u8>> = sqlx::query_scalar("SELECT token_hash FROM sessions")
         .fetch_all(&app.pool)
         .await
@@ -164,27 +165,10 @@ async fn signing_in_again_ends_the_browsers_previous_session() {
 async fn a_new_session_id_at_every_sign_in_and_sign_out_everywhere() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
-    let second = new_browser();
-    let token = csrf_in(
-        &second
-            .get(app.url("/login"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap(),
-    );
+    let second = app.another_browser();
     let res = second
-        .post(app.url("/login"))
-        .form(&[
-            ("csrf_token", token.as_str()),
-            ("email", &app.admin_email),
-            ("password", &app.admin_password),
-        ])
-        .send()
-        .await
-        .unwrap();
+        .sign_in_with_code(&app.admin_email, &app.admin_password)
+        .await;
     assert_eq!(res.status().as_u16(), 303);
     let hashes: Vec<Vec<u8>> = sqlx::query_scalar("SELECT token_hash FROM sessions")
         .fetch_all(&app.pool)
@@ -197,10 +181,7 @@ async fn a_new_session_id_at_every_sign_in_and_sign_out_everywhere() {
         .post_form("/account/password", "/logout/everywhere", &[])
         .await;
     assert_eq!(res.status().as_u16(), 303);
-    assert_eq!(
-        location(&second.get(app.url("/")).send().await.unwrap()),
-        "/login"
-    );
+    assert_eq!(location(&second.get("/").await), "/login");
     assert_eq!(location(&app.get("/").await), "/login");
 }
 
@@ -214,7 +195,7 @@ async fn idle_and_absolute_timeouts_end_sessions() {
         .unwrap();
     assert_eq!(location(&app.get("/").await), "/login");
 
-    app.sign_in(&app.admin_email, &app.admin_password).await;
+    app.sign_in_with_code(&app.admin_email, &app.admin_password).await;
     assert_eq!(app.get("/").await.status().as_u16(), 200);
     sqlx::query("UPDATE sessions SET created_at = now() - interval '12 hours 1 minute'")
         .execute(&app.pool)
@@ -360,6 +341,13 @@ async fn an_ended_session_sends_the_browser_to_sign_in_and_back() {
             ],
         )
         .await;
+    assert_eq!(
+        location(&res),
+        "/login/two-factor?next=%2Ftransactions%3Fcurrency%3DUSDT"
+    );
+    let res = stranger
+        .second_step(res, &app.admin_email, "/transactions?currency=USDT")
+        .await;
     assert_eq!(location(&res), "/transactions?currency=USDT");
 
     let elsewhere = app.another_browser();
@@ -373,6 +361,10 @@ async fn an_ended_session_sends_the_browser_to_sign_in_and_back() {
                 ("next", "//evil.example/"),
             ],
         )
+        .await;
+    assert_eq!(location(&res), "/login/two-factor?next=");
+    let res = elsewhere
+        .second_step(res, &app.admin_email, "//evil.example/")
         .await;
     assert_eq!(location(&res), "/");
 }

@@ -115,7 +115,8 @@ async fn wait_for_text(c: &Client, expected: &str) -> String {
 }
 
 #[tokio::test]
-async fn a_new_user_signs_in_sees_balances_generates_an_address_and_signs_out() {
+async fn a_new_admin_chooses_a_password_sets_up_two_factor_sees_balances_generates_an_address_and_signs_out()
+{
     let app = spawn_app().await;
     let driver = start_driver().await;
     let c = browser(&driver).await;
@@ -133,6 +134,48 @@ async fn a_new_user_signs_in_sees_balances_generates_an_address_and_signs_out() 
     fill(&c, "input[name=new_password]", "browser-chosen-password").await;
     fill(&c, "input[name=confirm_password]", "browser-chosen-password").await;
     click(&c, Locator::Css("button.primary")).await;
+
+    // An Owner must use two-factor: the portal asks for it before anything else.
+    let asked = wait_for_text(&c, "Your role requires two-factor").await;
+    assert!(asked.contains("Where you are signed in"), "{asked}");
+    click(&c, Locator::XPath("//button[text()='Set up two-factor']")).await;
+    wait_for_text(&c, "Scan this code").await;
+    assert!(
+        c.find(Locator::Css(".qr svg")).await.is_ok(),
+        "a QR code is drawn"
+    );
+    snap(&c, "1b-two-factor-setup").await;
+    let key = c
+        .find(Locator::Css("code.totp-secret"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    fill(&c, "input[name=code]", "000000").await;
+    click(&c, Locator::XPath("//button[text()='Turn on two-factor']")).await;
+    wait_for_text(&c, "That code is not right").await;
+    let shown_again = c
+        .find(Locator::Css("code.totp-secret"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(key, shown_again, "the same key, to try again");
+    fill(&c, "input[name=code]", &crate::helpers::current_code(&key)).await;
+    click(&c, Locator::XPath("//button[text()='Turn on two-factor']")).await;
+    let on = wait_for_text(&c, "Two-factor is on.").await;
+    assert_eq!(
+        c.find_all(Locator::Css(".recovery-codes li"))
+            .await
+            .unwrap()
+            .len(),
+        10,
+        "{on}"
+    );
+    snap(&c, "1c-recovery-codes").await;
+    click(&c, Locator::LinkText("Continue to the dashboard")).await;
 
     let dashboard = wait_for_text(&c, "2.50000000 BTC").await;
     assert!(dashboard.contains("Sandbox — test data"), "{dashboard}");
@@ -209,11 +252,32 @@ async fn sign_in(c: &Client, app: &crate::helpers::TestApp, email: &str, passwor
     fill(c, "input[name=email]", email).await;
     fill(c, "input[name=password]", password).await;
     click(c, Locator::Css("button[type=submit]")).await;
-    wait_for_text(c, "Dashboard").await;
+    // Accounts with two-factor are asked for a code next.
+    let page = wait_for_any(c, &["Dashboard", "Enter your code"]).await;
+    if page.contains("Enter your code") {
+        fill(c, "input[name=code]", &app.code_for(email).await).await;
+        click(c, Locator::Css("button[type=submit]")).await;
+        wait_for_text(c, "Dashboard").await;
+    }
+}
+
+/// The page's text once it shows one of `expected`.
+async fn wait_for_any(c: &Client, expected: &[&str]) -> String {
+    let mut text = String::new();
+    for _ in 0..100 {
+        if let Ok(body) = c.find(Locator::Css("body")).await {
+            text = body.text().await.unwrap_or_default();
+            if expected.iter().any(|e| text.contains(e)) {
+                return text;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the page never showed any of {expected:?}; it shows:\n{text}");
 }
 
 #[tokio::test]
-async fn a_maker_files_a_payout_and_a_checker_approves_it_in_the_browser() {
+async fn a_maker_files_a_payout_and_a_checker_approves_it_with_a_fresh_code_in_the_browser() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
     crate::approvals::members(&app, "Operator", &["maker@example.com".into()]).await;
@@ -252,8 +316,32 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_in_the_browser() {
         .unwrap();
     wait_for_text(&checker, "Your decision").await;
     fill(&checker, "textarea[name=comment]", "checked the invoice").await;
+    // The checker's last code is over five minutes old: approving asks again.
+    sqlx::query(
+        "UPDATE sessions SET verified_at = now() - interval '10 minutes' \
+         WHERE user_id = (SELECT id FROM users WHERE email = 'checker@example.com')",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
     click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
-    wait_for_text(&checker, "Confirm your approval").await;
+    let confirm = wait_for_text(&checker, "Confirm your approval").await;
+    assert!(confirm.contains("Code from your authenticator app"), "{confirm}");
+    fill(&checker, "input[name=code]", "123456").await;
+    click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
+    wait_for_text(&checker, "That code is not right").await;
+    let pending: String = sqlx::query_scalar("SELECT status::text FROM action_requests")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(pending, "pending", "a wrong code approves nothing");
+    fill(
+        &checker,
+        "input[name=code]",
+        &app.code_for("checker@example.com").await,
+    )
+    .await;
+    snap(&checker, "4b-step-up").await;
     click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
     // The page follows the request live: the payout is finalized and on
     // the rail until it settles.
@@ -437,11 +525,7 @@ async fn a_dca_schedule_ticks_after_a_day_moved_in_sandbox_tools_in_the_browser(
     let c = browser(&driver).await;
     c.set_window_size(1280, 900).await.unwrap();
     let password = app.admin_password.clone();
-    c.goto(&app.url("/login")).await.unwrap();
-    fill(&c, "input[name=email]", &app.admin_email).await;
-    fill(&c, "input[name=password]", &password).await;
-    click(&c, Locator::Css("button[type=submit]")).await;
-    wait_for_text(&c, "Dashboard").await;
+    sign_in(&c, &app, &app.admin_email, &password).await;
 
     c.goto(&app.url("/trading/scheduled")).await.unwrap();
     select(&c, "select[name=currency]", "BTC").await;

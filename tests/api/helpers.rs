@@ -227,10 +227,11 @@ impl TestApp {
             .to_owned()
     }
 
-    /// Signs in as the first admin and replaces the one-time password.
+    /// Signs in as the first admin, replaces the one-time password and
+    /// sets up two-factor (an Owner must have it), as a new admin would.
     pub async fn sign_in_as_admin(&mut self) {
         let res = self
-            .sign_in(&self.admin_email.clone(), &self.admin_password.clone())
+            .sign_in_with_code(&self.admin_email.clone(), &self.admin_password.clone())
             .await;
         assert_eq!(res.status().as_u16(), 303);
         if location(&res) == "/account/password" {
@@ -248,6 +249,80 @@ impl TestApp {
                 .await;
             assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
             self.admin_password = new_password.to_owned();
+        }
+        self.enrol_two_factor_if_asked().await;
+    }
+
+    /// Signs in, giving a current two-factor code when the account has
+    /// two-factor on; the answer to the last step.
+    pub async fn sign_in_with_code(&self, email: &str, password: &str) -> reqwest::Response {
+        let res = self.sign_in(email, password).await;
+        self.second_step(res, email, "").await
+    }
+
+    /// The code page's step after a password was accepted, when the
+    /// answer leads there (`next` as the page carries it).
+    pub async fn second_step(&self, res: reqwest::Response, email: &str, next: &str) -> reqwest::Response {
+        let to = location(&res);
+        if !to.starts_with("/login/two-factor") {
+            return res;
+        }
+        let code = self.code_for(email).await;
+        self.post_form(&to, "/login/two-factor", &[("code", &code), ("next", next)])
+            .await
+    }
+
+    /// Sets up two-factor through the security page when the portal sends
+    /// this browser there (its role requires it).
+    pub async fn enrol_two_factor_if_asked(&self) {
+        if !self
+            .get_html("/account/security")
+            .await
+            .contains("requires two-factor sign-in")
+        {
+            return;
+        }
+        let res = self
+            .post_form("/account/security", "/account/security/two-factor", &[])
+            .await;
+        assert_eq!(res.status().as_u16(), 200);
+        let page = res.text().await.unwrap();
+        let secret = page
+            .split("<code class=\"totp-secret\">")
+            .nth(1)
+            .and_then(|rest| rest.split('<').next())
+            .expect("the page shows the key");
+        let code = current_code(secret);
+        let res = self
+            .post_form(
+                "/account/security",
+                "/account/security/two-factor/confirm",
+                &[("code", &code)],
+            )
+            .await;
+        let page = res.text().await.unwrap();
+        assert!(page.contains("Two-factor is on."), "{page}");
+    }
+
+    /// A two-factor code for the account not used before: the current
+    /// step's, or the next one's (the portal allows a step of drift).
+    pub async fn code_for(&self, email: &str) -> String {
+        loop {
+            let (sealed, last_step): (Vec<u8>, i64) =
+                sqlx::query_as("SELECT totp_secret_enc, totp_last_step FROM users WHERE email = $1")
+                    .bind(email)
+                    .fetch_one(&self.pool)
+                    .await
+                    .unwrap();
+            let encoded = secrecy::ExposeSecret::expose_secret(&self.key.open(&sealed).unwrap()).to_owned();
+            let secret = totp_rs::Secret::try_from_base32(&encoded).unwrap();
+            let totp = paydesk::auth::two_factor::totp(secret, email).unwrap();
+            let now = chrono::Utc::now().timestamp() as u64;
+            if let Some(t) = [now, now + 30].into_iter().find(|t| (t / 30) as i64 > last_step) {
+                return totp.generate(t).to_string();
+            }
+            // Both usable steps are spent: the next one starts within 30 s.
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         }
     }
 
@@ -276,4 +351,11 @@ impl TestApp {
             .await
             .unwrap()
     }
+}
+
+/// The current code of a base32 TOTP key, as an authenticator app shows it.
+pub fn current_code(secret: &str) -> String {
+    let secret = totp_rs::Secret::try_from_base32(secret).unwrap();
+    let totp = paydesk::auth::two_factor::totp(secret, "test@example.com").unwrap();
+    totp.generate(chrono::Utc::now().timestamp() as u64).to_string()
 }

@@ -177,6 +177,7 @@ pub const ROUTES: &[Route] = &[
     ("POST", "/members/{member}/disable", &[]),
     ("POST", "/members/{member}/enable", &[]),
     ("POST", "/members/{member}/unlock", &[]),
+    ("POST", "/members/two-factor", &[("required", "no")]),
     ("POST", "/members/invitations/{invitation}/revoke", &[]),
     ("GET", "/connections", &[]),
     (
