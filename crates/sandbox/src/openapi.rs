@@ -13,7 +13,7 @@ use paydesk_api::paths::Operation;
 use paydesk_api::wire::Problem;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::request_body::RequestBodyBuilder;
-use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{
     ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathsBuilder, Ref, RefOr,
@@ -262,11 +262,15 @@ const PAGE: [Query; 2] = [
 struct Shape {
     body: Option<RefOr<Schema>>,
     status: StatusCode,
-    /// The success answer's `data`; `None` when the answer is not the
-    /// envelope (address validation, payout initialize).
-    data: Option<RefOr<Schema>>,
-    bare: Option<RefOr<Schema>>,
+    answer: Answer,
     query: Vec<Query>,
+}
+
+/// A success answer: the envelope around `data`, or (address validation,
+/// payout initialize) a body of its own.
+enum Answer {
+    Data(RefOr<Schema>),
+    Bare(RefOr<Schema>),
 }
 
 /// Collects the component schemas the operations refer to.
@@ -292,8 +296,7 @@ impl Schemas {
         Shape {
             body: None,
             status: StatusCode::OK,
-            data: Some(data),
-            bare: None,
+            answer: Answer::Data(data),
             query: Vec::new(),
         }
     }
@@ -308,6 +311,18 @@ impl Schemas {
         Shape {
             body: Some(body),
             ..self.get::<T>()
+        }
+    }
+
+    /// A body in, an answer without the envelope out.
+    fn bare<B: ToSchema, T: ToSchema>(&mut self) -> Shape {
+        let body = self.of::<B>();
+        let answer = self.of::<T>();
+        Shape {
+            body: Some(body),
+            status: StatusCode::OK,
+            answer: Answer::Bare(answer),
+            query: Vec::new(),
         }
     }
 
@@ -332,6 +347,12 @@ impl Schemas {
     }
 }
 
+fn string_of(format: KnownFormat) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(format)))
+}
+
 /// A snapshot document: only its header is checked on restore; the
 /// company's state inside changes with the sandbox's version.
 fn snapshot_schema() -> RefOr<Schema> {
@@ -340,18 +361,8 @@ fn snapshot_schema() -> RefOr<Schema> {
             "snapshot_version",
             ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(0)),
         )
-        .property(
-            "company_id",
-            ObjectBuilder::new().schema_type(Type::String).format(Some(
-                utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Uuid),
-            )),
-        )
-        .property(
-            "taken_at",
-            ObjectBuilder::new().schema_type(Type::String).format(Some(
-                utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::DateTime),
-            )),
-        )
+        .property("company_id", string_of(KnownFormat::Uuid))
+        .property("taken_at", string_of(KnownFormat::DateTime))
         .property(
             "company",
             ObjectBuilder::new()
@@ -394,17 +405,7 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
             ),
         ]),
         GetAddress => s.get::<addresses::Address>(),
-        ValidateAddress => {
-            let body = s.of::<addresses::ValidateAddress>();
-            let bare = s.of::<addresses::AddressValidation>();
-            Shape {
-                body: Some(body),
-                status: StatusCode::OK,
-                data: None,
-                bare: Some(bare),
-                query: Vec::new(),
-            }
-        }
+        ValidateAddress => s.bare::<addresses::ValidateAddress, addresses::AddressValidation>(),
         ListTransactions => s.paged::<transactions::TransactionPage>(&[
             ("type", Type::String, false, "Only this transaction type"),
             status,
@@ -475,15 +476,7 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
         CreatePayoutQuote => s.create::<payouts::QuoteRequest, payouts::QuoteData>(),
         GetPayoutQuote => s.get::<payouts::QuoteData>(),
         InitializePayout | InitializePayoutByQuotePath => {
-            let body = s.of::<payouts::InitializeRequest>();
-            let bare = s.of::<payouts::InitializeAnswer>();
-            Shape {
-                body: Some(body),
-                status: StatusCode::OK,
-                data: None,
-                bare: Some(bare),
-                query: Vec::new(),
-            }
+            s.bare::<payouts::InitializeRequest, payouts::InitializeAnswer>()
         }
         FinalizePayout | FinalizePayoutByQuotePath => s.get::<payouts::PayoutData>(),
         GetPayout | FetchPayout | FetchPayoutByReference => s.get::<payouts::Payout>(),
@@ -592,12 +585,7 @@ fn envelope(data: RefOr<Schema>) -> RefOr<Schema> {
         .property("success", ObjectBuilder::new().schema_type(Type::Boolean))
         .property("message", string())
         .property("data", data)
-        .property(
-            "timestamp",
-            string().format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
-                utoipa::openapi::KnownFormat::DateTime,
-            ))),
-        )
+        .property("timestamp", string_of(KnownFormat::DateTime))
         .property("metadata", ObjectBuilder::new().property("request_id", string()))
         .required("success")
         .required("message")
@@ -686,10 +674,10 @@ fn operation(
                 .build(),
         ));
     }
-    let success = shape
-        .bare
-        .or(shape.data.map(envelope))
-        .expect("every shape has an answer");
+    let success = match shape.answer {
+        Answer::Data(data) => envelope(data),
+        Answer::Bare(body) => body,
+    };
     builder = builder.response(
         shape.status.as_str(),
         ResponseBuilder::new()
