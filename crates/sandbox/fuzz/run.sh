@@ -51,7 +51,7 @@ cd "$work"
 "$venv/bin/schemathesis" run "$base/openapi.json" \
   --checks not_a_server_error,response_schema_conformance,status_code_conformance \
   --exclude-operation-id SandboxAddFault \
-  --phases examples,coverage,fuzzing \
+  --phases examples,coverage,fuzzing,stateful \
   --max-examples "${FUZZ_MAX_EXAMPLES:-10}" \
   --max-time "${FUZZ_MAX_TIME:-90}" \
   --seed "${FUZZ_SEED:-16}" \

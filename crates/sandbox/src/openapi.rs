@@ -2,7 +2,8 @@
 //! from the same operation table the server registers. Bodies, answers
 //! and errors are the wire types' own schemas (utoipa derives them in
 //! `paydesk-api` behind its `openapi` feature), so the document follows the
-//! types; `shape` says which types each operation takes and gives.
+//! types; `shape` says which types each operation takes and gives, and
+//! each create links to the operations on the record it made.
 
 use actix_web::http::StatusCode;
 use paydesk_api::models::{
@@ -11,13 +12,14 @@ use paydesk_api::models::{
 };
 use paydesk_api::paths::Operation;
 use paydesk_api::wire::Problem;
+use serde_json::{json, Map, Value};
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{
-    ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApi, OpenApiBuilder, PathsBuilder, Ref, RefOr,
-    Required, ResponseBuilder,
+    ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApiBuilder, PathsBuilder, Ref, RefOr, Required,
+    ResponseBuilder,
 };
 use utoipa::ToSchema;
 
@@ -286,6 +288,38 @@ impl Schemas {
             T::schemas(&mut self.0);
         }
         Ref::from_schema_name(name).into()
+    }
+
+    /// The registered schema a reference names.
+    fn named(&self, schema: &RefOr<Schema>) -> Option<&Schema> {
+        let RefOr::Ref(reference) = schema else {
+            return None;
+        };
+        let name = reference.ref_location.strip_prefix("#/components/schemas/")?;
+        self.0.iter().find(|(n, _)| n == name).and_then(|(_, s)| match s {
+            RefOr::T(s) => Some(s),
+            RefOr::Ref(_) => None,
+        })
+    }
+
+    /// Where a created record's id is in the answer: `data.id`, or
+    /// `data.<record>.id` when `data` wraps the record.
+    fn id_pointer(&self, data: &RefOr<Schema>) -> Option<String> {
+        let Schema::Object(object) = self.named(data)? else {
+            return None;
+        };
+        if object.properties.contains_key("id") {
+            return Some("/data/id".to_owned());
+        }
+        object
+            .properties
+            .iter()
+            .find_map(|(field, inner)| match self.named(inner)? {
+                Schema::Object(record) if record.properties.contains_key("id") => {
+                    Some(format!("/data/{field}/id"))
+                }
+                _ => None,
+            })
     }
 
     fn list_of<T: ToSchema>(&mut self) -> RefOr<Schema> {
@@ -643,11 +677,31 @@ fn query_parameter((name, kind, required, description): Query) -> utoipa::openap
         .build()
 }
 
+/// Links from a create to the operations on the record it made (the paths
+/// under its own, the id next), so the fuzzer's stateful phase reaches
+/// records that exist instead of meeting 404s. Written as JSON: utoipa 5's
+/// `Link` serializes `operation_id` where OpenAPI says `operationId`.
+fn links(op: Operation, id_pointer: &str) -> Value {
+    let prefix = format!("{}/{{", op.template());
+    let links: Map<String, Value> = Operation::ALL
+        .iter()
+        .filter_map(|target| {
+            let param = target.template().strip_prefix(&prefix)?.split('}').next()?;
+            let link = json!({
+                "operationId": format!("{target:?}"),
+                "parameters": {param: format!("$response.body#{id_pointer}")},
+            });
+            Some((format!("{target:?}"), link))
+        })
+        .collect();
+    Value::Object(links)
+}
+
 fn operation(
     op: Operation,
     schemas: &mut Schemas,
     problem: &RefOr<Schema>,
-) -> utoipa::openapi::path::Operation {
+) -> (utoipa::openapi::path::Operation, Option<String>) {
     let shape = shape(op, schemas);
     let mut builder = OperationBuilder::new()
         .operation_id(Some(format!("{op:?}")))
@@ -674,7 +728,11 @@ fn operation(
                 .build(),
         ));
     }
-    let success = match shape.answer {
+    let created_id = match &shape.answer {
+        Answer::Data(data) if shape.status == StatusCode::CREATED => schemas.id_pointer(data),
+        _ => None,
+    };
+    let answer = match shape.answer {
         Answer::Data(data) => envelope(data),
         Answer::Bare(body) => body,
     };
@@ -684,7 +742,7 @@ fn operation(
             .description(shape.status.canonical_reason().unwrap_or("Success"))
             .content(
                 "application/json",
-                ContentBuilder::new().schema(Some(success)).build(),
+                ContentBuilder::new().schema(Some(answer)).build(),
             ),
     );
     for (status, meaning) in ERRORS {
@@ -696,7 +754,7 @@ fn operation(
             ),
         );
     }
-    builder.build()
+    (builder.build(), created_id)
 }
 
 /// A route served without a signature (the gatekeeper's public paths).
@@ -733,15 +791,15 @@ const SIGNING: [(&str, &str); 4] = [
 ];
 
 /// The whole document.
-pub fn document() -> OpenApi {
+pub fn document() -> Value {
     let mut schemas = Schemas::default();
     let problem = schemas.of::<Problem>();
     let mut paths = PathsBuilder::new();
+    let mut creates = Vec::new();
     for op in Operation::ALL {
-        paths = paths.path(
-            op.template(),
-            PathItem::new(http_method(*op), operation(*op, &mut schemas, &problem)),
-        );
+        let (operation, created_id) = operation(*op, &mut schemas, &problem);
+        paths = paths.path(op.template(), PathItem::new(http_method(*op), operation));
+        creates.extend(created_id.map(|pointer| (*op, pointer)));
     }
     paths = paths.path(
         "/openapi.json",
@@ -780,7 +838,7 @@ pub fn document() -> OpenApi {
         .0
         .into_iter()
         .fold(components, |c, (name, schema)| c.schema(name, schema));
-    OpenApiBuilder::new()
+    let document = OpenApiBuilder::new()
         .info(
             InfoBuilder::new()
                 .title("Payments, Trading and Cards Service API v2 — Paydesk sandbox")
@@ -790,7 +848,13 @@ pub fn document() -> OpenApi {
         .paths(paths)
         .components(Some(components.build()))
         .security(Some(vec![requirement]))
-        .build()
+        .build();
+    let mut document = serde_json::to_value(document).expect("the document serializes");
+    for (op, pointer) in creates {
+        let method = op.method().as_str().to_ascii_lowercase();
+        document["paths"][op.template()][method]["responses"]["201"]["links"] = links(op, &pointer);
+    }
+    document
 }
 
 const DESCRIPTION: &str = "A stateful sandbox of the service. Every request is signed: X-Auth-Client, X-Auth-Timestamp (Unix seconds), X-Auth-Nonce (16-128 chars of [A-Za-z0-9_-], never reused), X-Auth-Signature = lowercase hex HMAC-SHA256(secret, \"client_id:timestamp:nonce:body\"); 300 s skew allowed. Errors are RFC 7807 problems (application/problem+json) with the service's code. Sandbox time = wall clock + an offset moved by POST /sandbox/clock/advance; asynchronous steps fall due 10-300 s of sandbox time after their trigger. Webhooks: x-service-signature = hex HMAC-SHA512 of the raw body; non-200 answers are retried 3 times (15 s, 45 s, 135 s). Faults: POST /sandbox/faults. See the sandbox README for test values.";

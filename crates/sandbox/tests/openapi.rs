@@ -98,3 +98,19 @@ async fn bodies_answers_and_errors_are_typed() {
         }
     }
 }
+
+#[tokio::test]
+async fn creates_link_to_the_operations_on_their_record() {
+    let (doc, _) = document().await;
+    let links = &doc["paths"]["/api/cards"]["post"]["responses"]["201"]["links"];
+    assert_eq!(links["GetCard"]["operationId"], "GetCard");
+    assert_eq!(
+        links["GetCard"]["parameters"]["cardId"],
+        "$response.body#/data/card/id"
+    );
+    let links = &doc["paths"]["/api/customers"]["post"]["responses"]["201"]["links"];
+    assert_eq!(
+        links["GetCustomer"]["parameters"]["customerId"],
+        "$response.body#/data/id"
+    );
+}
