@@ -59,7 +59,13 @@ cd "$work"
   --generation-with-security-parameters false \
   --generation-database none \
   --request-timeout 30 \
-  --no-color || status=$?
+  --no-color 2>&1 | tee "$work/schemathesis.log" || status=$?
+# Every request is signed, so a 401 means the signing broke and the run
+# tested the gatekeeper alone, which the checks above would not notice.
+if grep -Eq 'by status( |.*, )401: ' "$work/schemathesis.log"; then
+  echo "fuzz: requests were refused as unauthenticated (401): check hooks.py"
+  status=1
+fi
 echo "fuzz: $(($(date +%s) - started)) s, exit status $status"
 if [ "$status" -ne 0 ]; then
   echo "fuzz: the sandbox's log ends:"
