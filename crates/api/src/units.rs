@@ -57,6 +57,19 @@ impl FromStr for Currency {
     }
 }
 
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for Currency {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some("A currency code such as USDT or NGN"))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for Currency {}
+
 impl Serialize for Currency {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.0)
@@ -115,6 +128,15 @@ pub fn format_decimal(units: i64, decimals: u32) -> String {
     )
 }
 
+#[cfg(feature = "openapi")]
+fn integer_string_schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::String)
+        .pattern(Some("^-?[0-9]{1,18}$"))
+        .description(Some("An integer amount in the smallest unit, as a string"))
+        .into()
+}
+
 macro_rules! integer_amount {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
@@ -167,6 +189,18 @@ macro_rules! integer_amount {
                 Self(-self.0)
             }
         }
+
+        /// On the wire an integer string; requests may also send a JSON
+        /// integer, but the document states the one form responses use.
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                integer_string_schema()
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {}
 
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

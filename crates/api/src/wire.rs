@@ -23,6 +23,7 @@ pub struct Metadata {
 
 /// One field that failed validation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FieldError {
     pub field: String,
     pub message: String,
@@ -30,6 +31,7 @@ pub struct FieldError {
 
 /// An RFC 7807 problem body, plus the service's `code` and field errors.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Problem {
     #[serde(rename = "type", default)]
     pub kind: String,

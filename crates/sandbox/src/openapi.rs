@@ -1,10 +1,29 @@
 //! `GET /openapi.json`: an OpenAPI 3.1 description of every route, built
-//! from the same operation table the server registers.
+//! from the same operation table the server registers. Bodies, answers
+//! and errors are the wire types' own schemas (utoipa derives them in
+//! `paydesk-api` behind its `openapi` feature), so the document follows the
+//! types; `shape` says which types each operation takes and gives, and
+//! each create links to the operations on the record it made.
 
 use actix_web::http::StatusCode;
-use paydesk_api::paths::{Method, Operation};
+use paydesk_api::models::{
+    addresses, balances, beneficiaries, bulk, cards, control, customers, identity, lightning, payouts, rates,
+    trading, transactions, virtual_accounts, withdrawals,
+};
+use paydesk_api::paths::Operation;
+use paydesk_api::wire::Problem;
 use serde_json::{json, Map, Value};
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, PathItem};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::{ArrayBuilder, KnownFormat, ObjectBuilder, Schema, SchemaFormat, Type};
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{
+    ComponentsBuilder, ContentBuilder, InfoBuilder, OpenApiBuilder, PathsBuilder, Ref, RefOr, Required,
+    ResponseBuilder,
+};
+use utoipa::ToSchema;
 
+use crate::areas::control::FaultRequest;
 use crate::respond::{json, JsonAnswer};
 
 /// One line on what each operation does.
@@ -228,93 +247,618 @@ fn tag(op: Operation) -> &'static str {
     }
 }
 
-fn path_parameters(template: &str) -> Vec<Value> {
-    template
-        .split('/')
-        .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
-        .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
-        .collect()
+/// A query parameter: name, JSON type, whether required, what it does.
+type Query = (&'static str, Type, bool, &'static str);
+
+const PAGE: [Query; 2] = [
+    ("limit", Type::Integer, false, "Page size, 1 to 100 (default 20)"),
+    (
+        "cursor",
+        Type::String,
+        false,
+        "The next_cursor of the previous page",
+    ),
+];
+
+/// What one operation takes and gives.
+struct Shape {
+    body: Option<RefOr<Schema>>,
+    status: StatusCode,
+    answer: Answer,
+    query: Vec<Query>,
 }
 
-fn operation(op: Operation) -> Value {
-    let mut responses = Map::new();
-    responses.insert(
-        "2XX".into(),
-        json!({"description": "Success envelope {success, message, data, timestamp, metadata.request_id}"}),
+/// A success answer: the envelope around `data`, or (address validation,
+/// payout initialize) a body of its own.
+enum Answer {
+    Data(RefOr<Schema>),
+    Bare(RefOr<Schema>),
+}
+
+/// Collects the component schemas the operations refer to.
+#[derive(Default)]
+struct Schemas(Vec<(String, RefOr<Schema>)>);
+
+impl Schemas {
+    /// A reference to `T`, registering `T` and every schema it uses.
+    fn of<T: ToSchema>(&mut self) -> RefOr<Schema> {
+        let name = T::name().into_owned();
+        if !self.0.iter().any(|(n, _)| *n == name) {
+            self.0.push((name.clone(), T::schema()));
+            T::schemas(&mut self.0);
+        }
+        Ref::from_schema_name(name).into()
+    }
+
+    /// The registered schema a reference names.
+    fn named(&self, schema: &RefOr<Schema>) -> Option<&Schema> {
+        let RefOr::Ref(reference) = schema else {
+            return None;
+        };
+        let name = reference.ref_location.strip_prefix("#/components/schemas/")?;
+        self.0.iter().find(|(n, _)| n == name).and_then(|(_, s)| match s {
+            RefOr::T(s) => Some(s),
+            RefOr::Ref(_) => None,
+        })
+    }
+
+    /// Where a created record's id is in the answer: `data.id`, or
+    /// `data.<record>.id` when `data` wraps the record.
+    fn id_pointer(&self, data: &RefOr<Schema>) -> Option<String> {
+        let Schema::Object(object) = self.named(data)? else {
+            return None;
+        };
+        if object.properties.contains_key("id") {
+            return Some("/data/id".to_owned());
+        }
+        object
+            .properties
+            .iter()
+            .find_map(|(field, inner)| match self.named(inner)? {
+                Schema::Object(record) if record.properties.contains_key("id") => {
+                    Some(format!("/data/{field}/id"))
+                }
+                _ => None,
+            })
+    }
+
+    fn list_of<T: ToSchema>(&mut self) -> RefOr<Schema> {
+        ArrayBuilder::new().items(self.of::<T>()).into()
+    }
+
+    fn ok(&mut self, data: RefOr<Schema>) -> Shape {
+        Shape {
+            body: None,
+            status: StatusCode::OK,
+            answer: Answer::Data(data),
+            query: Vec::new(),
+        }
+    }
+
+    fn get<T: ToSchema>(&mut self) -> Shape {
+        let data = self.of::<T>();
+        self.ok(data)
+    }
+
+    fn post<B: ToSchema, T: ToSchema>(&mut self) -> Shape {
+        let body = self.of::<B>();
+        Shape {
+            body: Some(body),
+            ..self.get::<T>()
+        }
+    }
+
+    /// A body in, an answer without the envelope out.
+    fn bare<B: ToSchema, T: ToSchema>(&mut self) -> Shape {
+        let body = self.of::<B>();
+        let answer = self.of::<T>();
+        Shape {
+            body: Some(body),
+            status: StatusCode::OK,
+            answer: Answer::Bare(answer),
+            query: Vec::new(),
+        }
+    }
+
+    fn create<B: ToSchema, T: ToSchema>(&mut self) -> Shape {
+        Shape {
+            status: StatusCode::CREATED,
+            ..self.post::<B, T>()
+        }
+    }
+
+    fn list<T: ToSchema>(&mut self, query: &[Query]) -> Shape {
+        Shape {
+            query: query.to_vec(),
+            ..self.get::<T>()
+        }
+    }
+
+    fn paged<T: ToSchema>(&mut self, query: &[Query]) -> Shape {
+        let mut all = query.to_vec();
+        all.extend(PAGE);
+        self.list::<T>(&all)
+    }
+}
+
+fn string_of(format: KnownFormat) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(SchemaFormat::KnownFormat(format)))
+}
+
+/// A snapshot document: only its header is checked on restore; the
+/// company's state inside changes with the sandbox's version.
+fn snapshot_schema() -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .property(
+            "snapshot_version",
+            ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(0)),
+        )
+        .property("company_id", string_of(KnownFormat::Uuid))
+        .property("taken_at", string_of(KnownFormat::DateTime))
+        .property(
+            "company",
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .description(Some("The company's whole state")),
+        )
+        .property(
+            "pending",
+            ArrayBuilder::new()
+                .items(ObjectBuilder::new())
+                .description(Some("Clock-driven steps still due: [due time, job]")),
+        )
+        .required("snapshot_version")
+        .required("company_id")
+        .required("taken_at")
+        .required("company")
+        .required("pending")
+        .into()
+}
+
+/// The types each operation takes and gives; the handlers in `areas`
+/// name the same types.
+fn shape(op: Operation, s: &mut Schemas) -> Shape {
+    use Operation::*;
+    let status = ("status", Type::String, false, "Only records in this status");
+    match op {
+        Whoami => s.get::<identity::Identity>(),
+        ListBalances => s.get::<balances::BalanceList>(),
+        GetBalance => s.get::<balances::Balance>(),
+        SupportedChains => s.get::<addresses::SupportedChains>(),
+        GenerateAddress => s.create::<addresses::GenerateAddress, addresses::Address>(),
+        ListAddresses => s.paged::<addresses::AddressPage>(&[
+            ("chain", Type::String, false, "Only addresses on this chain"),
+            status,
+            (
+                "addresses",
+                Type::String,
+                false,
+                "Only these addresses (comma-separated or repeated)",
+            ),
+        ]),
+        GetAddress => s.get::<addresses::Address>(),
+        ValidateAddress => s.bare::<addresses::ValidateAddress, addresses::AddressValidation>(),
+        ListTransactions => s.paged::<transactions::TransactionPage>(&[
+            ("type", Type::String, false, "Only this transaction type"),
+            status,
+            ("currency", Type::String, false, "Only this currency"),
+            ("reference", Type::String, false, "Only this reference"),
+            ("address", Type::String, false, "Only this address"),
+        ]),
+        GetTransaction => s.get::<transactions::Transaction>(),
+        GetExchangeRate => s.list::<rates::ExchangeRate>(&[
+            ("from", Type::String, true, "The base currency"),
+            ("to", Type::String, true, "The target currency"),
+        ]),
+        ConvertCurrency => s.list::<rates::Conversion>(&[
+            ("from", Type::String, true, "The currency converted"),
+            ("to", Type::String, true, "The currency converted into"),
+            (
+                "amount",
+                Type::String,
+                true,
+                "The amount in whole units of `from`",
+            ),
+        ]),
+        CreateWithdrawal => s.create::<withdrawals::NewWithdrawal, withdrawals::Withdrawal>(),
+        ListWithdrawals => s.paged::<withdrawals::WithdrawalPage>(&[
+            status,
+            ("currency", Type::String, false, "Only this currency"),
+        ]),
+        GetWithdrawal => s.get::<withdrawals::Withdrawal>(),
+        CreateInvoice => s.create::<lightning::NewInvoice, lightning::Invoice>(),
+        ListInvoices => s.list::<lightning::InvoicePage>(&[
+            ("page", Type::Integer, false, "Page number from 1"),
+            ("page_size", Type::Integer, false, "Records per page"),
+            status,
+            ("direction", Type::String, false, "incoming or outgoing"),
+        ]),
+        VerifyInvoice => s.post::<lightning::VerifyInvoice, lightning::InvoiceVerification>(),
+        GetInvoice => s.get::<lightning::Invoice>(),
+        DecodeInvoice => s.post::<lightning::PaymentRequest, lightning::DecodedInvoice>(),
+        InitiatePayment => s.post::<lightning::PaymentRequest, lightning::PaymentPreview>(),
+        SendPayment => s.create::<lightning::SendPayment, lightning::Payment>(),
+        PreviewBulkTransfer => s.post::<bulk::NewBatch, bulk::BatchPreview>(),
+        CreateBulkTransfer => s.create::<bulk::NewBatch, bulk::BatchData>(),
+        ListBulkTransfers => s.paged::<bulk::BatchPage>(&[status]),
+        CreateBulkSchedule => s.create::<bulk::NewBulkSchedule, bulk::BulkScheduleData>(),
+        ListBulkSchedules => s.get::<bulk::BulkScheduleList>(),
+        UpdateBulkSchedule => s.post::<bulk::BulkScheduleUpdate, bulk::BulkScheduleData>(),
+        CancelBulkSchedule => s.get::<bulk::BulkScheduleData>(),
+        BulkScheduleExecutions => s.get::<bulk::BulkExecutionList>(),
+        GetBulkTransfer | ConfirmBulkTransfer | RetryBulkTransfer => s.get::<bulk::BatchData>(),
+        CreateVirtualAccount => {
+            s.create::<virtual_accounts::NewVirtualAccount, virtual_accounts::VirtualAccount>()
+        }
+        ListVirtualAccounts => s.paged::<virtual_accounts::VirtualAccountPage>(&[(
+            "customer_id",
+            Type::String,
+            false,
+            "Only this customer's account",
+        )]),
+        GetVirtualAccount => s.get::<virtual_accounts::VirtualAccount>(),
+        PayoutCountries => s.get::<payouts::CountryList>(),
+        PayoutCorridor | PayoutRequirements => s.get::<payouts::Corridor>(),
+        PayoutBanks => s.get::<payouts::BankList>(),
+        PayoutAccountLookup => s.post::<payouts::AccountLookup, payouts::AccountName>(),
+        PayoutLimits => {
+            let data = s.list_of::<payouts::PayoutLimit>();
+            s.ok(data)
+        }
+        CreatePayoutQuote => s.create::<payouts::QuoteRequest, payouts::QuoteData>(),
+        GetPayoutQuote => s.get::<payouts::QuoteData>(),
+        InitializePayout | InitializePayoutByQuotePath => {
+            s.bare::<payouts::InitializeRequest, payouts::InitializeAnswer>()
+        }
+        FinalizePayout | FinalizePayoutByQuotePath => s.get::<payouts::PayoutData>(),
+        GetPayout | FetchPayout | FetchPayoutByReference => s.get::<payouts::Payout>(),
+        ListPayouts => s.paged::<payouts::PayoutPage>(&[status]),
+        ListPayoutsPaged => s.list::<payouts::PayoutPage>(&[
+            ("page", Type::Integer, false, "Page number from 1"),
+            ("take", Type::Integer, false, "Records per page, 1 to 100"),
+            ("order", Type::String, false, "asc or desc (default)"),
+            status,
+        ]),
+        TradingPrices => s.get::<trading::PriceList>(),
+        CreateTradingQuote => s.create::<trading::QuoteRequest, trading::QuoteData>(),
+        GetTradingQuote => s.get::<trading::QuoteData>(),
+        CreateOrder => s.create::<trading::OrderRequest, trading::OrderData>(),
+        ListOrders => s.paged::<trading::OrderPage>(&[status]),
+        GetOrder | CancelOrder => s.get::<trading::OrderData>(),
+        CreateScheduledOrder => s.create::<trading::NewSchedule, trading::ScheduleData>(),
+        ListScheduledOrders => s.list::<trading::ScheduleList>(&[status]),
+        GetScheduledOrder | CancelScheduledOrder => s.get::<trading::ScheduleData>(),
+        UpdateScheduledOrder => s.post::<trading::ScheduleUpdate, trading::ScheduleData>(),
+        ScheduledOrderExecutions => s.get::<trading::ExecutionList>(),
+        CreateTargetOrder => s.create::<trading::NewTargetOrder, trading::TargetOrderData>(),
+        ListTargetOrders => s.list::<trading::TargetOrderList>(&[status]),
+        GetTargetOrder | CancelTargetOrder => s.get::<trading::TargetOrderData>(),
+        CreateBeneficiary => s.create::<beneficiaries::NewBeneficiary, beneficiaries::Beneficiary>(),
+        ListBeneficiaries => s.list::<beneficiaries::BeneficiaryPage>(&[
+            ("limit", Type::Integer, false, "Page size, 1 to 100 (default 20)"),
+            ("offset", Type::Integer, false, "Records skipped"),
+        ]),
+        GetBeneficiary | DeleteBeneficiary => s.get::<beneficiaries::Beneficiary>(),
+        UpdateBeneficiary => s.post::<beneficiaries::BeneficiaryUpdate, beneficiaries::Beneficiary>(),
+        CreateCustomer => s.create::<customers::NewCustomer, customers::Customer>(),
+        ListCustomers => s.paged::<customers::CustomerPage>(&[
+            ("id", Type::String, false, "Only this customer"),
+            ("reference", Type::String, false, "Only this reference"),
+            ("email", Type::String, false, "Only this email"),
+            ("customer_type", Type::String, false, "individual or business"),
+            (
+                "is_active",
+                Type::Boolean,
+                false,
+                "Only active or inactive customers",
+            ),
+            (
+                "is_blacklisted",
+                Type::Boolean,
+                false,
+                "Only blacklisted or other customers",
+            ),
+        ]),
+        BlacklistCustomer => s.post::<customers::Blacklist, customers::Customer>(),
+        GetCustomer | DeleteCustomer => s.get::<customers::Customer>(),
+        UpdateCustomer => s.post::<customers::CustomerUpdate, customers::Customer>(),
+        SubmitCardKyc => s.create::<customers::KycDetails, customers::CardKyc>(),
+        GetCardKyc => s.get::<customers::CardKyc>(),
+        CustomerCards => s.paged::<cards::CardPage>(&[]),
+        CreateCard => s.create::<cards::NewCard, cards::CardData>(),
+        ListCards => s.paged::<cards::CardPage>(&[
+            ("card_type", Type::String, false, "virtual, physical or lite"),
+            status,
+            ("search", Type::String, false, "Last four digits or name"),
+        ]),
+        GetCard => s.get::<cards::CardData>(),
+        SetCardSpendLimits => s.post::<cards::CardLimits, cards::CardData>(),
+        TerminateCard => s.post::<cards::Terminate, cards::Termination>(),
+        ChangeCardBalance => s.post::<cards::BalanceChange, cards::BalanceAnswer>(),
+        SetCardStatus => s.post::<cards::StatusChange, cards::CardStatusData>(),
+        CardSecureDetails => s.get::<cards::SecureData>(),
+        CardTransactions => s.paged::<cards::CardTransactionPage>(&[]),
+        GetCardTransaction => s.get::<cards::CardTransactionData>(),
+        SandboxClock => s.get::<control::ClockNow>(),
+        SandboxAdvanceClock => s.post::<control::AdvanceClock, control::ClockNow>(),
+        SandboxSetWebhook => s.post::<control::SetWebhook, control::WebhookSetting>(),
+        SandboxDeposit => s.create::<control::SimulateDeposit, transactions::Transaction>(),
+        SandboxAddFault => s.create::<FaultRequest, control::FaultList>(),
+        SandboxClearFaults => s.get::<control::FaultList>(),
+        SandboxSettlePayout => s.post::<payouts::SettlePayout, payouts::Payout>(),
+        SandboxSetPrice => s.post::<trading::SetPrice, trading::Price>(),
+        SandboxCardSpend => s.post::<cards::SimulateSpend, cards::SpendOutcome>(),
+        SandboxLightningPay => s.post::<lightning::PaymentRequest, lightning::Invoice>(),
+        SandboxVirtualAccountTransfer => {
+            s.create::<virtual_accounts::SimulateBankTransfer, transactions::Transaction>()
+        }
+        SandboxReset => s.get::<control::ResetDone>(),
+        SandboxExportSnapshot => s.ok(snapshot_schema()),
+        SandboxRestoreSnapshot => Shape {
+            body: Some(snapshot_schema()),
+            ..s.get::<control::ResetDone>()
+        },
+        SandboxRequests => {
+            s.list::<control::RequestJournal>(&[("limit", Type::Integer, false, "How many, newest first")])
+        }
+        SandboxWebhookDeliveries => {
+            s.list::<control::DeliveryList>(&[("limit", Type::Integer, false, "How many, newest first")])
+        }
+        SandboxResendDelivery => s.get::<control::WebhookDelivery>(),
+        SandboxAddWebhookFault => s.create::<control::AddWebhookFault, control::WebhookFaultList>(),
+        SandboxWebhookFaults | SandboxClearWebhookFaults => s.get::<control::WebhookFaultList>(),
+    }
+}
+
+/// `{success, message, data, timestamp, metadata.request_id}` around `data`.
+fn envelope(data: RefOr<Schema>) -> RefOr<Schema> {
+    let string = || ObjectBuilder::new().schema_type(Type::String);
+    ObjectBuilder::new()
+        .property("success", ObjectBuilder::new().schema_type(Type::Boolean))
+        .property("message", string())
+        .property("data", data)
+        .property("timestamp", string_of(KnownFormat::DateTime))
+        .property("metadata", ObjectBuilder::new().property("request_id", string()))
+        .required("success")
+        .required("message")
+        .required("data")
+        .required("timestamp")
+        .into()
+}
+
+/// Error statuses any signed operation can answer, as RFC 7807 problems.
+const ERRORS: [(&str, &str); 11] = [
+    (
+        "400",
+        "Validation error (code VALIDATION_ERROR, errors[] beside the fields)",
+    ),
+    (
+        "401",
+        "Authentication failed: a missing or bad signature, timestamp or nonce",
+    ),
+    ("403", "The client's scoped permissions do not allow this"),
+    ("404", "Unknown id or another company's resource"),
+    (
+        "405",
+        "The path does not accept this method (Allow lists those it does)",
+    ),
+    (
+        "409",
+        "Reference reused with a different body (IDEMPOTENCY_CONFLICT)",
+    ),
+    ("413", "The body is larger than 1 MiB"),
+    ("415", "A body that is not JSON"),
+    (
+        "422",
+        "Well-formed but not allowed now (a named code such as INSUFFICIENT_BALANCE)",
+    ),
+    ("429", "Rate limited; see Retry-After"),
+    ("503", "Temporarily unavailable (injected faults only)"),
+];
+
+fn path_parameter(name: &str) -> utoipa::openapi::path::Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Path)
+        .required(Required::True)
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .build()
+}
+
+fn query_parameter((name, kind, required, description): Query) -> utoipa::openapi::path::Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .required(if required { Required::True } else { Required::False })
+        .description(Some(description))
+        .schema(Some(ObjectBuilder::new().schema_type(kind)))
+        .build()
+}
+
+/// Links from a create to the operations on the record it made (the paths
+/// under its own, the id next), so the fuzzer's stateful phase reaches
+/// records that exist instead of meeting 404s. Written as JSON: utoipa 5's
+/// `Link` serializes `operation_id` where OpenAPI says `operationId`.
+fn links(op: Operation, id_pointer: &str) -> Value {
+    let prefix = format!("{}/{{", op.template());
+    let links: Map<String, Value> = Operation::ALL
+        .iter()
+        .filter_map(|target| {
+            let param = target.template().strip_prefix(&prefix)?.split('}').next()?;
+            let link = json!({
+                "operationId": format!("{target:?}"),
+                "parameters": {param: format!("$response.body#{id_pointer}")},
+            });
+            Some((format!("{target:?}"), link))
+        })
+        .collect();
+    Value::Object(links)
+}
+
+fn operation(
+    op: Operation,
+    schemas: &mut Schemas,
+    problem: &RefOr<Schema>,
+) -> (utoipa::openapi::path::Operation, Option<String>) {
+    let shape = shape(op, schemas);
+    let mut builder = OperationBuilder::new()
+        .operation_id(Some(format!("{op:?}")))
+        .summary(Some(summary(op)))
+        .tag(tag(op));
+    for name in op
+        .template()
+        .split('/')
+        .filter_map(|seg| seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+    {
+        builder = builder.parameter(path_parameter(name));
+    }
+    for query in shape.query {
+        builder = builder.parameter(query_parameter(query));
+    }
+    if let Some(body) = shape.body {
+        builder = builder.request_body(Some(
+            RequestBodyBuilder::new()
+                .content(
+                    "application/json",
+                    ContentBuilder::new().schema(Some(body)).build(),
+                )
+                .required(Some(Required::True))
+                .build(),
+        ));
+    }
+    let created_id = match &shape.answer {
+        Answer::Data(data) if shape.status == StatusCode::CREATED => schemas.id_pointer(data),
+        _ => None,
+    };
+    let answer = match shape.answer {
+        Answer::Data(data) => envelope(data),
+        Answer::Bare(body) => body,
+    };
+    builder = builder.response(
+        shape.status.as_str(),
+        ResponseBuilder::new()
+            .description(shape.status.canonical_reason().unwrap_or("Success"))
+            .content(
+                "application/json",
+                ContentBuilder::new().schema(Some(answer)).build(),
+            ),
     );
-    for (status, meaning) in [
-        (
-            "400",
-            "Validation error (RFC 7807, code VALIDATION_ERROR, errors[])",
-        ),
-        ("401", "Authentication failed"),
-        ("403", "The client's scoped permissions do not allow this"),
-        ("404", "Unknown id, route or another company's resource"),
-        (
-            "409",
-            "Reference reused with a different body (IDEMPOTENCY_CONFLICT)",
-        ),
-        ("422", "Well-formed but not allowed now"),
-        ("429", "Rate limited; see Retry-After"),
-    ] {
-        responses.insert(
-            status.into(),
-            json!({"description": meaning, "content": {"application/problem+json": {}}}),
+    for (status, meaning) in ERRORS {
+        builder = builder.response(
+            status,
+            ResponseBuilder::new().description(meaning).content(
+                "application/problem+json",
+                ContentBuilder::new().schema(Some(problem.clone())).build(),
+            ),
         );
     }
-    let mut value = json!({
-        "operationId": format!("{op:?}"),
-        "summary": summary(op),
-        "tags": [tag(op)],
-        "parameters": path_parameters(op.template()),
-        "responses": responses,
-    });
-    if op.method() != Method::Get {
-        value["requestBody"] =
-            json!({"required": false, "content": {"application/json": {"schema": {"type": "object"}}}});
-    }
-    value
+    (builder.build(), created_id)
 }
+
+/// A route served without a signature (the gatekeeper's public paths).
+fn unsigned(summary: &str, content_type: &str, answer: ObjectBuilder) -> utoipa::openapi::path::Operation {
+    OperationBuilder::new()
+        .summary(Some(summary))
+        .tag("Service")
+        .security(SecurityRequirement::default())
+        .response(
+            "200",
+            ResponseBuilder::new()
+                .description("OK")
+                .content(content_type, ContentBuilder::new().schema(Some(answer)).build()),
+        )
+        .build()
+}
+
+fn http_method(op: Operation) -> HttpMethod {
+    use paydesk_api::paths::Method;
+    match op.method() {
+        Method::Get => HttpMethod::Get,
+        Method::Post => HttpMethod::Post,
+        Method::Put => HttpMethod::Put,
+        Method::Delete => HttpMethod::Delete,
+    }
+}
+
+/// The signing headers, each an API key; every operation needs all four.
+const SIGNING: [(&str, &str); 4] = [
+    ("client", "X-Auth-Client"),
+    ("timestamp", "X-Auth-Timestamp"),
+    ("nonce", "X-Auth-Nonce"),
+    ("signature", "X-Auth-Signature"),
+];
 
 /// The whole document.
 pub fn document() -> Value {
-    let mut paths = Map::new();
+    let mut schemas = Schemas::default();
+    let problem = schemas.of::<Problem>();
+    let mut paths = PathsBuilder::new();
+    let mut creates = Vec::new();
     for op in Operation::ALL {
-        let entry = paths.entry(op.template()).or_insert_with(|| json!({}));
-        entry[op.method().as_str().to_ascii_lowercase()] = operation(*op);
+        let (operation, created_id) = operation(*op, &mut schemas, &problem);
+        paths = paths.path(op.template(), PathItem::new(http_method(*op), operation));
+        creates.extend(created_id.map(|pointer| (*op, pointer)));
     }
-    json!({
-        "openapi": "3.1.0",
-        "info": {
-            "title": "Payments, Trading and Cards Service API v2 — Paydesk sandbox",
-            "version": "2.0.0",
-            "description": "A stateful sandbox of the service. Every request is signed: X-Auth-Client, X-Auth-Timestamp (Unix seconds), X-Auth-Nonce (16-128 chars of [A-Za-z0-9_-], never reused), X-Auth-Signature = lowercase hex HMAC-SHA256(secret, \"client_id:timestamp:nonce:body\"); 300 s skew allowed. Sandbox time = wall clock + an offset moved by POST /sandbox/clock/advance; asynchronous steps fall due 10-300 s of sandbox time after their trigger. Webhooks: x-service-signature = hex HMAC-SHA512 of the raw body; non-200 answers are retried 3 times (15 s, 45 s, 135 s). Faults: POST /sandbox/faults. See the sandbox README for test values."
-        },
-        "components": {"securitySchemes": {
-            "client": {"type": "apiKey", "in": "header", "name": "X-Auth-Client"},
-            "timestamp": {"type": "apiKey", "in": "header", "name": "X-Auth-Timestamp"},
-            "nonce": {"type": "apiKey", "in": "header", "name": "X-Auth-Nonce"},
-            "signature": {"type": "apiKey", "in": "header", "name": "X-Auth-Signature"}
-        }},
-        "security": [{"client": [], "timestamp": [], "nonce": [], "signature": []}],
-        "paths": paths,
-    })
+    paths = paths.path(
+        "/openapi.json",
+        PathItem::new(
+            HttpMethod::Get,
+            unsigned(
+                "This document (no signature needed)",
+                "application/json",
+                ObjectBuilder::new().schema_type(Type::Object),
+            ),
+        ),
+    );
+    paths = paths.path(
+        "/healthz",
+        PathItem::new(
+            HttpMethod::Get,
+            unsigned(
+                "Liveness: answers `ok` (no signature needed)",
+                "text/plain",
+                ObjectBuilder::new().schema_type(Type::String),
+            ),
+        ),
+    );
+    let mut components = ComponentsBuilder::new();
+    for (name, key) in SIGNING {
+        components = components.security_scheme(
+            name,
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new(key))),
+        );
+    }
+    let mut requirement = SecurityRequirement::default();
+    for (name, _) in SIGNING {
+        requirement = requirement.add(name, Vec::<String>::new());
+    }
+    let components = schemas
+        .0
+        .into_iter()
+        .fold(components, |c, (name, schema)| c.schema(name, schema));
+    let document = OpenApiBuilder::new()
+        .info(
+            InfoBuilder::new()
+                .title("Payments, Trading and Cards Service API v2 — Paydesk sandbox")
+                .version("2.0.0")
+                .description(Some(DESCRIPTION)),
+        )
+        .paths(paths)
+        .components(Some(components.build()))
+        .security(Some(vec![requirement]))
+        .build();
+    let mut document = serde_json::to_value(document).expect("the document serializes");
+    for (op, pointer) in creates {
+        let method = op.method().as_str().to_ascii_lowercase();
+        document["paths"][op.template()][method]["responses"]["201"]["links"] = links(op, &pointer);
+    }
+    document
 }
+
+const DESCRIPTION: &str = "A stateful sandbox of the service. Every request is signed: X-Auth-Client, X-Auth-Timestamp (Unix seconds), X-Auth-Nonce (16-128 chars of [A-Za-z0-9_-], never reused), X-Auth-Signature = lowercase hex HMAC-SHA256(secret, \"client_id:timestamp:nonce:body\"); 300 s skew allowed. Errors are RFC 7807 problems (application/problem+json) with the service's code. Sandbox time = wall clock + an offset moved by POST /sandbox/clock/advance; asynchronous steps fall due 10-300 s of sandbox time after their trigger. Webhooks: x-service-signature = hex HMAC-SHA512 of the raw body; non-200 answers are retried 3 times (15 s, 45 s, 135 s). Faults: POST /sandbox/faults. See the sandbox README for test values.";
 
 pub async fn serve() -> JsonAnswer {
     json(StatusCode::OK, &document())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn describes_every_operation() {
-        let doc = document();
-        for op in Operation::ALL {
-            let method = op.method().as_str().to_ascii_lowercase();
-            assert!(doc["paths"][op.template()][&method].is_object(), "{op:?} missing");
-        }
-    }
 }

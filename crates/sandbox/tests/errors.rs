@@ -114,26 +114,3 @@ async fn problems_carry_the_request_id() {
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["metadata"]["request_id"], request_id);
 }
-
-#[tokio::test]
-async fn openapi_describes_the_routes() {
-    let t = support::spawn().await;
-    let doc: serde_json::Value = t
-        .http
-        .get(t.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(doc["openapi"], "3.1.0");
-    for path in [
-        "/api/whoami",
-        "/api/balances/{currency}",
-        "/api/addresses/validate",
-        "/sandbox/faults",
-    ] {
-        assert!(doc["paths"][path].is_object(), "{path}");
-    }
-}

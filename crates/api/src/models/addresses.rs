@@ -4,6 +4,7 @@ use uuid::Uuid;
 
 /// A deposit address. `created_at` is absent from the generate answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Address {
     pub id: Uuid,
     pub address: String,
@@ -19,6 +20,7 @@ pub struct Address {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum AddressStatus {
     Active,
@@ -27,6 +29,8 @@ pub enum AddressStatus {
 
 /// Body of `POST /api/addresses`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"chain": "ethereum", "label": "Treasury", "reference": "address-0001"})))]
 pub struct GenerateAddress {
     pub chain: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,6 +55,7 @@ pub struct AddressQuery {
 
 /// `data` of `GET /api/addresses`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AddressPage {
     pub addresses: Vec<Address>,
     pub next_cursor: String,
@@ -59,6 +64,8 @@ pub struct AddressPage {
 
 /// Body of `POST /api/addresses/validate`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"address": "0x52908400098527886E0F7030069857D2E4169EE7", "chain": "ethereum"})))]
 pub struct ValidateAddress {
     pub address: String,
     pub chain: String,
@@ -66,6 +73,7 @@ pub struct ValidateAddress {
 
 /// The flat answer of address validation (no `data`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AddressValidation {
     pub success: bool,
     pub message: String,
@@ -79,11 +87,13 @@ pub struct AddressValidation {
 
 /// `data` of `GET /api/stablecoins/supported-chains`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SupportedChains {
     pub chains: Vec<SupportedChain>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SupportedChain {
     pub chain: String,
     pub native_token: Token,
@@ -91,6 +101,7 @@ pub struct SupportedChain {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Token {
     pub symbol: String,
     pub decimals: u32,

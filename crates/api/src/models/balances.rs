@@ -6,6 +6,7 @@ use crate::units::{BaseUnits, Currency};
 
 /// `data` of `GET /api/balances`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BalanceList {
     pub company_id: Uuid,
     pub accounts: Vec<BalanceAccount>,
@@ -13,6 +14,7 @@ pub struct BalanceList {
 
 /// One wallet account in the balance list.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BalanceAccount {
     pub account_id: Uuid,
     pub account_number: String,
@@ -26,6 +28,7 @@ pub struct BalanceAccount {
 
 /// `data` of `GET /api/balances/{currency}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Balance {
     pub account_number: String,
     pub available_balance: BaseUnits,

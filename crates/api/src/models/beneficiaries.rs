@@ -8,6 +8,7 @@ use uuid::Uuid;
 /// Where a beneficiary is paid: an account (`bank`, `mobile_money`) or an
 /// address (`crypto`). Untagged on the wire; `type` says which.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(untagged)]
 pub enum Destination {
     Account {
@@ -24,6 +25,7 @@ pub enum Destination {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Beneficiary {
     pub id: Uuid,
     pub company_id: Uuid,
@@ -40,6 +42,7 @@ pub struct Beneficiary {
 
 /// Body of `POST /api/beneficiaries`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewBeneficiary {
     #[serde(rename = "type")]
     pub kind: String,
@@ -49,6 +52,7 @@ pub struct NewBeneficiary {
 
 /// Body of `PUT /api/beneficiaries/{id}`; omitted fields keep their value.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BeneficiaryUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -60,6 +64,7 @@ pub struct BeneficiaryUpdate {
 
 /// `data` of `GET /api/beneficiaries`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BeneficiaryPage {
     pub beneficiaries: Vec<Beneficiary>,
     pub total: u64,

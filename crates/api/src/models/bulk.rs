@@ -11,6 +11,7 @@ use crate::units::BaseUnits;
 
 /// One payment of a batch, as sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkItemInput {
     /// An address (with `chain`) or, instead, a saved crypto beneficiary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -30,6 +31,8 @@ pub struct BulkItemInput {
 /// Body of `POST /api/bulk-transfers` and `POST /api/bulk-transfers/previews`:
 /// `items`, or `csv` with the header `address,chain,beneficiary_id,amount,reference,memo`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"currency": "USDT", "reference": "batch-0001", "items": [{"address": "0x52908400098527886E0F7030069857D2E4169EE7", "chain": "ethereum", "amount": "1000000", "reference": "batch-0001-1"}]})))]
 pub struct NewBatch {
     /// BTC, USDT or USDC.
     pub currency: String,
@@ -44,6 +47,7 @@ pub struct NewBatch {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkItem {
     pub id: Uuid,
     /// 1-based position in the batch (the CSV row, header excluded).
@@ -71,6 +75,7 @@ pub struct BulkItem {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BatchTotals {
     pub items: u32,
     pub valid_items: u32,
@@ -83,6 +88,7 @@ pub struct BatchTotals {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Batch {
     pub id: Uuid,
     pub company_id: Uuid,
@@ -103,12 +109,14 @@ pub struct Batch {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BatchData {
     pub batch: Batch,
 }
 
 /// `data` of a preview: the items as they would be, nothing stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BatchPreview {
     pub currency: String,
     pub items: Vec<BulkItem>,
@@ -116,6 +124,7 @@ pub struct BatchPreview {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BatchPage {
     pub batches: Vec<Batch>,
     pub next_cursor: String,
@@ -125,6 +134,7 @@ pub struct BatchPage {
 
 /// Body of `POST /api/bulk-transfers/schedules`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewBulkSchedule {
     #[serde(default)]
     pub name: String,
@@ -145,6 +155,7 @@ pub struct NewBulkSchedule {
 /// Body of `PUT /api/bulk-transfers/schedules/{id}`; omitted fields keep
 /// their value.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkScheduleUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -164,6 +175,7 @@ pub struct BulkScheduleUpdate {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkSchedule {
     pub id: Uuid,
     pub company_id: Uuid,
@@ -184,16 +196,19 @@ pub struct BulkSchedule {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkScheduleData {
     pub schedule: BulkSchedule,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkScheduleList {
     pub schedules: Vec<BulkSchedule>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkExecution {
     pub id: Uuid,
     /// The batch the tick made; empty when it made none.
@@ -206,6 +221,7 @@ pub struct BulkExecution {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BulkExecutionList {
     pub executions: Vec<BulkExecution>,
 }

@@ -17,6 +17,7 @@ pub mod events {
 
 /// Spend limits; an absent key is no limit.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardLimits {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transaction_limit: Option<MicroUnits>,
@@ -49,6 +50,7 @@ impl CardLimits {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BillingAddress {
     pub line1: String,
     #[serde(default)]
@@ -60,6 +62,7 @@ pub struct BillingAddress {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Card {
     pub id: Uuid,
     pub company_id: Uuid,
@@ -85,6 +88,7 @@ pub struct Card {
     pub balance_currency: String,
     /// `balance_amount` in whole units, a JSON number for display.
     #[serde(with = "rust_decimal::serde::float")]
+    #[cfg_attr(feature = "openapi", schema(value_type = f64))]
     pub display_amount: rust_decimal::Decimal,
     pub contactless_payment: bool,
     #[serde(default)]
@@ -117,6 +121,7 @@ pub struct Card {
 /// The older form's customer object (creates a customer) or, for lite
 /// cards, one matched to an existing customer by email.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardCustomer {
     #[serde(default)]
     pub customer_type: String,
@@ -151,6 +156,7 @@ pub struct CardCustomer {
 /// `customer_id`, or the older form with `customer`), or a lite card
 /// (`card_type: "lite"`, or the older `type: "lite"`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewCard {
     pub amount: MicroUnits,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -199,11 +205,13 @@ impl NewCard {
 
 /// `data` of the calls that answer one card.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardData {
     pub card: Card,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PageInfo {
     pub has_next_page: bool,
     pub has_previous_page: bool,
@@ -214,6 +222,7 @@ pub struct PageInfo {
 
 /// `data` of `GET /api/cards` and `GET /api/customers/{id}/cards`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardPage {
     pub cards: Vec<Card>,
     pub page_info: PageInfo,
@@ -232,6 +241,7 @@ pub struct CardQuery {
 
 /// `fund` or `withdraw`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum BalanceDirection {
     Fund,
@@ -240,6 +250,7 @@ pub enum BalanceDirection {
 
 /// Body of `POST /api/cards/{id}/balance`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BalanceChange {
     pub amount: MicroUnits,
     #[serde(rename = "type")]
@@ -248,6 +259,7 @@ pub struct BalanceChange {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardTransaction {
     pub id: Uuid,
     pub card_id: Uuid,
@@ -280,6 +292,7 @@ pub struct CardTransaction {
 /// flag and message (false and "processing" while pending) and the
 /// transaction.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BalanceAnswer {
     pub success: bool,
     pub message: String,
@@ -288,24 +301,28 @@ pub struct BalanceAnswer {
 
 /// `data` of `GET /api/cards/{id}/transactions`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardTransactionPage {
     pub transactions: Vec<CardTransaction>,
     pub page_info: PageInfo,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardTransactionData {
     pub transaction: CardTransaction,
 }
 
 /// Body of `POST /api/cards/{id}/status`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StatusChange {
     pub status: String,
 }
 
 /// The slim card of the status answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardStatus {
     pub id: Uuid,
     pub status: String,
@@ -315,18 +332,21 @@ pub struct CardStatus {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardStatusData {
     pub card: CardStatus,
 }
 
 /// Body of `DELETE /api/cards/{id}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Terminate {
     pub reason: String,
 }
 
 /// `data` of `DELETE /api/cards/{id}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Termination {
     pub card_id: Uuid,
     pub status: String,
@@ -339,6 +359,7 @@ pub struct Termination {
 /// The card's full number, CVV and expiry. Debug hides them, so they can't
 /// reach a log by accident.
 #[derive(Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SecureDetails {
     pub card_id: Uuid,
     pub card_number: String,
@@ -360,12 +381,14 @@ impl std::fmt::Debug for SecureDetails {
 
 /// `data` of `GET /api/cards/{id}/secure`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SecureData {
     pub details: SecureDetails,
 }
 
 /// Body of `POST /sandbox/cards/{id}/spend`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SimulateSpend {
     pub amount: MicroUnits,
     #[serde(default, alias = "merchant_name", skip_serializing_if = "Option::is_none")]
@@ -375,6 +398,7 @@ pub struct SimulateSpend {
 /// `data` of `POST /sandbox/cards/{id}/spend`: approved, or declined with
 /// the reason (nothing moves).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SpendOutcome {
     pub approved: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]

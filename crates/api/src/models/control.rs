@@ -7,16 +7,20 @@ use crate::units::BaseUnits;
 
 /// `data` of `GET /sandbox/clock` and `POST /sandbox/clock/advance`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClockNow {
     pub now: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"seconds": 60})))]
 pub struct AdvanceClock {
     pub seconds: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SetWebhook {
     pub url: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -25,11 +29,13 @@ pub struct SetWebhook {
 
 /// `data` of `PUT /sandbox/webhook`; the secret is never echoed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookSetting {
     pub url: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SimulateDeposit {
     pub chain: String,
     pub address: String,
@@ -38,6 +44,7 @@ pub struct SimulateDeposit {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AddFault {
     pub method: String,
     pub path_prefix: String,
@@ -51,6 +58,7 @@ pub struct AddFault {
 /// `count` faults were injected (up to 1,000,000). The same seed and the
 /// same calls give the same faults.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AddChanceFault {
     pub method: String,
     pub path_prefix: String,
@@ -64,6 +72,7 @@ pub struct AddChanceFault {
 /// A fault still armed: `count` is what it may still inject; a chance
 /// fault also shows its probability and seed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ArmedFault {
     pub method: String,
     pub path_prefix: String,
@@ -77,6 +86,7 @@ pub struct ArmedFault {
 
 /// `data` of the fault calls: the faults still armed for the company.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FaultList {
     pub faults: Vec<ArmedFault>,
 }
@@ -88,6 +98,7 @@ pub struct FaultList {
 /// sent (`out_of_order`); with `probability` (and `seed`), each matching
 /// delivery is hit with that chance instead. Listed with its seed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AddWebhookFault {
     pub mode: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,6 +113,7 @@ pub struct AddWebhookFault {
 /// `data` of the webhook fault calls: the company's delivery faults still
 /// armed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookFaultList {
     pub faults: Vec<AddWebhookFault>,
 }
@@ -109,6 +121,7 @@ pub struct WebhookFaultList {
 /// One attempt of a webhook delivery: the receiver's HTTP status, or why
 /// none came.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryAttempt {
     pub at: DateTime<Utc>,
     pub status_code: Option<u16>,
@@ -118,6 +131,7 @@ pub struct DeliveryAttempt {
 
 /// One event sent (or being sent) to one URL.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookDelivery {
     pub id: u64,
     pub event: String,
@@ -131,6 +145,7 @@ pub struct WebhookDelivery {
 
 /// `data` of `GET /sandbox/webhooks/deliveries`, newest first.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryList {
     pub deliveries: Vec<WebhookDelivery>,
 }
@@ -138,6 +153,7 @@ pub struct DeliveryList {
 /// One call in the request journal; bodies are JSON (or a string when not
 /// JSON, null when empty) with secrets masked.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct JournalEntry {
     pub request_id: String,
     pub method: String,
@@ -151,12 +167,14 @@ pub struct JournalEntry {
 
 /// `data` of `GET /sandbox/requests`, newest first.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RequestJournal {
     pub requests: Vec<JournalEntry>,
 }
 
 /// `data` of `POST /sandbox/reset`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ResetDone {
     pub company_id: uuid::Uuid,
     pub reset_at: DateTime<Utc>,

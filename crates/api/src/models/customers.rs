@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Customer {
     pub id: Uuid,
     #[serde(default)]
@@ -74,6 +75,8 @@ impl Customer {
 
 /// Body of `POST /api/customers`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"email": "ada@example.com", "customer_type": "individual", "first_name": "Ada", "last_name": "Lovelace", "reference": "customer-0001"})))]
 pub struct NewCustomer {
     pub email: String,
     pub customer_type: String,
@@ -91,6 +94,7 @@ pub struct NewCustomer {
 
 /// Body of `PUT /api/customers/{id}`; omitted fields keep their value.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CustomerUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_name: Option<String>,
@@ -102,6 +106,7 @@ pub struct CustomerUpdate {
 
 /// Body of `POST /api/customers/blacklist/{id}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Blacklist {
     pub blacklist: bool,
 }
@@ -120,6 +125,7 @@ pub struct CustomerQuery {
 
 /// `data` of `GET /api/customers`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CustomerPage {
     pub customers: Vec<Customer>,
     pub has_more: bool,
@@ -131,6 +137,7 @@ pub struct CustomerPage {
 
 /// The identity details card KYC verifies (the spec's full-KYC fields).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct KycDetails {
     /// ISO 3166-1 alpha-3.
     pub country: String,
@@ -149,6 +156,7 @@ pub struct KycDetails {
 
 /// `pending`, then `approved` or `rejected`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum KycStatus {
     Pending,
@@ -168,6 +176,7 @@ impl KycStatus {
 
 /// `data` of the card KYC calls.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardKyc {
     pub customer_id: Uuid,
     pub status: KycStatus,

@@ -4,6 +4,7 @@ use uuid::Uuid;
 
 /// A webhook delivery body: `{event, event_id, company_id, data, created_at}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WebhookEvent {
     pub event: String,
     pub event_id: String,

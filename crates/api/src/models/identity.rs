@@ -3,6 +3,7 @@ use uuid::Uuid;
 
 /// `data` of `GET /api/whoami`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Identity {
     pub active: bool,
     pub active_company_id: Uuid,
@@ -14,6 +15,7 @@ pub struct Identity {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Environment {
     Sandbox,

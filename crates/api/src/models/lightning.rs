@@ -9,6 +9,8 @@ use crate::units::Sats;
 
 /// Body of `POST /api/lightning/invoices`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"amount": "1000", "description": "Coffee", "reference": "invoice-0001"})))]
 pub struct NewInvoice {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customer_id: Option<Uuid>,
@@ -23,6 +25,7 @@ pub struct NewInvoice {
 
 /// An invoice we issued (`incoming`) or a payment we made (`outgoing`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Invoice {
     pub id: Uuid,
     pub payment_hash: String,
@@ -50,6 +53,7 @@ pub struct Invoice {
 
 /// `data` of `GET /api/lightning/invoices`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InvoicePage {
     pub invoices: Vec<Invoice>,
     /// A string, as the spec shows it.
@@ -60,12 +64,14 @@ pub struct InvoicePage {
 
 /// Body of decode, initiate, and `POST /sandbox/lightning/pay`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PaymentRequest {
     pub request: String,
 }
 
 /// `data` of `POST /api/lightning/decode`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DecodedInvoice {
     pub payment_hash: String,
     /// The payee's node key, 66 hex characters.
@@ -84,6 +90,7 @@ pub struct DecodedInvoice {
 
 /// `data` of `POST /api/lightning/payments/initiate` (a preview).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PaymentPreview {
     pub payment_hash: String,
     pub destination: String,
@@ -101,6 +108,7 @@ pub struct PaymentPreview {
 
 /// Body of `POST /api/lightning/payments/send`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SendPayment {
     pub request: String,
     pub reference: String,
@@ -117,6 +125,7 @@ pub struct SendPayment {
 
 /// `data` of `POST /api/lightning/payments/send`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Payment {
     pub id: Uuid,
     pub payment_hash: String,
@@ -133,12 +142,14 @@ pub struct Payment {
 
 /// Body of `POST /api/lightning/invoices/verify`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct VerifyInvoice {
     pub payment_hash: String,
 }
 
 /// `data` of `POST /api/lightning/invoices/verify`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InvoiceVerification {
     pub id: Uuid,
     pub payment_hash: String,

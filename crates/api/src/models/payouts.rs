@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 /// One entry of `GET /api/payouts/supported-countries`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Country {
     pub country: String,
     pub name: String,
@@ -18,12 +19,14 @@ pub struct Country {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CountryList {
     pub countries: Vec<Country>,
 }
 
 /// `GET /api/payouts/supported-countries/{country}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Corridor {
     pub country: String,
     pub name: String,
@@ -38,6 +41,7 @@ pub struct Corridor {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Bank {
     pub name: String,
     pub code: String,
@@ -46,6 +50,7 @@ pub struct Bank {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BankList {
     pub country: String,
     pub banks: Vec<Bank>,
@@ -53,6 +58,7 @@ pub struct BankList {
 
 /// Body of `POST /api/payouts/beneficiary-lookup`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AccountLookup {
     pub country: String,
     pub account_number: String,
@@ -62,6 +68,7 @@ pub struct AccountLookup {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AccountName {
     pub account_name: String,
     pub account_number: String,
@@ -70,6 +77,7 @@ pub struct AccountName {
 
 /// One row of `GET /api/payouts/limits`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PayoutLimit {
     pub lower_limit: Decimal,
     pub higher_limit: Decimal,
@@ -81,6 +89,8 @@ pub struct PayoutLimit {
 
 /// Body of `POST /api/payouts/quotes`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = PayoutQuoteRequest))]
 pub struct QuoteRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount: Option<Decimal>,
@@ -97,6 +107,7 @@ pub struct QuoteRequest {
 
 /// The payout's recipient, as sent to initialize.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PayoutBeneficiary {
     /// `bank`, `mobile_money` or `swift`; a saved beneficiary's `type`
     /// (e.g. `BANK`, as the official client sends it) is read as the same.
@@ -111,6 +122,7 @@ pub struct PayoutBeneficiary {
 
 /// Body of `POST /api/payouts/{quoteId}/initialize`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InitializeRequest {
     /// Absent (the official client's form): the quote id of the path.
     #[serde(default)]
@@ -123,6 +135,8 @@ pub struct InitializeRequest {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = PayoutExchangeRate))]
 pub struct ExchangeRate {
     /// Units of `currency` per unit of the source asset.
     pub rate: Decimal,
@@ -132,6 +146,7 @@ pub struct ExchangeRate {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Trip {
     pub quote_at: Option<DateTime<Utc>>,
     pub initialized_at: Option<DateTime<Utc>>,
@@ -141,6 +156,7 @@ pub struct Trip {
 
 /// The payout record (quote, initialize, finalize, get).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Payout {
     pub id: Uuid,
     pub quote_id: String,
@@ -174,12 +190,15 @@ pub struct Payout {
 
 /// `data` of the quote answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = PayoutQuoteData))]
 pub struct QuoteData {
     pub quote: Payout,
 }
 
 /// `data` of the finalize answer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PayoutData {
     pub payout: Payout,
 }
@@ -188,6 +207,7 @@ pub struct PayoutData {
 /// timestamp}` as the spec shows it (the sandbox also repeats the payout
 /// under `data.payout`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InitializeAnswer {
     pub success: bool,
     pub message: String,
@@ -201,6 +221,7 @@ pub struct InitializeAnswer {
 
 /// `data` of `GET /api/payouts`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PayoutPage {
     pub payouts: Vec<Payout>,
     pub total: u64,
@@ -208,6 +229,7 @@ pub struct PayoutPage {
 
 /// Body of `POST /sandbox/payouts/{id}/settle`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SettlePayout {
     pub outcome: String,
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 /// `data` of `GET /api/exchange-rates?from=X&to=Y`: units of
 /// `target_currency` per unit of `base_currency`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExchangeRate {
     pub base_currency: String,
     pub target_currency: String,
@@ -27,6 +28,7 @@ pub struct ExchangeRate {
 /// `data` of `GET /api/exchange-rates/convert?from=X&to=Y&amount=N`
 /// (amounts in whole units of their currency).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Conversion {
     pub from: String,
     pub to: String,

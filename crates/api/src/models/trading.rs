@@ -12,6 +12,7 @@ use crate::units::BaseUnits;
 
 /// One pair's price: units of `quote_currency` per unit of `base_currency`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Price {
     pub base_currency: String,
     pub quote_currency: String,
@@ -25,12 +26,15 @@ pub struct Price {
 
 /// `data` of `GET /api/trading/prices`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PriceList {
     pub prices: Vec<Price>,
 }
 
 /// Body of `PUT /sandbox/prices`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"base": "BTC", "quote": "USDT", "price": "60000"})))]
 pub struct SetPrice {
     pub base: String,
     pub quote: String,
@@ -43,6 +47,7 @@ pub struct SetPrice {
 
 /// What a trade sends and receives, in whole units.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Exchange {
     pub send_quantity: Decimal,
     pub send_currency: String,
@@ -52,6 +57,9 @@ pub struct Exchange {
 
 /// Body of `POST /api/trading/quotes`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = TradingQuoteRequest))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"base_currency": "BTC", "quote_currency": "USDT", "side": "buy", "quantity": "0.001"})))]
 pub struct QuoteRequest {
     pub base_currency: String,
     pub quote_currency: String,
@@ -61,6 +69,7 @@ pub struct QuoteRequest {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Quote {
     pub id: Uuid,
     pub base_currency: String,
@@ -85,12 +94,15 @@ pub struct Quote {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = TradingQuoteData))]
 pub struct QuoteData {
     pub quote: Quote,
 }
 
 /// Body of `POST /api/trading/orders`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OrderRequest {
     pub base_currency: String,
     pub quote_currency: String,
@@ -112,6 +124,7 @@ pub struct OrderRequest {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Fill {
     pub id: Uuid,
     pub order_id: Uuid,
@@ -121,6 +134,7 @@ pub struct Fill {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QuoteConsumption {
     pub quote_id: Uuid,
     pub consumed_quantity: Decimal,
@@ -128,6 +142,7 @@ pub struct QuoteConsumption {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Order {
     pub id: Uuid,
     pub base_currency: String,
@@ -155,12 +170,14 @@ pub struct Order {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OrderData {
     pub order: Order,
 }
 
 /// `data` of `GET /api/trading/orders`, newest first.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OrderPage {
     pub orders: Vec<Order>,
     pub next_cursor: String,
@@ -170,6 +187,7 @@ pub struct OrderPage {
 
 /// Body of `POST /api/trading/scheduled-orders`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewSchedule {
     /// The base asset bought.
     pub currency: String,
@@ -199,6 +217,7 @@ pub struct NewSchedule {
 /// Body of `PUT /api/trading/scheduled-orders/{id}`; omitted fields keep
 /// their value.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ScheduleUpdate {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub amount: Option<BaseUnits>,
@@ -216,6 +235,7 @@ pub struct ScheduleUpdate {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Schedule {
     pub id: Uuid,
     pub company_id: Uuid,
@@ -249,16 +269,19 @@ pub struct Schedule {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ScheduleData {
     pub schedule: Schedule,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ScheduleList {
     pub schedules: Vec<Schedule>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Execution {
     pub id: Uuid,
     /// The order the tick placed; empty when none was.
@@ -276,12 +299,14 @@ pub struct Execution {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ExecutionList {
     pub executions: Vec<Execution>,
 }
 
 /// Body of `POST /api/trading/target-orders`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewTargetOrder {
     pub base_currency: String,
     pub quote_currency: String,
@@ -296,6 +321,7 @@ pub struct NewTargetOrder {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TargetOrder {
     pub id: Uuid,
     pub company_id: Uuid,
@@ -323,11 +349,13 @@ pub struct TargetOrder {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TargetOrderData {
     pub order: TargetOrder,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TargetOrderList {
     pub orders: Vec<TargetOrder>,
 }

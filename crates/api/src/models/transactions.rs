@@ -5,6 +5,7 @@ use uuid::Uuid;
 use crate::units::{BaseUnits, Currency};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TransactionType {
     DepositConfirmed,
@@ -65,6 +66,7 @@ impl std::fmt::Display for TransactionType {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum TransactionState {
     Pending,
@@ -107,6 +109,8 @@ impl TransactionState {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = TransactionSide))]
 pub enum Side {
     Credit,
     Debit,
@@ -114,6 +118,7 @@ pub enum Side {
 
 /// One ledger movement. `amount` is negative for debits.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Transaction {
     pub transaction_id: Uuid,
     pub account_number: String,
@@ -156,6 +161,7 @@ pub struct TransactionQuery {
 
 /// `data` of `GET /api/transactions`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TransactionPage {
     pub transactions: Vec<Transaction>,
     pub next_cursor: String,

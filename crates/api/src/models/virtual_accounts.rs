@@ -10,6 +10,7 @@ use crate::units::BaseUnits;
 
 /// Body of `POST /api/virtual-accounts`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewVirtualAccount {
     pub customer_id: Uuid,
     #[serde(default)]
@@ -17,6 +18,7 @@ pub struct NewVirtualAccount {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct VirtualAccount {
     pub id: Uuid,
     pub company_id: Uuid,
@@ -36,6 +38,7 @@ pub struct VirtualAccount {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct VirtualAccountPage {
     pub virtual_accounts: Vec<VirtualAccount>,
     pub next_cursor: String,
@@ -46,6 +49,7 @@ pub struct VirtualAccountPage {
 /// Body of `POST /sandbox/virtual-accounts/{id}/transfers`: a bank
 /// transfer arrives.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SimulateBankTransfer {
     /// Kobo (NGN base units).
     pub amount: BaseUnits,

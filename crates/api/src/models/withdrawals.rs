@@ -9,6 +9,8 @@ use crate::units::BaseUnits;
 
 /// Body of `POST /api/withdrawals`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(example = json!({"to_address": "0x52908400098527886E0F7030069857D2E4169EE7", "amount": "1000000", "currency": "USDT", "chain": "ethereum", "reference": "withdrawal-0001"})))]
 pub struct NewWithdrawal {
     pub to_address: String,
     pub amount: BaseUnits,
@@ -21,6 +23,7 @@ pub struct NewWithdrawal {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Withdrawal {
     pub id: Uuid,
     /// The ledger transaction (WITHDRAWAL_INITIATED, then settled, or
@@ -49,6 +52,7 @@ pub struct Withdrawal {
 
 /// `data` of `GET /api/withdrawals`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WithdrawalPage {
     pub withdrawals: Vec<Withdrawal>,
     pub next_cursor: String,

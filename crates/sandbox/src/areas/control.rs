@@ -115,7 +115,7 @@ fn fault_list(company: &Company) -> FaultList {
 /// The body of `POST /sandbox/faults`: a fault on the next `count` matching
 /// calls, or, with `probability` (and `seed`), on matching calls drawn
 /// by a seeded chance.
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, utoipa::ToSchema)]
 pub struct FaultRequest {
     method: String,
     path_prefix: String,
