@@ -38,6 +38,10 @@ pub struct Settings {
     /// When set, `/metrics` needs it as a bearer token (`metrics_token`,
     /// `PAYDESK_METRICS_TOKEN`).
     pub metrics_token: Option<SecretString>,
+    /// How often, at most, each audit log gets a signed checkpoint
+    /// (`audit_checkpoint_minutes`, `PAYDESK_AUDIT_CHECKPOINT_MINUTES`);
+    /// auditors can also sign one on demand.
+    pub audit_checkpoint_minutes: u32,
 }
 
 /// The defaults, as the lowest layer.
@@ -48,6 +52,7 @@ struct Defaults {
     data_dir: &'static str,
     secure_cookies: bool,
     builtin_sandbox: bool,
+    audit_checkpoint_minutes: u32,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -56,6 +61,7 @@ const DEFAULTS: Defaults = Defaults {
     data_dir: ".paydesk",
     secure_cookies: false,
     builtin_sandbox: true,
+    audit_checkpoint_minutes: 10,
 };
 
 #[derive(Debug, thiserror::Error)]

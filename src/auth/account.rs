@@ -74,9 +74,12 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<Started, SignInE
         (Some(user), None, true, true) => {
             throttle::record_success(pool, user.id).await?;
             let token = session::start(pool, user.id, None, &attempt.ip, &attempt.user_agent).await?;
+            // Recorded in the tenant the user lands in (the platform log
+            // when they belong to none), so no tenant sees another's.
+            let landing = crate::access::store::membership(pool, user.id, None).await?;
             let record = NewRecord::new(
                 &actor,
-                None,
+                landing.map(|m| m.tenant_id),
                 Event::AuthSignIn,
                 format!("user:{}", user.id),
                 outcome::SUCCESS,
@@ -107,7 +110,7 @@ pub async fn sign_out(pool: &PgPool, user: &SignedIn, everywhere: bool) -> Resul
         let ended = session::end_all(pool, user.user_id).await?;
         NewRecord::new(
             &user.actor(),
-            None,
+            user.active_tenant_id,
             Event::AuthSignOutEverywhere,
             format!("user:{}", user.user_id),
             outcome::SUCCESS,
@@ -117,7 +120,7 @@ pub async fn sign_out(pool: &PgPool, user: &SignedIn, everywhere: bool) -> Resul
         session::end(pool, &user.token_hash).await?;
         NewRecord::new(
             &user.actor(),
-            None,
+            user.active_tenant_id,
             Event::AuthSignOut,
             format!("user:{}", user.user_id),
             outcome::SUCCESS,
@@ -155,7 +158,7 @@ pub async fn change_password(pool: &PgPool, user: &SignedIn, change: PasswordCha
     session::end_others(pool, user.user_id, &user.token_hash).await?;
     let record = NewRecord::new(
         &user.actor(),
-        None,
+        user.active_tenant_id,
         Event::AuthPasswordChanged,
         format!("user:{}", user.user_id),
         outcome::SUCCESS,

@@ -92,6 +92,7 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
         secure_cookies: false,
         builtin_sandbox,
         metrics_token: None,
+        audit_checkpoint_minutes: 10,
     };
     let app = Application::build_on(&settings, TcpListener::bind("127.0.0.1:0").unwrap())
         .await
