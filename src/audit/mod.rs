@@ -6,6 +6,7 @@ pub mod bundle;
 pub mod chain;
 pub mod checkpoint;
 pub mod export;
+pub mod mask;
 pub mod routes;
 pub mod store;
 pub mod sweeper;

@@ -1,6 +1,8 @@
 //! The audit log's SQL: append (serialized by an advisory lock so the chain
 //! has one order), search with keyset pagination, and verification.
 
+use std::collections::hash_map::{Entry, HashMap};
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::{PgPool, Postgres, Transaction};
@@ -82,16 +84,18 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
         return Ok(());
     }
     lock_chain(tx).await?;
-    let mut heads: std::collections::HashMap<Option<Uuid>, (i64, Vec<u8>)> = Default::default();
+    let mut heads: HashMap<Option<Uuid>, (i64, Vec<u8>)> = HashMap::new();
     let mut seqs = Vec::with_capacity(records.len());
     let mut prev_hashes = Vec::with_capacity(records.len());
     let mut hashes = Vec::with_capacity(records.len());
     for r in records {
-        if !heads.contains_key(&r.tenant_id) {
-            let head = head(tx, Log::of(r.tenant_id)).await?;
-            heads.insert(r.tenant_id, head.unwrap_or_else(|| (0, GENESIS.to_vec())));
-        }
-        let (seq, prev) = heads.get_mut(&r.tenant_id).expect("the head was just read");
+        let (seq, prev) = match heads.entry(r.tenant_id) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(first) => {
+                let head = head(tx, Log::of(r.tenant_id)).await?;
+                first.insert(head.unwrap_or_else(|| (0, GENESIS.to_vec())))
+            }
+        };
         let hash = chain::hash(
             prev,
             &Hashed {

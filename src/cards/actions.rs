@@ -204,8 +204,8 @@ pub async fn reveal(
                 &state.pool,
                 &member,
                 Event::CardsDetailsRevealed,
-                format!("card:{id}"),
-                json!({}),
+                format!("card:{} {}", d.name, audit::mask::card_number(&d.card_number)),
+                json!({ "id": id }),
             )
             .await?;
             Ok(d)

@@ -306,7 +306,7 @@ async fn an_exported_bundle_verifies_offline_and_each_tampering_names_the_record
         broken,
         bundle::Broken::OutOfPlace {
             seq: k + 1,
-            id: id_of(&lines[at(k + 1)]),
+            id: id_of(lines[at(k + 1)]),
             expected: k
         }
     );
