@@ -17,19 +17,20 @@ OUT=bench/results
 mkdir -p "$OUT"
 SERVER="${DATABASE_SERVER:-postgres://postgres@127.0.0.1:5432}"
 BUNDLE="$OUT/audit-$N.jsonl"
+BIN="${CARGO_TARGET_DIR:-target}/release"
 
 cargo build --release -q -p paydesk --bin paydesk --example audit_bundle
-DATABASE_URL="$SERVER/paydesk_bench_audit" target/release/examples/audit_bundle "$N" "$BUNDLE"
+DATABASE_URL="$SERVER/paydesk_bench_audit" "$BIN/examples/audit_bundle" "$N" "$BUNDLE"
 ls -lh "$BUNDLE" | awk '{print "bundle size: " $5}'
 
 timed() { /usr/bin/time -f "  %e s wall, %U s user, %M KB peak" "$@"; }
 echo "verify (intact):"
-timed target/release/paydesk audit verify "$BUNDLE"
+timed "$BIN/paydesk" audit verify "$BUNDLE"
 # One record in the middle edited: the verifier must name it and exit 1.
 MIDDLE=$((N / 2))
 sed "s/\"target\":\"POST \/api\/payouts\/$MIDDLE\"/\"target\":\"POST \/api\/payouts\/0\"/" "$BUNDLE" > "$OUT/audit-$N-edited.jsonl"
 echo "verify (record $MIDDLE edited):"
-if timed target/release/paydesk audit verify "$OUT/audit-$N-edited.jsonl"; then
+if timed "$BIN/paydesk" audit verify "$OUT/audit-$N-edited.jsonl"; then
   echo "the edited bundle passed: the verifier is broken" >&2
   exit 1
 fi

@@ -10,7 +10,7 @@
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
-use chrono::{TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 use ed25519_dalek::{Signer, SigningKey};
 use paydesk::audit::bundle::{Header, Line, Record, FORMAT};
 use paydesk::audit::checkpoint::{self, Checkpoint};
@@ -20,8 +20,7 @@ use uuid::Uuid;
 
 const EVERY: i64 = 10_000;
 
-fn record(tenant: Uuid, seq: i64, prev: &str) -> Record {
-    let start = chain::truncate_to_micros(Utc::now() - TimeDelta::days(30));
+fn record(tenant: Uuid, start: DateTime<Utc>, seq: i64, prev: &str) -> Record {
     let mut r = Record {
         seq,
         id: seq * 3,
@@ -113,6 +112,7 @@ async fn main() {
     let path = args.next().unwrap_or_else(|| "audit-bundle.jsonl".to_owned());
     let key = SigningKey::from_bytes(&Sha256::digest(b"paydesk bench key").into());
     let tenant = Uuid::from_u128(0x5eed);
+    let start = chain::truncate_to_micros(Utc::now() - TimeDelta::days(30));
 
     // Checkpoints come before the records in a bundle: a first pass finds
     // the heads they sign.
@@ -121,7 +121,7 @@ async fn main() {
     let mut checkpoints = Vec::new();
     let mut signing = std::time::Duration::ZERO;
     for seq in 1..=n {
-        prev = record(tenant, seq, &prev).hash;
+        prev = record(tenant, start, seq, &prev).hash;
         if seq % EVERY == 0 || seq == n {
             let before = checkpoints
                 .last()
@@ -157,7 +157,7 @@ async fn main() {
     }
     let mut prev = genesis;
     for seq in 1..=n {
-        let r = record(tenant, seq, &prev);
+        let r = record(tenant, start, seq, &prev);
         prev.clone_from(&r.hash);
         write_line(&mut out, &Line::Record(r));
     }

@@ -10,8 +10,7 @@ use sqlx::PgPool;
 
 use super::bundle::{Header, Line, Record, FORMAT};
 use super::store::{self, Log};
-use super::{checkpoint, Event};
-use crate::access::Member;
+use super::{checkpoint, outcome, Actor, Event, NewRecord};
 use crate::crypto::MasterKey;
 
 /// What a bundle holds: one log's records between two moments (either
@@ -27,15 +26,15 @@ fn line(l: &Line) -> Bytes {
     Bytes::from(text)
 }
 
-/// The member's tenant's bundle for `range`, as lines to stream. The
-/// export itself is audited (after the range, so it is in the next one).
+/// `log`'s bundle for `range`, as lines to stream. The export itself is
+/// audited in that log (after the range, so it is in the next one).
 pub async fn bundle_for(
     pool: &PgPool,
     key: &MasterKey,
-    member: &Member,
+    log: Log,
+    actor: &Actor,
     range: Range,
 ) -> Result<impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static, sqlx::Error> {
-    let log = Log::Tenant(member.tenant_id);
     let signing = key.derive_audit_signing_key();
     if range.to.is_none() {
         checkpoint::sign(pool, &signing, log, None).await?;
@@ -46,7 +45,14 @@ pub async fn bundle_for(
         None => Vec::new(),
     };
     let details = json!({ "format": FORMAT, "records": seqs.map_or(0, |(a, b)| b - a + 1) });
-    super::member_did(pool, member, Event::AuditExported, "audit_log", details).await?;
+    let exported = NewRecord::new(
+        actor,
+        log.tenant_id(),
+        Event::AuditExported,
+        "audit_log",
+        outcome::SUCCESS,
+    );
+    store::append(pool, &[exported.with_details(details)]).await?;
     let header = Line::Header(Header {
         format: FORMAT.to_owned(),
         log: log.to_string(),

@@ -4,7 +4,7 @@
 //! for platform admins.
 
 use actix_web::http::header;
-use actix_web::web::{self, Data, Path, Query};
+use actix_web::web::{self, Bytes, Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -35,7 +35,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/audit/checkpoints", web::post().to(sign_checkpoint))
         .route("/audit/checkpoints.json", web::get().to(checkpoints_json))
         .route("/audit/{id}", web::get().to(one))
-        .route("/platform/audit", web::get().to(platform_log));
+        .route("/platform/audit", web::get().to(platform_log))
+        .route("/platform/audit/export.jsonl", web::get().to(platform_bundle));
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -310,15 +311,37 @@ async fn export_bundle(
         from: filter.from,
         to: filter.to,
     };
-    let lines = bundle_export::bundle_for(&state.pool, &state.key, &member, range).await?;
-    let filename = format!("audit-{}.jsonl", Utc::now().format("%Y%m%d-%H%M%S"));
-    Ok(HttpResponse::Ok()
+    let log = Log::Tenant(member.tenant_id);
+    let lines = bundle_export::bundle_for(&state.pool, &state.key, log, &member.actor(), range).await?;
+    Ok(download("audit", lines))
+}
+
+/// A bundle as a download named `<name>-<time>.jsonl`.
+fn download(name: &str, lines: impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static) -> HttpResponse {
+    let filename = format!("{name}-{}.jsonl", Utc::now().format("%Y%m%d-%H%M%S"));
+    HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, "application/x-ndjson"))
         .insert_header((
             header::CONTENT_DISPOSITION,
             format!("attachment; filename=\"{filename}\""),
         ))
-        .streaming(lines.map_err(PortalError::from)))
+        .streaming(lines.map_err(PortalError::from))
+}
+
+/// The platform log's bundle, for platform admins (same format and key).
+async fn platform_bundle(
+    state: Data<AppState>,
+    PlatformAdmin(admin): PlatformAdmin,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let filter = filters.filter()?;
+    let range = Range {
+        from: filter.from,
+        to: filter.to,
+    };
+    let lines =
+        bundle_export::bundle_for(&state.pool, &state.key, Log::Platform, &admin.actor(), range).await?;
+    Ok(download("platform-audit", lines))
 }
 
 const CHECKPOINTS_SHOWN: i64 = 100;

@@ -182,6 +182,10 @@ async fn each_tenant_log_shows_only_that_tenant_and_platform_events_stay_in_the_
     );
     assert!(platform.contains("settings.base_url_allowed"));
     assert!(!platform.contains("<code>auth.sign_in</code>"));
+    let bundle = app.get_html("/platform/audit/export.jsonl").await;
+    let verified = bundle::verify(std::io::Cursor::new(bundle.as_bytes()), None).unwrap();
+    assert_eq!(verified.log, "platform");
+    assert!(bundle.contains("tenant:Zeta Ltd") && !bundle.contains("auth.sign_in\""));
 
     // A tenant joined later shows nothing of the member's earlier doings.
     let beta: Uuid = sqlx::query_scalar("SELECT id FROM tenants WHERE name = 'Zeta Ltd'")
@@ -212,7 +216,9 @@ async fn each_tenant_log_shows_only_that_tenant_and_platform_events_stay_in_the_
     auditor
         .sign_in_replacing("auditor@example.com", &one_time, "auditor-password-123")
         .await;
-    assert_eq!(auditor.get("/platform/audit").await.status().as_u16(), 403);
+    for path in ["/platform/audit", "/platform/audit/export.jsonl"] {
+        assert_eq!(auditor.get(path).await.status().as_u16(), 403, "{path}");
+    }
     let seen = auditor.get_html("/audit?actor=admin").await;
     assert!(!seen.contains("tenants.created"));
 }

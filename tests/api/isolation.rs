@@ -166,6 +166,7 @@ pub const ROUTES: &[Route] = &[
     ("POST", "/audit/checkpoints", &[]),
     ("GET", "/audit/checkpoints.json", &[]),
     ("GET", "/platform/audit", &[]),
+    ("GET", "/platform/audit/export.jsonl", &[]),
     ("GET", "/roles", &[]),
     ("POST", "/roles", &[("name", "Sneaky")]),
     ("POST", "/roles/matrix", &[]),
