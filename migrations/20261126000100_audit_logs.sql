@@ -29,16 +29,16 @@ CREATE TRIGGER audit_checkpoints_no_update_or_delete
     FOR EACH ROW EXECUTE FUNCTION audit_log_is_append_only();
 
 -- Rejected webhook deliveries, counted per connection and minute; a sweep
--- turns each finished minute into one audit record carrying the count.
+-- takes each finished minute out and turns it into one audit record
+-- carrying the count.
 CREATE TABLE webhook_rejections (
     connection_id uuid NOT NULL REFERENCES connections (id) ON DELETE CASCADE,
     minute        timestamptz NOT NULL,
     count         bigint NOT NULL,
     sample        jsonb NOT NULL,
-    audited       boolean NOT NULL DEFAULT false,
     PRIMARY KEY (connection_id, minute)
 );
-CREATE INDEX webhook_rejections_pending_idx ON webhook_rejections (minute) WHERE NOT audited;
+CREATE INDEX webhook_rejections_minute_idx ON webhook_rejections (minute);
 
 -- The live check walks the records from before the split on their own.
 CREATE INDEX audit_log_unchained_idx ON audit_log (id) WHERE seq IS NULL;

@@ -99,16 +99,15 @@ pub struct RejectedMinute {
     pub sample: serde_json::Value,
 }
 
-/// Marks the minutes before `before` as audited and returns them; a
-/// concurrent sweep waits on the rows and then finds them taken.
+/// Takes the minutes before `before` out of the count and returns them; a
+/// concurrent sweep waits on the rows and then finds them gone.
 pub async fn take_finished_rejections(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     before: DateTime<Utc>,
 ) -> Result<Vec<RejectedMinute>, sqlx::Error> {
     sqlx::query_as!(
         RejectedMinute,
-        "WITH taken AS (UPDATE webhook_rejections SET audited = true \
-                        WHERE NOT audited AND minute < $1 \
+        "WITH taken AS (DELETE FROM webhook_rejections WHERE minute < $1 \
                         RETURNING connection_id, minute, count, sample) \
          SELECT c.tenant_id, c.name AS connection_name, t.minute, t.count, t.sample \
          FROM taken t JOIN connections c ON c.id = t.connection_id ORDER BY t.minute, c.name",
