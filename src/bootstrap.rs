@@ -145,14 +145,15 @@ pub async fn ensure_demo_tenant(pool: &PgPool, key: &MasterKey) -> Result<DemoCr
     audit::store::append_in(
         &mut tx,
         &[
+            // The tenant's creation is the platform's business (its log).
             NewRecord::new(
                 &system(),
-                Some(tenant_id),
+                None,
                 Event::TenantsCreated,
-                format!("tenant:{tenant_id}"),
+                format!("tenant:{tenant_name}"),
                 outcome::SUCCESS,
             )
-            .with_details(serde_json::json!({"name": tenant_name})),
+            .with_details(serde_json::json!({"id": tenant_id})),
             NewRecord::new(
                 &system(),
                 Some(tenant_id),

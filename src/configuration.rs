@@ -47,6 +47,10 @@ pub struct Settings {
     /// The address staff reach the portal at, for links in mail
     /// (`public_url`, `PAYDESK_PUBLIC_URL`); `http://` and `listen` when unset.
     pub public_url: Option<String>,
+    /// How often, at most, each audit log gets a signed checkpoint
+    /// (`audit_checkpoint_minutes`, `PAYDESK_AUDIT_CHECKPOINT_MINUTES`);
+    /// auditors can also sign one on demand.
+    pub audit_checkpoint_minutes: u32,
 }
 
 impl Settings {
@@ -70,6 +74,7 @@ struct Defaults {
     secure_cookies: bool,
     builtin_sandbox: bool,
     mail_from: &'static str,
+    audit_checkpoint_minutes: u32,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -79,6 +84,7 @@ const DEFAULTS: Defaults = Defaults {
     secure_cookies: false,
     builtin_sandbox: true,
     mail_from: "Paydesk <paydesk@localhost>",
+    audit_checkpoint_minutes: 10,
 };
 
 #[derive(Debug, thiserror::Error)]

@@ -48,6 +48,17 @@ impl MasterKey {
         actix_web::cookie::Key::derive_from(self.0.expose_secret())
     }
 
+    /// The audit log's checkpoint signing key, derived (HKDF-SHA256 under a
+    /// label of its own) so that every replica signs with the same key and
+    /// nothing more has to be configured or kept.
+    pub fn derive_audit_signing_key(&self) -> ed25519_dalek::SigningKey {
+        let mut seed = [0u8; 32];
+        hkdf::Hkdf::<sha2::Sha256>::new(None, self.0.expose_secret())
+            .expand(b"paydesk audit checkpoint signing key v1", &mut seed)
+            .expect("32 bytes is a valid HKDF-SHA256 output length");
+        ed25519_dalek::SigningKey::from_bytes(&seed)
+    }
+
     /// Seals a secret: nonce || ciphertext+tag.
     pub fn seal(&self, plaintext: &SecretString) -> Vec<u8> {
         let nonce = Aes256Gcm::generate_nonce(&mut OsRng);

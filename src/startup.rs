@@ -256,6 +256,11 @@ impl Application {
         } else {
             None
         };
+        crate::audit::sweeper::start(
+            pool.clone(),
+            key.derive_audit_signing_key(),
+            chrono::TimeDelta::minutes(settings.audit_checkpoint_minutes.max(1).into()),
+        );
         let notices = portal_web::notice::framework(key.derive_cookie_key(), settings.secure_cookies);
         let state = Data::new(AppState {
             pool: pool.clone(),

@@ -2,9 +2,14 @@
 //! every change to users, roles, connections and settings, and every
 //! upstream call. This module is the only place that writes it.
 
+pub mod bundle;
 pub mod chain;
+pub mod checkpoint;
+pub mod export;
+pub mod mask;
 pub mod routes;
 pub mod store;
+pub mod sweeper;
 pub mod writer;
 
 use chrono::{DateTime, Utc};
@@ -57,6 +62,7 @@ events! {
     AuthSignInFailed => "auth.sign_in_failed";
     AuthSignOut => "auth.sign_out";
     AuthSignOutEverywhere => "auth.sign_out_everywhere";
+    AuthTenantSwitched => "auth.tenant_switched";
     CardsDetailsRevealed => "cards.details_revealed";
     CardsExported => "cards.exported";
     CardsLimitsChanged => "cards.limits_changed";
@@ -206,7 +212,8 @@ pub async fn verify_for(
     pool: &sqlx::PgPool,
     member: &crate::access::Member,
 ) -> Result<Verification, sqlx::Error> {
-    let verification = match store::verify(pool).await? {
+    let log = store::Log::Tenant(member.tenant_id);
+    let verification = match store::verify(pool, log).await? {
         store::ChainReport::Intact { records } => Verification {
             intact: true,
             records,
@@ -216,7 +223,7 @@ pub async fn verify_for(
         store::ChainReport::Broken { id, reason, checked } => Verification {
             intact: false,
             records: checked,
-            broken_id: store::in_scope(pool, member.tenant_id, id).await?.then_some(id),
+            broken_id: store::in_scope(pool, log, id).await?.then_some(id),
             reason,
         },
     };

@@ -1,31 +1,41 @@
 //! The auditors' pages: search with filters and keyset pagination, a
-//! record's detail, a streamed CSV export and "verify chain".
+//! record's detail, a streamed CSV export, the signed bundle, the
+//! checkpoints with the public key, "verify chain", and the platform log
+//! for platform admins.
 
-use actix_web::web::{self, Data, Path, Query};
+use actix_web::http::header;
+use actix_web::web::{self, Bytes, Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{DateTime, NaiveDate, Utc};
 use futures_util::{stream, Stream, TryStreamExt};
 use serde::Deserialize;
 use sqlx::PgPool;
-use uuid::Uuid;
 
-use super::store::{self, AuditFilter, AuditRow};
+use super::checkpoint::Checkpoint;
+use super::export::{self as bundle_export, Range};
+use super::store::{self, AuditFilter, AuditRow, Log};
 use super::Event;
 use crate::access::permissions::Permission;
-use crate::access::Member;
+use crate::access::{Member, PlatformAdmin};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::listing::{self, CsvRecord};
-use crate::web::page::{html, is_htmx, Shell};
+use crate::web::page::{done, html, is_htmx, Shell};
 
 const PAGE_SIZE: i64 = 50;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/audit", web::get().to(list))
         .route("/audit/export.csv", web::get().to(export))
+        .route("/audit/export.jsonl", web::get().to(export_bundle))
         .route("/audit/verify", web::post().to(verify))
-        .route("/audit/{id}", web::get().to(one));
+        .route("/audit/checkpoints", web::get().to(checkpoints_page))
+        .route("/audit/checkpoints", web::post().to(sign_checkpoint))
+        .route("/audit/checkpoints.json", web::get().to(checkpoints_json))
+        .route("/audit/{id}", web::get().to(one))
+        .route("/platform/audit", web::get().to(platform_log))
+        .route("/platform/audit/export.jsonl", web::get().to(platform_bundle));
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -56,9 +66,25 @@ fn day(raw: &str) -> Option<DateTime<Utc>> {
 }
 
 impl Filters {
-    fn filter(&self) -> AuditFilter {
+    /// The search, or a refusal for text no record can hold (the database
+    /// refuses a NUL character outright).
+    fn filter(&self) -> Result<AuditFilter, PortalError> {
+        let fields = [
+            &self.actor,
+            &self.action,
+            &self.target,
+            &self.outcome,
+            &self.from,
+            &self.to,
+        ];
+        if fields.iter().any(|f| f.contains('\0')) {
+            return Err(PortalError::BadRequest(
+                "A filter contains a NUL character, which no record holds. Remove it and search again."
+                    .to_owned(),
+            ));
+        }
         let text = |s: &str| Some(s.trim().to_owned()).filter(|s| !s.is_empty());
-        AuditFilter {
+        Ok(AuditFilter {
             actor: text(&self.actor),
             action: text(&self.action),
             target: text(&self.target),
@@ -66,7 +92,7 @@ impl Filters {
             from: day(&self.from),
             to: day(&self.to).map(|t| t + chrono::Duration::days(1)),
             before_id: self.before.parse().ok(),
-        }
+        })
     }
 
     fn query_string(&self, before: Option<i64>) -> String {
@@ -87,6 +113,8 @@ impl Filters {
 #[derive(Template)]
 #[template(path = "audit/rows.html")]
 struct Rows {
+    /// The page the rows belong to: `/audit` or `/platform/audit`.
+    base: &'static str,
     records: Vec<AuditRow>,
     next: Option<String>,
 }
@@ -101,12 +129,16 @@ struct ListPage {
     export_query: String,
 }
 
-async fn page_of(state: &AppState, member: &Member, filters: &Filters) -> Result<Rows, PortalError> {
-    let mut records = store::search(&state.pool, member.tenant_id, &filters.filter(), PAGE_SIZE + 1).await?;
+async fn page_of(pool: &PgPool, log: Log, filters: &Filters) -> Result<Rows, PortalError> {
+    let mut records = store::search(pool, log, &filters.filter()?, PAGE_SIZE + 1).await?;
     let more = records.len() as i64 > PAGE_SIZE;
     records.truncate(PAGE_SIZE as usize);
     let next = more.then(|| filters.query_string(records.last().map(|r| r.id)));
-    Ok(Rows { records, next })
+    let base = match log {
+        Log::Tenant(_) => "/audit",
+        Log::Platform => "/platform/audit",
+    };
+    Ok(Rows { base, records, next })
 }
 
 async fn list(
@@ -117,7 +149,7 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditRead)?;
     let filters = filters.into_inner();
-    let rows = page_of(&state, &member, &filters).await?;
+    let rows = page_of(&state.pool, Log::Tenant(member.tenant_id), &filters).await?;
     if is_htmx(&req) && !filters.before.is_empty() {
         return html(&rows);
     }
@@ -142,7 +174,7 @@ struct DetailPage {
 
 async fn one(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditRead)?;
-    let record = store::find(&state.pool, member.tenant_id, *id)
+    let record = store::find(&state.pool, Log::Tenant(member.tenant_id), *id)
         .await?
         .ok_or_else(|| PortalError::NotFound("no such audit record".to_owned()))?;
     html(&DetailPage {
@@ -187,7 +219,7 @@ impl CsvRecord for AuditRow {
 /// Every record matching `filter`, newest first, read in keyset batches.
 fn matching(
     pool: PgPool,
-    tenant: Uuid,
+    log: Log,
     filter: AuditFilter,
 ) -> impl Stream<Item = Result<AuditRow, sqlx::Error>> {
     stream::try_unfold(Some(filter), move |cursor| {
@@ -196,7 +228,7 @@ fn matching(
             let Some(filter) = cursor else {
                 return Ok::<_, sqlx::Error>(None);
             };
-            let rows = store::search(&pool, tenant, &filter, 500).await?;
+            let rows = store::search(&pool, log, &filter, 500).await?;
             let next = rows.last().map(|r| AuditFilter {
                 before_id: Some(r.id),
                 ..filter.clone()
@@ -214,7 +246,11 @@ async fn export(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditExport)?;
-    let records = matching(state.pool.clone(), member.tenant_id, filters.filter());
+    let records = matching(
+        state.pool.clone(),
+        Log::Tenant(member.tenant_id),
+        filters.filter()?,
+    );
     let response = listing::export("audit", records).await?;
     let details = serde_json::json!({ "filters": filters.query_string(None) });
     super::member_did(&state.pool, &member, Event::AuditExported, "audit_log", details).await?;
@@ -258,5 +294,136 @@ async fn verify(
     html(&VerifyPage {
         shell: Shell::new(&member, "/audit"),
         result,
+    })
+}
+
+/// The signed bundle of the records in the filter's date range (the other
+/// filters would leave gaps the verifier must refuse, so they are ignored).
+async fn export_bundle(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::AuditExport)?;
+    let filter = filters.filter()?;
+    let range = Range {
+        from: filter.from,
+        to: filter.to,
+    };
+    let log = Log::Tenant(member.tenant_id);
+    let lines = bundle_export::bundle_for(&state.pool, &state.key, log, &member.actor(), range).await?;
+    Ok(download("audit", lines))
+}
+
+/// A bundle as a download named `<name>-<time>.jsonl`.
+fn download(name: &str, lines: impl Stream<Item = Result<Bytes, sqlx::Error>> + 'static) -> HttpResponse {
+    let filename = format!("{name}-{}.jsonl", Utc::now().format("%Y%m%d-%H%M%S"));
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "application/x-ndjson"))
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{filename}\""),
+        ))
+        .streaming(lines.map_err(PortalError::from))
+}
+
+/// The platform log's bundle, for platform admins (same format and key).
+async fn platform_bundle(
+    state: Data<AppState>,
+    PlatformAdmin(admin): PlatformAdmin,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let filter = filters.filter()?;
+    let range = Range {
+        from: filter.from,
+        to: filter.to,
+    };
+    let lines =
+        bundle_export::bundle_for(&state.pool, &state.key, Log::Platform, &admin.actor(), range).await?;
+    Ok(download("platform-audit", lines))
+}
+
+const CHECKPOINTS_SHOWN: i64 = 100;
+
+#[derive(Template)]
+#[template(path = "audit/checkpoints.html")]
+struct CheckpointsPage {
+    shell: Shell,
+    public_key: String,
+    checkpoints: Vec<Checkpoint>,
+}
+
+/// The tenant's latest checkpoints, newest first, with the public key.
+async fn checkpoints_page(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::AuditRead)?;
+    let mut checkpoints = store::checkpoints(
+        &state.pool,
+        Log::Tenant(member.tenant_id),
+        None,
+        CHECKPOINTS_SHOWN,
+    )
+    .await?;
+    checkpoints.reverse();
+    html(&CheckpointsPage {
+        shell: Shell::new(&member, "/audit"),
+        public_key: hex::encode(state.key.derive_audit_signing_key().verifying_key().as_bytes()),
+        checkpoints,
+    })
+}
+
+/// The same, for machines: the key and the checkpoints, oldest first.
+async fn checkpoints_json(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::AuditRead)?;
+    let checkpoints = store::checkpoints(
+        &state.pool,
+        Log::Tenant(member.tenant_id),
+        None,
+        CHECKPOINTS_SHOWN,
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({
+        "log": Log::Tenant(member.tenant_id).to_string(),
+        "public_key": hex::encode(state.key.derive_audit_signing_key().verifying_key().as_bytes()),
+        "checkpoints": checkpoints,
+    })))
+}
+
+/// Signs the tenant's log now (auditors and admins: whoever reads it).
+async fn sign_checkpoint(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::AuditRead)?;
+    let key = state.key.derive_audit_signing_key();
+    let signed = super::checkpoint::sign(&state.pool, &key, Log::Tenant(member.tenant_id), None).await?;
+    let notice = match signed {
+        Some(c) => format!("Signed checkpoint {} over the first {} records.", c.id, c.length),
+        None => "Nothing new to sign: the latest checkpoint covers every record.".to_owned(),
+    };
+    Ok(done("/audit/checkpoints", notice))
+}
+
+#[derive(Template)]
+#[template(path = "audit/platform.html")]
+struct PlatformPage {
+    shell: Shell,
+    filters: Filters,
+    rows: Rows,
+}
+
+/// The platform log (tenants, the allow-list, sign-ins that chose no
+/// tenant): platform admins only.
+async fn platform_log(
+    state: Data<AppState>,
+    PlatformAdmin(admin): PlatformAdmin,
+    req: HttpRequest,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let filters = filters.into_inner();
+    let rows = page_of(&state.pool, Log::Platform, &filters).await?;
+    if is_htmx(&req) && !filters.before.is_empty() {
+        return html(&rows);
+    }
+    html(&PlatformPage {
+        shell: Shell::for_platform_admin(&state.pool, &admin, "/platform").await?,
+        filters,
+        rows,
     })
 }

@@ -1,12 +1,15 @@
 //! The audit log's SQL: append (serialized by an advisory lock so the chain
 //! has one order), search with keyset pagination, and verification.
 
+use std::collections::hash_map::{Entry, HashMap};
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::chain::{self, Hashed, GENESIS};
+use super::checkpoint::Checkpoint;
 use super::NewRecord;
 
 /// Serializes appends across every replica.
@@ -19,24 +22,82 @@ pub async fn append(pool: &PgPool, records: &[NewRecord]) -> Result<(), sqlx::Er
     tx.commit().await
 }
 
+/// Which log a record belongs to: a tenant's, or the platform's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Log {
+    Tenant(Uuid),
+    Platform,
+}
+
+impl Log {
+    pub fn of(tenant_id: Option<Uuid>) -> Self {
+        tenant_id.map_or(Log::Platform, Log::Tenant)
+    }
+
+    pub fn tenant_id(self) -> Option<Uuid> {
+        match self {
+            Log::Tenant(t) => Some(t),
+            Log::Platform => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Log::Tenant(t) => write!(f, "tenant:{t}"),
+            Log::Platform => f.write_str("platform"),
+        }
+    }
+}
+
+/// Takes the chain's lock for the rest of the transaction.
+pub async fn lock_chain(tx: &mut Transaction<'_, Postgres>) -> Result<(), sqlx::Error> {
+    sqlx::query!("SELECT pg_advisory_xact_lock($1)", CHAIN_LOCK)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// The log's length and its last record's hash, when it has records.
+pub async fn head(
+    tx: &mut Transaction<'_, Postgres>,
+    log: Log,
+) -> Result<Option<(i64, Vec<u8>)>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT seq AS "seq!", hash FROM audit_log
+           WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                 COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000') AND seq IS NOT NULL
+           ORDER BY seq DESC LIMIT 1"#,
+        log.tenant_id(),
+    )
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(row.map(|r| (r.seq, r.hash)))
+}
+
 /// Appends records inside the caller's transaction, so they commit or roll
-/// back with the change they describe.
+/// back with the change they describe. Each record goes to the end of its
+/// own log (its tenant's, or the platform's).
 pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]) -> Result<(), sqlx::Error> {
     if records.is_empty() {
         return Ok(());
     }
-    sqlx::query!("SELECT pg_advisory_xact_lock($1)", CHAIN_LOCK)
-        .execute(&mut **tx)
-        .await?;
-    let last: Option<Vec<u8>> = sqlx::query_scalar!("SELECT hash FROM audit_log ORDER BY id DESC LIMIT 1")
-        .fetch_optional(&mut **tx)
-        .await?;
-    let mut prev = last.unwrap_or_else(|| GENESIS.to_vec());
+    lock_chain(tx).await?;
+    let mut heads: HashMap<Option<Uuid>, (i64, Vec<u8>)> = HashMap::new();
+    let mut seqs = Vec::with_capacity(records.len());
     let mut prev_hashes = Vec::with_capacity(records.len());
     let mut hashes = Vec::with_capacity(records.len());
     for r in records {
+        let (seq, prev) = match heads.entry(r.tenant_id) {
+            Entry::Occupied(known) => known.into_mut(),
+            Entry::Vacant(first) => {
+                let head = head(tx, Log::of(r.tenant_id)).await?;
+                first.insert(head.unwrap_or_else(|| (0, GENESIS.to_vec())))
+            }
+        };
         let hash = chain::hash(
-            &prev,
+            prev,
             &Hashed {
                 occurred_at: r.occurred_at,
                 tenant_id: r.tenant_id,
@@ -50,21 +111,22 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
                 details: &r.details,
             },
         );
-        prev_hashes.push(prev);
+        *seq += 1;
+        seqs.push(*seq);
+        prev_hashes.push(std::mem::replace(prev, hash.to_vec()));
         hashes.push(hash.to_vec());
-        prev = hash.to_vec();
     }
     // One statement for the whole batch; WITH ORDINALITY keeps the order
-    // the chain was computed in.
+    // the chains were computed in.
     sqlx::query!(
         "INSERT INTO audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
-         user_agent, details, prev_hash, hash) \
+         user_agent, details, prev_hash, hash, seq) \
          SELECT occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
-                prev_hash, hash \
+                prev_hash, hash, seq \
          FROM UNNEST($1::timestamptz[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
-                     $8::text[], $9::text[], $10::jsonb[], $11::bytea[], $12::bytea[]) WITH ORDINALITY \
+                     $8::text[], $9::text[], $10::jsonb[], $11::bytea[], $12::bytea[], $13::bigint[]) WITH ORDINALITY \
               AS r(occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
-                   prev_hash, hash, n) \
+                   prev_hash, hash, seq, n) \
          ORDER BY n",
         &records.iter().map(|r| r.occurred_at).collect::<Vec<_>>(),
         // Nullable elements: the macro's type check knows only Vec<Uuid>.
@@ -79,6 +141,7 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
         &records.iter().map(|r| r.details.clone()).collect::<Vec<_>>(),
         &prev_hashes,
         &hashes,
+        &seqs,
     )
     .execute(&mut **tx)
     .await?;
@@ -99,6 +162,9 @@ pub struct AuditRow {
     pub ip: String,
     pub user_agent: String,
     pub details: serde_json::Value,
+    /// Its position in its log; none for records from before logs were
+    /// chained apart.
+    pub seq: Option<i64>,
     #[serde(skip)]
     pub prev_hash: Vec<u8>,
     #[serde(skip)]
@@ -118,22 +184,21 @@ pub struct AuditFilter {
     pub before_id: Option<i64>,
 }
 
-/// A tenant's records matching `filter`, newest first. What a tenant's
-/// auditors see: the tenant's records, and the account records (sign-ins,
-/// password changes) of its members; a filter left out (NULL) matches all.
+/// A log's records matching `filter`, newest first: a tenant's auditors
+/// see what happened in that tenant and nothing else (not its members'
+/// doings elsewhere); a filter left out (NULL) matches all.
 pub async fn search(
     pool: &PgPool,
-    tenant_id: Uuid,
+    log: Log,
     filter: &AuditFilter,
     limit: i64,
 ) -> Result<Vec<AuditRow>, sqlx::Error> {
     sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                  details, prev_hash, hash
+                  details, seq, prev_hash, hash
            FROM audit_log
-           WHERE (tenant_id = $1
-                  OR (tenant_id IS NULL AND actor_id IN (SELECT user_id FROM memberships WHERE tenant_id = $1)))
+           WHERE (tenant_id = $1 OR ($1::uuid IS NULL AND tenant_id IS NULL))
              AND ($2::text IS NULL OR actor_email ILIKE $2)
              AND ($3::text IS NULL OR action ILIKE $3)
              AND ($4::text IS NULL OR target ILIKE $4)
@@ -142,7 +207,7 @@ pub async fn search(
              AND ($7::timestamptz IS NULL OR occurred_at < $7)
              AND ($8::bigint IS NULL OR id < $8)
            ORDER BY id DESC LIMIT $9"#,
-        tenant_id,
+        log.tenant_id(),
         filter.actor.as_deref().map(|a| format!("%{}%", escape_like(a))),
         filter.action.as_deref().map(|a| format!("{}%", escape_like(a))),
         filter.target.as_deref().map(|t| format!("%{}%", escape_like(t))),
@@ -156,25 +221,23 @@ pub async fn search(
     .await
 }
 
-pub async fn find(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<Option<AuditRow>, sqlx::Error> {
+pub async fn find(pool: &PgPool, log: Log, id: i64) -> Result<Option<AuditRow>, sqlx::Error> {
     sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                  details, prev_hash, hash
+                  details, seq, prev_hash, hash
            FROM audit_log
-           WHERE id = $2
-             AND (tenant_id = $1
-                  OR (tenant_id IS NULL AND actor_id IN (SELECT user_id FROM memberships WHERE tenant_id = $1)))"#,
-        tenant_id,
+           WHERE id = $2 AND (tenant_id = $1 OR ($1::uuid IS NULL AND tenant_id IS NULL))"#,
+        log.tenant_id(),
         id,
     )
     .fetch_optional(pool)
     .await
 }
 
-/// True when the record is one the tenant's auditors may see.
-pub async fn in_scope(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<bool, sqlx::Error> {
-    Ok(find(pool, tenant_id, id).await?.is_some())
+/// True when the record is one the log's readers may see.
+pub async fn in_scope(pool: &PgPool, log: Log, id: i64) -> Result<bool, sqlx::Error> {
+    Ok(find(pool, log, id).await?.is_some())
 }
 
 fn escape_like(s: &str) -> String {
@@ -195,57 +258,217 @@ pub enum ChainReport {
     },
 }
 
-/// Walks the whole chain in id order, in batches.
-pub async fn verify(pool: &PgPool) -> Result<ChainReport, sqlx::Error> {
+/// Checks rows in order against the chain they continue; the first one
+/// that breaks it, if any.
+fn walk(rows: &[AuditRow], prev: &mut Vec<u8>, checked: &mut u64) -> Option<ChainReport> {
+    for row in rows {
+        let broken = |reason| {
+            Some(ChainReport::Broken {
+                id: row.id,
+                reason,
+                checked: *checked,
+            })
+        };
+        if row.prev_hash != *prev {
+            return broken(
+                "its link to the previous record does not match (a record before it was removed or altered)",
+            );
+        }
+        let expected = chain::hash(
+            prev,
+            &Hashed {
+                occurred_at: row.occurred_at,
+                tenant_id: row.tenant_id,
+                actor_id: row.actor_id,
+                actor_email: &row.actor_email,
+                action: &row.action,
+                target: &row.target,
+                outcome: &row.outcome,
+                ip: &row.ip,
+                user_agent: &row.user_agent,
+                details: &row.details,
+            },
+        );
+        if row.hash != expected {
+            return broken("its contents do not match its hash (the record was altered)");
+        }
+        prev.clone_from(&row.hash);
+        *checked += 1;
+    }
+    None
+}
+
+/// Walks the records from before logs were chained apart (one chain across
+/// every log), then `log`'s own chain, in batches.
+pub async fn verify(pool: &PgPool, log: Log) -> Result<ChainReport, sqlx::Error> {
+    let mut checked = 0u64;
     let mut prev = GENESIS.to_vec();
     let mut after = 0i64;
-    let mut checked = 0u64;
     loop {
         let rows: Vec<AuditRow> = sqlx::query_as!(
             AuditRow,
             r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                  details, prev_hash, hash
-               FROM audit_log WHERE id > $1 ORDER BY id LIMIT 1000"#,
+                  details, seq, prev_hash, hash
+               FROM audit_log WHERE seq IS NULL AND id > $1 ORDER BY id LIMIT 1000"#,
             after,
         )
         .fetch_all(pool)
         .await?;
+        let Some(last) = rows.last() else { break };
+        after = last.id;
+        if let Some(broken) = walk(&rows, &mut prev, &mut checked) {
+            return Ok(broken);
+        }
+    }
+    let mut prev = GENESIS.to_vec();
+    let mut after = 0i64;
+    loop {
+        let rows = in_log(pool, log, after, i64::MAX, 1000).await?;
         let Some(last) = rows.last() else {
             return Ok(ChainReport::Intact { records: checked });
         };
-        after = last.id;
-        for row in &rows {
-            if row.prev_hash != prev {
-                return Ok(ChainReport::Broken {
-                    id: row.id,
-                    reason: "its link to the previous record does not match (a record before it was removed or altered)",
-                    checked,
-                });
-            }
-            let expected = chain::hash(
-                &prev,
-                &Hashed {
-                    occurred_at: row.occurred_at,
-                    tenant_id: row.tenant_id,
-                    actor_id: row.actor_id,
-                    actor_email: &row.actor_email,
-                    action: &row.action,
-                    target: &row.target,
-                    outcome: &row.outcome,
-                    ip: &row.ip,
-                    user_agent: &row.user_agent,
-                    details: &row.details,
-                },
-            );
-            if row.hash != expected {
-                return Ok(ChainReport::Broken {
-                    id: row.id,
-                    reason: "its contents do not match its hash (the record was altered)",
-                    checked,
-                });
-            }
-            prev = row.hash.clone();
-            checked += 1;
+        after = last.seq.unwrap_or(i64::MAX);
+        if let Some(broken) = walk(&rows, &mut prev, &mut checked) {
+            return Ok(broken);
         }
     }
+}
+
+/// A log's records after position `after` up to `through`, in log order.
+pub async fn in_log(
+    pool: &PgPool,
+    log: Log,
+    after: i64,
+    through: i64,
+    limit: i64,
+) -> Result<Vec<AuditRow>, sqlx::Error> {
+    sqlx::query_as!(
+        AuditRow,
+        r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
+                  details, seq, prev_hash, hash
+           FROM audit_log
+           WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                 COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+             AND seq > $2 AND seq <= $3
+           ORDER BY COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000'), seq LIMIT $4"#,
+        log.tenant_id(),
+        after,
+        through,
+        limit,
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// The positions of a log's first and last record in a time range.
+pub async fn seq_range(
+    pool: &PgPool,
+    log: Log,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+) -> Result<Option<(i64, i64)>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT min(seq) AS first, max(seq) AS last FROM audit_log
+           WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                 COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+             AND seq IS NOT NULL
+             AND ($2::timestamptz IS NULL OR occurred_at >= $2)
+             AND ($3::timestamptz IS NULL OR occurred_at < $3)"#,
+        log.tenant_id(),
+        from,
+        to,
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok(row.first.zip(row.last))
+}
+
+/// Every log that may have records: the platform's and each tenant's.
+pub async fn logs(pool: &PgPool) -> Result<Vec<Log>, sqlx::Error> {
+    let tenants = sqlx::query_scalar!("SELECT id FROM tenants ORDER BY created_at")
+        .fetch_all(pool)
+        .await?;
+    Ok(std::iter::once(Log::Platform)
+        .chain(tenants.into_iter().map(Log::Tenant))
+        .collect())
+}
+
+// --- Checkpoints ------------------------------------------------------------
+
+pub async fn latest_checkpoint(
+    tx: &mut Transaction<'_, Postgres>,
+    log: Log,
+) -> Result<Option<Checkpoint>, sqlx::Error> {
+    Ok(checkpoints_where(&mut **tx, log, 0, 1).await?.pop())
+}
+
+/// A log's checkpoints that signed a length of at least `min_length`, the
+/// newest `limit` of them, oldest first.
+async fn checkpoints_where(
+    db: impl sqlx::PgExecutor<'_>,
+    log: Log,
+    min_length: i64,
+    limit: i64,
+) -> Result<Vec<Checkpoint>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT id, tenant_id, length, head_hash, signed_at, prev_hash, hash, signature
+           FROM audit_checkpoints
+           WHERE (tenant_id = $1 OR ($1::uuid IS NULL AND tenant_id IS NULL)) AND length >= $2
+           ORDER BY id DESC LIMIT $3"#,
+        log.tenant_id(),
+        min_length,
+        limit,
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .rev()
+        .map(|r| Checkpoint {
+            id: r.id,
+            tenant_id: r.tenant_id,
+            length: r.length,
+            head_hash: hex::encode(r.head_hash),
+            signed_at: r.signed_at,
+            prev_hash: hex::encode(r.prev_hash),
+            hash: hex::encode(r.hash),
+            signature: hex::encode(r.signature),
+        })
+        .collect())
+}
+
+/// A log's checkpoints, oldest first: the newest `limit`, or (with
+/// `covering`) those that signed a position in that range.
+pub async fn checkpoints(
+    pool: &PgPool,
+    log: Log,
+    covering: Option<(i64, i64)>,
+    limit: i64,
+) -> Result<Vec<Checkpoint>, sqlx::Error> {
+    let (first, last) = covering.unwrap_or((0, i64::MAX));
+    let mut found = checkpoints_where(pool, log, first, limit).await?;
+    found.retain(|c| c.length <= last);
+    Ok(found)
+}
+
+pub async fn insert_checkpoint(
+    tx: &mut Transaction<'_, Postgres>,
+    c: &Checkpoint,
+    public_key: &[u8],
+) -> Result<i64, sqlx::Error> {
+    let decode = |h: &str| hex::decode(h).unwrap_or_default();
+    sqlx::query_scalar!(
+        "INSERT INTO audit_checkpoints (tenant_id, length, head_hash, signed_at, prev_hash, hash, signature, \
+         public_key) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        c.tenant_id,
+        c.length,
+        decode(&c.head_hash),
+        c.signed_at,
+        decode(&c.prev_hash),
+        decode(&c.hash),
+        decode(&c.signature),
+        public_key,
+    )
+    .fetch_one(&mut **tx)
+    .await
 }

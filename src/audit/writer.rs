@@ -1,4 +1,4 @@
-//! Upstream calls are recorded through a channel drained by one background
+//! Mutating upstream calls are recorded through a channel drained by one background
 //! task that appends in batches, so a page load never waits on the audit
 //! log's chain lock. Records are in the log within a moment of the call.
 
@@ -59,8 +59,14 @@ struct UpstreamAudit {
 }
 
 impl CallObserver for UpstreamAudit {
+    /// Every call is counted in the metrics; only calls that change
+    /// something upstream are chained into the log, so reading a page
+    /// writes nothing.
     fn observe(&self, call: CallRecord) {
         crate::metrics::upstream_call(&call);
+        if call.method.eq_ignore_ascii_case("GET") || call.method.eq_ignore_ascii_case("HEAD") {
+            return;
+        }
         let record = NewRecord::new(
             &self.actor,
             Some(self.tenant_id),

@@ -138,9 +138,12 @@ async fn begin_session(
         session::end(pool, &session::token_hash(previous)).await?;
     }
     let token = session::start(pool, user_id, None, (&actor.ip, &actor.user_agent), verified).await?;
+    // Recorded in the tenant the user lands in (the platform log when they
+    // belong to none), so no tenant sees another's.
+    let landing = crate::access::store::membership(pool, user_id, None).await?;
     let record = NewRecord::new(
         actor,
-        None,
+        landing.map(|m| m.tenant_id),
         Event::AuthSignIn,
         format!("user:{user_id}"),
         outcome::SUCCESS,
@@ -221,7 +224,7 @@ pub async fn sign_out(pool: &PgPool, user: &SignedIn, everywhere: bool) -> Resul
         let ended = session::end_all(pool, user.user_id).await?;
         NewRecord::new(
             &user.actor(),
-            None,
+            user.active_tenant_id,
             Event::AuthSignOutEverywhere,
             format!("user:{}", user.user_id),
             outcome::SUCCESS,
@@ -231,7 +234,7 @@ pub async fn sign_out(pool: &PgPool, user: &SignedIn, everywhere: bool) -> Resul
         session::end(pool, &user.token_hash).await?;
         NewRecord::new(
             &user.actor(),
-            None,
+            user.active_tenant_id,
             Event::AuthSignOut,
             format!("user:{}", user.user_id),
             outcome::SUCCESS,
@@ -269,7 +272,7 @@ pub async fn change_password(pool: &PgPool, user: &SignedIn, change: PasswordCha
     session::end_others(pool, user.user_id, &user.token_hash).await?;
     let record = NewRecord::new(
         &user.actor(),
-        None,
+        user.active_tenant_id,
         Event::AuthPasswordChanged,
         format!("user:{}", user.user_id),
         outcome::SUCCESS,

@@ -212,13 +212,13 @@ async fn revealed(
     }
     match client.card_secure_details(id).await {
         Ok(d) => {
-            let target = format!("card:{id}");
+            let target = format!("card:{} {}", d.name, audit::mask::card_number(&d.card_number));
             audit::member_did(
                 &state.pool,
                 member,
                 Event::CardsDetailsRevealed,
                 target,
-                json!({}),
+                json!({ "id": id }),
             )
             .await?;
             Ok(Ok(d))

@@ -31,6 +31,14 @@ pub async fn set_active(
             "deactivated: no new cards or card KYC until reactivated",
         )
     };
-    audit::member_did(&state.pool, member, event, format!("customer:{id}"), json!({})).await?;
+    let name = audit::mask::person(&customer.first_name, &customer.last_name, &customer.email);
+    audit::member_did(
+        &state.pool,
+        member,
+        event,
+        format!("customer:{name}"),
+        json!({ "id": id }),
+    )
+    .await?;
     Ok(format!("{} is {done}.", customer.email))
 }

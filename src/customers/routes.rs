@@ -275,8 +275,11 @@ async fn create(
                     &state.pool,
                     &member,
                     Event::CustomersCreated,
-                    format!("customer:{}", c.id),
-                    json!({"email": c.email}),
+                    format!(
+                        "customer:{}",
+                        audit::mask::person(&c.first_name, &c.last_name, &c.email)
+                    ),
+                    json!({"id": c.id, "email": audit::mask::email(&c.email)}),
                 )
                 .await?;
                 return Ok(redirect(&format!("/customers/{}", c.id)));
@@ -433,8 +436,11 @@ async fn update(
                 &state.pool,
                 &member,
                 Event::CustomersUpdated,
-                format!("customer:{id}"),
-                json!({"first_name": body.first_name, "last_name": body.last_name}),
+                format!(
+                    "customer:{}",
+                    form.first_name.trim().to_owned() + " " + form.last_name.trim()
+                ),
+                json!({"id": id}),
             )
             .await?;
             Ok(redirect(&format!("/customers/{id}")))

@@ -6,4 +6,5 @@ pub mod model;
 pub mod platform;
 pub mod routes;
 pub mod store;
+pub mod switching;
 pub mod upstream;

@@ -1,7 +1,5 @@
 //! The platform admin's work: tenants and the base-URL allow-list.
 
-use uuid::Uuid;
-
 use super::model::normalize_base_url;
 use super::store;
 use crate::access::store as access;
@@ -34,13 +32,8 @@ pub async fn create_tenant(state: &AppState, admin: &SignedIn, name: &str) -> Re
     access::add_member(&mut tx, tenant_id, admin.user_id, owner, None).await?;
     audit::store::append_in(
         &mut tx,
-        &[record(
-            admin,
-            Some(tenant_id),
-            Event::TenantsCreated,
-            &format!("tenant:{tenant_id}"),
-        )
-        .with_details(serde_json::json!({"name": name}))],
+        &[record(admin, Event::TenantsCreated, &format!("tenant:{name}"))
+            .with_details(serde_json::json!({"name": name}))],
     )
     .await?;
     tx.commit().await?;
@@ -49,8 +42,9 @@ pub async fn create_tenant(state: &AppState, admin: &SignedIn, name: &str) -> Re
     ))
 }
 
-fn record(admin: &SignedIn, tenant: Option<Uuid>, event: Event, target: &str) -> NewRecord {
-    NewRecord::new(&admin.actor(), tenant, event, target, outcome::SUCCESS)
+/// A platform admin's action: in the platform log, never a tenant's.
+fn record(admin: &SignedIn, event: Event, target: &str) -> NewRecord {
+    NewRecord::new(&admin.actor(), None, event, target, outcome::SUCCESS)
 }
 
 #[tracing::instrument(skip_all)]
@@ -61,7 +55,7 @@ pub async fn allow(state: &AppState, admin: &SignedIn, raw: &str) -> Result<Stri
     }
     audit::store::append(
         &state.pool,
-        &[record(admin, None, Event::SettingsBaseUrlAllowed, &base_url)],
+        &[record(admin, Event::SettingsBaseUrlAllowed, &base_url)],
     )
     .await?;
     Ok(format!("Connections may now use {base_url}."))
@@ -73,7 +67,7 @@ pub async fn disallow(state: &AppState, admin: &SignedIn, base_url: &str) -> Res
     if store::disallow_base_url(&state.pool, base_url).await? {
         audit::store::append(
             &state.pool,
-            &[record(admin, None, Event::SettingsBaseUrlDisallowed, base_url)],
+            &[record(admin, Event::SettingsBaseUrlDisallowed, base_url)],
         )
         .await?;
     }

@@ -16,11 +16,10 @@ use super::connections::{self, ConnectionDraft, ConnectionForm};
 use super::platform;
 use super::store::{self, Connection, TenantRow};
 use crate::access::permissions::Permission;
-use crate::access::store as access;
 use crate::access::{Member, PlatformAdmin};
 use crate::approvals::action::Action;
 use crate::approvals::store::{self as approvals, ActionRequest};
-use crate::auth::session::{self, SignedIn};
+use crate::auth::session::SignedIn;
 use crate::controls::connections::ConnectionChangeAction;
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
@@ -53,11 +52,9 @@ async fn switch(
     user: SignedIn,
     form: Form<SwitchForm>,
 ) -> Result<HttpResponse, PortalError> {
-    let mine = access::tenants_of(&state.pool, user.user_id).await?;
-    if !mine.iter().any(|(id, _)| *id == form.tenant_id) {
+    if !super::switching::switch(&state.pool, &user, form.tenant_id).await? {
         return Err(PortalError::NotFound("no such tenant".to_owned()));
     }
-    session::set_active_tenant(&state.pool, &user.token_hash, form.tenant_id).await?;
     Ok(redirect("/"))
 }
 

@@ -1,7 +1,8 @@
 //! Accepting a delivery: the signature checked over the raw body with the
 //! connection's webhook secret (or its client secret when it has none: the
 //! service signs with that by default), the event stored once by its id, a
-//! payout's request told of its outcome, and each outcome audited.
+//! payout's request told of its outcome, and each outcome audited
+//! (rejections as one record per connection and minute with their count).
 
 use paydesk_api::models::events::WebhookEvent;
 use paydesk_api::webhook::verify_webhook;
@@ -61,13 +62,10 @@ pub async fn accept(
     };
     if !verify_webhook(secret.expose_secret(), body, signature) {
         crate::metrics::webhook(false);
-        let details = json!({ "reason": "bad signature", "bytes": body.len() });
-        let rejected = record(
-            Event::WebhooksRejected,
-            format!("connection:{connection_id}"),
-            outcome::FAILURE,
-        );
-        audit::store::append(&state.pool, &[rejected.with_details(details)]).await?;
+        // Counted, not chained one by one: anyone can POST here, and a
+        // flood must not flood the log (see `sweep_rejections`).
+        let sample = json!({ "reason": "bad signature", "bytes": body.len(), "ip": actor.ip });
+        store::count_rejection(&state.pool, connection_id, &sample).await?;
         return Err(Rejected::BadSignature);
     }
     let (Ok(event), Ok(payload)) = (
@@ -104,4 +102,40 @@ pub async fn accept(
     let received = record(Event::WebhooksReceived, event.event_id.clone(), outcome::SUCCESS);
     audit::store::append(&state.pool, &[received.with_details(details)]).await?;
     Ok(Accepted::New)
+}
+
+/// Turns every finished minute of rejected deliveries into one audit
+/// record in the connection's tenant, carrying the count and the first
+/// delivery's particulars; minutes from `before` on are left to count.
+/// Safe on every replica: each minute is taken once.
+pub async fn sweep_rejections(
+    pool: &sqlx::PgPool,
+    before: chrono::DateTime<chrono::Utc>,
+) -> Result<usize, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let finished = store::take_finished_rejections(&mut tx, before).await?;
+    let actor = Actor {
+        email: "webhook".to_owned(),
+        ..Actor::default()
+    };
+    let records: Vec<NewRecord> = finished
+        .iter()
+        .map(|m| {
+            let details = json!({ "count": m.count, "minute": m.minute, "sample": m.sample });
+            NewRecord::new(
+                &Actor {
+                    ip: m.sample["ip"].as_str().unwrap_or_default().to_owned(),
+                    ..actor.clone()
+                },
+                Some(m.tenant_id),
+                Event::WebhooksRejected,
+                format!("connection:{}", m.connection_name),
+                outcome::FAILURE,
+            )
+            .with_details(details)
+        })
+        .collect();
+    audit::store::append_in(&mut tx, &records).await?;
+    tx.commit().await?;
+    Ok(records.len())
 }

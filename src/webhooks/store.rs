@@ -70,3 +70,49 @@ pub async fn find(pool: &PgPool, tenant_id: Uuid, id: i64) -> Result<Option<Even
     .fetch_optional(pool)
     .await
 }
+
+/// Counts a rejected delivery in its connection's current minute, keeping
+/// the minute's first delivery as the sample.
+pub async fn count_rejection(
+    pool: &PgPool,
+    connection_id: Uuid,
+    sample: &serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO webhook_rejections (connection_id, minute, count, sample) \
+         VALUES ($1, date_trunc('minute', now()), 1, $2) \
+         ON CONFLICT (connection_id, minute) DO UPDATE SET count = webhook_rejections.count + 1",
+        connection_id,
+        sample,
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// One connection's rejected deliveries in one minute.
+pub struct RejectedMinute {
+    pub tenant_id: Uuid,
+    pub connection_name: String,
+    pub minute: DateTime<Utc>,
+    pub count: i64,
+    pub sample: serde_json::Value,
+}
+
+/// Takes the minutes before `before` out of the count and returns them; a
+/// concurrent sweep waits on the rows and then finds them gone.
+pub async fn take_finished_rejections(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    before: DateTime<Utc>,
+) -> Result<Vec<RejectedMinute>, sqlx::Error> {
+    sqlx::query_as!(
+        RejectedMinute,
+        "WITH taken AS (DELETE FROM webhook_rejections WHERE minute < $1 \
+                        RETURNING connection_id, minute, count, sample) \
+         SELECT c.tenant_id, c.name AS connection_name, t.minute, t.count, t.sample \
+         FROM taken t JOIN connections c ON c.id = t.connection_id ORDER BY t.minute, c.name",
+        before,
+    )
+    .fetch_all(&mut **tx)
+    .await
+}

@@ -1,6 +1,6 @@
 //! The audit log: what it records, the auditors' pages, the hash chain.
 
-use paydesk::audit::{store, Actor, NewRecord};
+use paydesk::audit::{bundle, store, Actor, Event, NewRecord};
 use uuid::Uuid;
 
 use crate::helpers::spawn_app;
@@ -145,7 +145,272 @@ async fn verify_finds_the_first_tampered_record() {
     assert!(report.contains(&format!("record #{target}")), "{report}");
     assert!(report.contains("altered"));
     assert!(matches!(
-        store::verify(&app.pool).await.unwrap(),
+        store::verify(&app.pool, store::Log::Tenant(demo_tenant(&app).await)).await.unwrap(),
         store::ChainReport::Broken { id, .. } if id == target
     ));
+}
+
+#[tokio::test]
+async fn each_tenant_log_shows_only_that_tenant_and_platform_events_stay_in_the_platform_log() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let created = app
+        .post_form("/platform", "/platform/tenants", &[("name", "Zeta Ltd")])
+        .await;
+    assert_eq!(created.status().as_u16(), 303);
+    let allowed = app
+        .post_form(
+            "/platform",
+            "/platform/allowlist",
+            &[("base_url", "https://api.example.com")],
+        )
+        .await;
+    assert_eq!(allowed.status().as_u16(), 303);
+
+    // The platform admin belongs to both tenants; neither shows their
+    // platform work.
+    let demo = app.get_html("/audit").await;
+    assert!(
+        demo.contains("<code>auth.sign_in</code>"),
+        "the sign-in lands in the demo tenant"
+    );
+    assert!(!demo.contains("tenants.created") && !demo.contains("settings.base_url_allowed"));
+    let platform = app.get_html("/platform/audit").await;
+    assert!(
+        platform.contains("tenants.created") && platform.contains("tenant:Zeta Ltd"),
+        "{platform}"
+    );
+    assert!(platform.contains("settings.base_url_allowed"));
+    assert!(!platform.contains("<code>auth.sign_in</code>"));
+    let bundle = app.get_html("/platform/audit/export.jsonl").await;
+    let verified = bundle::verify(std::io::Cursor::new(bundle.as_bytes()), None).unwrap();
+    assert_eq!(verified.log, "platform");
+    assert!(bundle.contains("tenant:Zeta Ltd") && !bundle.contains("auth.sign_in\""));
+
+    // A tenant joined later shows nothing of the member's earlier doings.
+    let beta: Uuid = sqlx::query_scalar("SELECT id FROM tenants WHERE name = 'Zeta Ltd'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let switched = app
+        .post_form("/", "/tenants/switch", &[("tenant_id", &beta.to_string())])
+        .await;
+    assert_eq!(switched.status().as_u16(), 303);
+    let beta_log = app.get_html("/audit").await;
+    assert!(beta_log.contains("auth.tenant_switched"), "{beta_log}");
+    for elsewhere in [
+        "<code>auth.sign_in</code>",
+        "auth.password_changed",
+        "tenants.created",
+        "connections.created",
+    ] {
+        assert!(
+            !beta_log.contains(elsewhere),
+            "{elsewhere} is not Beta's business"
+        );
+    }
+
+    // Only platform admins read the platform log.
+    let auditor =
+        crate::access::add_member(&app, "auditor@example.com", "Auditor", "auditor-slate-orchard").await;
+    for path in ["/platform/audit", "/platform/audit/export.jsonl"] {
+        assert_eq!(auditor.get(path).await.status().as_u16(), 403, "{path}");
+    }
+    let seen = auditor.get_html("/audit?actor=admin").await;
+    assert!(!seen.contains("tenants.created"));
+}
+
+#[tokio::test]
+async fn a_nul_byte_in_a_filter_is_refused_with_a_message() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    for path in [
+        "/audit?actor=a%00b",
+        "/audit/export.csv?target=%00",
+        "/platform/audit?action=%00",
+    ] {
+        let res = app.get(path).await;
+        assert_eq!(res.status().as_u16(), 400, "{path}");
+        assert!(res.text().await.unwrap().contains("NUL character"), "{path}");
+    }
+}
+
+/// Signs the demo tenant's log and exports it over HTTP.
+async fn exported_bundle(app: &crate::helpers::TestApp) -> String {
+    let tenant = demo_tenant(app).await;
+    let actor = Actor {
+        email: "robot@example.com".into(),
+        ..Actor::default()
+    };
+    for batch in 0..3 {
+        let records: Vec<_> = (0..10)
+            .map(|i| {
+                NewRecord::new(
+                    &actor,
+                    Some(tenant),
+                    Event::SandboxClockAdvanced,
+                    format!("thing:{batch}-{i}"),
+                    "success",
+                )
+            })
+            .collect();
+        store::append(&app.pool, &records).await.unwrap();
+        let signed = app
+            .post_form("/audit/checkpoints", "/audit/checkpoints", &[])
+            .await;
+        assert_eq!(signed.status().as_u16(), 303);
+    }
+    let res = app.get("/audit/export.jsonl").await;
+    assert_eq!(res.status().as_u16(), 200);
+    res.text().await.unwrap()
+}
+
+fn seq_of(line: &str) -> Option<i64> {
+    let v: serde_json::Value = serde_json::from_str(line).ok()?;
+    (v["type"] == "record").then(|| v["seq"].as_i64()).flatten()
+}
+
+fn verify_text(text: &str) -> Result<bundle::Verified, bundle::Broken> {
+    bundle::verify(std::io::Cursor::new(text.as_bytes()), None)
+}
+
+#[tokio::test]
+async fn an_exported_bundle_verifies_offline_and_each_tampering_names_the_record() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let text = exported_bundle(&app).await;
+    let verified = verify_text(&text).unwrap();
+    assert!(
+        verified.checkpoints >= 3 && verified.records >= 30,
+        "{verified:?}"
+    );
+    assert_eq!(verified.range.unwrap().0, 1, "everything from the first record");
+    assert_eq!(verified.unsigned_tail, 0, "the export signs the head first");
+    let listed: serde_json::Value = app.get("/audit/checkpoints.json").await.json().await.unwrap();
+    assert_eq!(listed["public_key"].as_str().unwrap(), verified.public_key);
+    assert!(app
+        .get_html("/audit/checkpoints")
+        .await
+        .contains(&verified.public_key));
+
+    let lines: Vec<&str> = text.lines().collect();
+    let at = |seq: i64| lines.iter().position(|l| seq_of(l) == Some(seq)).unwrap();
+    let k = 12;
+
+    let mut edited = lines.clone();
+    let changed = edited[at(k)].replace("\"thing:", "\"thing:x");
+    edited[at(k)] = &changed;
+    assert!(matches!(verify_text(&edited.join("\n")), Err(bundle::Broken::Edited { seq, .. }) if seq == k));
+
+    let mut removed = lines.clone();
+    removed.remove(at(k));
+    let broken = verify_text(&removed.join("\n")).unwrap_err();
+    assert_eq!(
+        broken,
+        bundle::Broken::OutOfPlace {
+            seq: k + 1,
+            id: id_of(lines[at(k + 1)]),
+            expected: k
+        }
+    );
+    assert!(broken.to_string().starts_with(&format!("record {k} is missing")));
+
+    let mut reordered = lines.clone();
+    reordered.swap(at(k), at(k + 1));
+    assert!(matches!(
+        verify_text(&reordered.join("\n")),
+        Err(bundle::Broken::OutOfPlace { seq, expected, .. }) if seq == k + 1 && expected == k
+    ));
+
+    let last = *lines
+        .iter()
+        .filter_map(|l| seq_of(l))
+        .collect::<Vec<_>>()
+        .last()
+        .unwrap();
+    let cut = lines[..at(last)].join("\n");
+    let broken = verify_text(&cut).unwrap_err();
+    assert!(
+        matches!(&broken, bundle::Broken::CutOff { length, .. } if *length == last),
+        "{broken}"
+    );
+    assert!(
+        broken.to_string().contains(&format!("after record {}", last - 1)),
+        "{broken}"
+    );
+
+    // The same checks from the shipped binary, as an auditor runs them.
+    let dir = std::env::temp_dir().join(format!("paydesk-bundle-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |name: &str, contents: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, contents).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_paydesk"))
+            .args(["audit", "verify"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (code, said) = run("good.jsonl", &text);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(
+        said.starts_with("OK:") && said.contains(&verified.public_key),
+        "{said}"
+    );
+    let (code, said) = run("edited.jsonl", &edited.join("\n"));
+    assert_eq!(code, Some(1));
+    assert!(
+        said.contains(&format!("record {k} (id")) && said.contains("edited"),
+        "{said}"
+    );
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_paydesk"))
+        .args(["audit", "verify", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("no database"));
+}
+
+fn id_of(line: &str) -> i64 {
+    serde_json::from_str::<serde_json::Value>(line).unwrap()["id"]
+        .as_i64()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_live_check_names_a_record_edited_after_checkpoints() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    exported_bundle(&app).await;
+    let target: i64 = sqlx::query_scalar("SELECT id FROM audit_log WHERE target = 'thing:1-3'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let mut conn = app.pool.acquire().await.unwrap();
+    sqlx::query("SET session_replication_role = replica")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE audit_log SET target = 'thing:edited' WHERE id = $1")
+        .bind(target)
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    sqlx::query("SET session_replication_role = origin")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    drop(conn);
+    let report = app
+        .post_form("/audit", "/audit/verify", &[])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(report.contains(&format!("record #{target}")), "{report}");
+    let exported = app.get("/audit/export.jsonl").await.text().await.unwrap();
+    assert!(matches!(verify_text(&exported), Err(bundle::Broken::Edited { id, .. }) if id == target));
 }

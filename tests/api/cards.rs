@@ -593,6 +593,15 @@ async fn revealed_card_details_are_shown_once_and_never_stored_or_logged() {
             .await
             .unwrap();
     assert_eq!(viewed.len(), 1);
+    let target: String =
+        sqlx::query_scalar("SELECT target FROM audit_log WHERE action = 'cards.details_revealed'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert!(
+        target.ends_with(&format!("•••• {last_four}")),
+        "named, masked: {target}"
+    );
     // The second view in a minute is fine; the third is explained.
     let third = async || {
         app.http

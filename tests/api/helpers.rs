@@ -95,6 +95,7 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
         smtp_url: None,
         mail_from: "Paydesk <paydesk@localhost>".into(),
         public_url: None,
+        audit_checkpoint_minutes: 10,
     };
     let app = Application::build_on(&settings, TcpListener::bind("127.0.0.1:0").unwrap())
         .await

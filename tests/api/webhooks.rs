@@ -66,12 +66,10 @@ async fn signed_events_are_stored_once_and_forged_ones_refused() {
     assert_eq!(post_event(&app, &connection, &tampered, &good).await, 401);
     assert_eq!(post_event(&app, &connection, &body, "").await, 401);
     assert_eq!(count(&app).await, 1);
-    let rejected: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'webhooks.rejected'")
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
-    assert_eq!(rejected, 3);
+    assert_eq!(
+        rejected_minutes(&app).await.iter().map(|(_, n)| n).sum::<i64>(),
+        3
+    );
     assert_eq!(
         post_event(&app, &uuid::Uuid::new_v4().to_string(), &body, &good).await,
         404
@@ -118,4 +116,48 @@ async fn the_built_in_sandbox_delivers_its_events_to_the_portal() {
         .to_owned();
     let detail = app.get_html(&format!("/events/{id}")).await;
     assert!(detail.contains("is_simulated"));
+}
+
+/// The rejection records once every minute so far is finished: each
+/// minute's first-delivery time and count.
+async fn rejected_minutes(app: &crate::helpers::TestApp) -> Vec<(String, i64)> {
+    let later = chrono::Utc::now() + chrono::Duration::minutes(2);
+    paydesk::webhooks::receiver::sweep_rejections(&app.pool, later)
+        .await
+        .unwrap();
+    sqlx::query_as(
+        "SELECT details->>'minute', (details->>'count')::bigint FROM audit_log \
+         WHERE action = 'webhooks.rejected' ORDER BY id",
+    )
+    .fetch_all(&app.pool)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_flood_of_unsigned_posts_is_one_record_a_minute_with_the_count() {
+    let app = spawn_app().await;
+    let (connection, _) = builtin(&app).await;
+    for _ in 0..300 {
+        assert_eq!(post_event(&app, &connection, "{}", "").await, 401);
+    }
+    let minutes = rejected_minutes(&app).await;
+    assert!(
+        !minutes.is_empty() && minutes.len() <= 2,
+        "one record per minute: {minutes:?}"
+    );
+    let mut seen: Vec<&String> = minutes.iter().map(|(m, _)| m).collect();
+    seen.dedup();
+    assert_eq!(seen.len(), minutes.len(), "at most one record for a minute");
+    assert_eq!(minutes.iter().map(|(_, n)| n).sum::<i64>(), 300);
+    assert!(
+        rejected_minutes(&app).await.len() == minutes.len(),
+        "a minute is recorded once"
+    );
+    let (target,): (String,) =
+        sqlx::query_as("SELECT target FROM audit_log WHERE action = 'webhooks.rejected' LIMIT 1")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(target, "connection:Built-in sandbox", "the connection by name");
 }

@@ -1,0 +1,29 @@
+//! Choosing the active tenant. The choice is recorded in the tenant
+//! chosen, so each tenant's log shows who came into it and nothing of
+//! where they were before.
+
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::access::store as access;
+use crate::audit::{self, outcome, Event, NewRecord};
+use crate::auth::session::{self, SignedIn};
+
+/// Makes `tenant_id` the user's active tenant; false when they are not a
+/// member of it.
+pub async fn switch(pool: &PgPool, user: &SignedIn, tenant_id: Uuid) -> Result<bool, sqlx::Error> {
+    let mine = access::tenants_of(pool, user.user_id).await?;
+    let Some((_, name)) = mine.iter().find(|(id, _)| *id == tenant_id) else {
+        return Ok(false);
+    };
+    session::set_active_tenant(pool, &user.token_hash, tenant_id).await?;
+    let record = NewRecord::new(
+        &user.actor(),
+        Some(tenant_id),
+        Event::AuthTenantSwitched,
+        format!("tenant:{name}"),
+        outcome::SUCCESS,
+    );
+    audit::store::append(pool, &[record]).await?;
+    Ok(true)
+}
