@@ -220,6 +220,12 @@ pub async fn accept(
     let existing_two_factor = existing.as_ref().is_some_and(|u| u.two_factor);
     let user_id = match &existing {
         Some(user) => {
+            // A locked or disabled account joins nothing: the invitation
+            // must not be a way around the sign-in's rules.
+            let locked = user.locked_until.is_some_and(|t| t > chrono::Utc::now());
+            if locked || user.disabled_at.is_some() {
+                return Err(Refusal::form("This account can't sign in right now (locked after failed attempts, or disabled). Reset the password from the sign-in page, or ask an admin, then open this link again.").into());
+            }
             if !password::verify(Some(user.password_hash.clone()), form.password).await {
                 throttle::record_failure(&state.pool, &from.ip, Some(user.id)).await?;
                 return Err(Refusal::field(

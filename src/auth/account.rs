@@ -90,7 +90,6 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<SignedInWith, Si
     actor.user_id = user.as_ref().map(|u| u.id);
     let reason = match (&user, locked, active, matches) {
         (Some(user), None, true, true) if !expired => {
-            throttle::record_success(pool, user.id).await?;
             if user.two_factor {
                 let challenge = session::random_token();
                 sqlx::query!(
@@ -106,6 +105,7 @@ pub async fn sign_in(pool: &PgPool, attempt: Attempt) -> Result<SignedInWith, Si
                 .await?;
                 return Ok(SignedInWith::SecondFactor(challenge));
             }
+            throttle::record_success(pool, user.id).await?;
             let started = begin_session(pool, &actor, attempt.previous_session.as_deref(), false).await?;
             return Ok(SignedInWith::Session(Started {
                 must_change_password: user.must_change_password,
@@ -201,7 +201,11 @@ pub async fn second_factor(
         ip: row.ip,
         user_agent: row.user_agent,
     };
-    if !super::two_factor::check(pool, key, user.id, code).await? {
+    // A wrong code counts against the account like a wrong password, so
+    // starting over with the password doesn't buy endless guesses.
+    let locked = user.locked_until.is_some_and(|t| t > Utc::now());
+    if locked || !super::two_factor::check(pool, key, user.id, code).await? {
+        throttle::record_failure(pool, &actor.ip, Some(user.id)).await?;
         super::two_factor::record_failure(pool, &actor).await?;
         return Err(SecondFactorError::WrongCode);
     }
@@ -211,6 +215,7 @@ pub async fn second_factor(
     )
     .execute(pool)
     .await?;
+    throttle::record_success(pool, user.id).await?;
     let started = begin_session(pool, &actor, previous, true).await?;
     Ok(Started {
         must_change_password: user.must_change_password,

@@ -432,3 +432,28 @@ async fn two_factor_is_required_by_role_and_by_tenant_setting() {
     assert!(actions.contains(&("auth.two_factor_enabled".into(), "success".into())));
     assert!(actions.contains(&("members.two_factor_policy".into(), "success".into())));
 }
+
+#[tokio::test]
+async fn guessing_codes_locks_the_account_even_across_fresh_password_steps() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let (email, password) = (app.admin_email.clone(), app.admin_password.clone());
+    for _ in 0..5 {
+        let guesser = app.another_browser();
+        let res = guesser.sign_in(&email, &password).await;
+        assert!(location(&res).starts_with("/login/two-factor"));
+        let res = guesser
+            .post_form("/login/two-factor", "/login/two-factor", &[("code", "000000")])
+            .await;
+        assert_eq!(res.status().as_u16(), 401);
+    }
+    let locked: bool = sqlx::query_scalar("SELECT locked_until > now() FROM users WHERE email = $1")
+        .bind(&email)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert!(locked, "five wrong codes lock the account");
+    // Even the right password and a right code are refused now.
+    let res = app.another_browser().sign_in(&email, &password).await;
+    assert_eq!(res.status().as_u16(), 401);
+}
