@@ -290,6 +290,7 @@ impl Application {
                 .route("/metrics", web::get().to(crate::metrics::scrape))
                 .route("/readyz", web::get().to(routes::health::readyz))
                 .route("/static/{name}", web::get().to(portal_web::assets::serve))
+                .route("/favicon.ico", web::get().to(portal_web::assets::favicon))
                 .configure(auth::routes::configure)
                 .configure(auth::security::configure)
                 .configure(crate::audit::routes::configure)

@@ -252,7 +252,10 @@ async fn approve_picked(
         return render_inbox(state, member, InboxQuery::default(), None, vec![refusal.message]).await;
     }
     let (approved, errors) = engine::approve_each(&state.pool, &state.gate, member, picked).await?;
-    let notice = Some(format!("Approved {approved} of {} request(s).", picked.len()));
+    let notice = Some(format!(
+        "Approved {approved} of {}.",
+        crate::web::page::count(picked.len() as i64, "request", "requests")
+    ));
     render_inbox(state, member, InboxQuery::default(), notice, errors).await
 }
 

@@ -7,6 +7,11 @@ use actix_web::HttpResponse;
 
 const FILES: &[(&str, &str, &[u8])] = &[
     (
+        "favicon-1.svg",
+        "image/svg+xml",
+        include_bytes!("../../static/favicon-1.svg"),
+    ),
+    (
         "htmx-2.0.11.min.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../../static/htmx-2.0.11.min.js"),
@@ -33,4 +38,12 @@ pub async fn serve(name: Path<String>) -> HttpResponse {
             .content_type("text/plain")
             .body("no such file"),
     }
+}
+
+/// Browsers ask for `/favicon.ico` whatever the page says; send them to
+/// the icon the pages name.
+pub async fn favicon() -> HttpResponse {
+    HttpResponse::MovedPermanently()
+        .insert_header((header::LOCATION, "/static/favicon-1.svg"))
+        .finish()
 }

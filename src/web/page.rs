@@ -229,6 +229,13 @@ pub fn html(template: &impl Template) -> Result<HttpResponse, PortalError> {
         .body(template.render()?))
 }
 
+/// "1 request", "2 requests": a count with its noun, for pages.
+pub fn count(n: impl std::borrow::Borrow<i64>, one: &str, many: &str) -> String {
+    let n = *n.borrow();
+    let noun = if n == 1 { one } else { many };
+    format!("{n} {noun}")
+}
+
 /// A page already rendered (200).
 pub fn ok(body: String) -> HttpResponse {
     HttpResponse::Ok()

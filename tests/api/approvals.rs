@@ -1268,7 +1268,7 @@ async fn reviewers_work_the_inbox_in_tabs_and_approve_in_bulk() {
         .send()
         .await
         .unwrap();
-    assert!(res.text().await.unwrap().contains("Approve 2 request(s)?"));
+    assert!(res.text().await.unwrap().contains("Approve 2 requests?"));
     let res = approver
         .http
         .post(approver.url("/approvals/bulk"))
@@ -1276,7 +1276,7 @@ async fn reviewers_work_the_inbox_in_tabs_and_approve_in_bulk() {
         .send()
         .await
         .unwrap();
-    assert!(res.text().await.unwrap().contains("Approved 2 of 2 request(s)."));
+    assert!(res.text().await.unwrap().contains("Approved 2 of 2 requests."));
     wait_for_finalize(&app, &ids[0]).await;
     wait_for_finalize(&app, &ids[1]).await;
     let inbox = approver.get_html("/approvals").await;

@@ -305,7 +305,7 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_with_a_fresh_code_in_t
     snap(&maker, "4-payout-request").await;
 
     sign_in(&checker, &app, "checker@example.com", "member-password-123").await;
-    wait_for_text(&checker, "1 request(s) wait for your approval").await;
+    wait_for_text(&checker, "1 request waits for your approval").await;
     checker.goto(&app.url("/approvals")).await.unwrap();
     checker
         .find(Locator::XPath("//a[starts-with(text(), 'Pay 25 USDT')]"))

@@ -804,7 +804,7 @@ async fn large_card_funding_waits_for_approval_and_small_runs_at_once() {
         &page,
         &format!("{page}/balance"),
         &fields,
-        "This needs 1 approval(s)",
+        "This needs 1 approval by",
     )
     .await;
     assert_eq!(res.status().as_u16(), 303);

@@ -223,6 +223,7 @@ async fn every_route_that_moves_money_goes_through_the_gate() {
         "/readyz",
         "/",
         "/static/{}",
+        "/favicon.ico",
     ];
     let missing: Vec<_> = registered
         .iter()

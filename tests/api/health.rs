@@ -10,6 +10,18 @@ async fn the_portal_is_live_and_ready() {
 }
 
 #[tokio::test]
+async fn the_favicon_is_served_where_browsers_ask_for_it() {
+    let app = spawn_app().await;
+    let res = app.get("/favicon.ico").await;
+    assert_eq!(res.status().as_u16(), 301);
+    let to = crate::helpers::location(&res);
+    let icon = app.get(&to).await;
+    assert_eq!(icon.status().as_u16(), 200);
+    assert_eq!(icon.headers()["content-type"], "image/svg+xml");
+    assert!(app.get_html("/login").await.contains("rel=\"icon\""));
+}
+
+#[tokio::test]
 async fn unknown_pages_are_a_finished_404_page() {
     let app = spawn_app().await;
     let res = app.get("/no/such/page").await;

@@ -143,7 +143,7 @@ async fn an_operator_files_an_approver_approves_and_the_withdrawal_runs_once_and
     assert_eq!(res.status().as_u16(), 200);
     let preview = res.text().await.unwrap();
     assert!(!preview.contains("First payment to"), "{preview}");
-    assert!(preview.contains("needs 1 approval(s)"), "{preview}");
+    assert!(preview.contains("needs 1 approval by"), "{preview}");
 }
 
 #[tokio::test]
