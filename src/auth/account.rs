@@ -137,10 +137,15 @@ async fn begin_session(
     if let Some(previous) = previous {
         session::end(pool, &session::token_hash(previous)).await?;
     }
-    let token = session::start(pool, user_id, None, (&actor.ip, &actor.user_agent), verified).await?;
+    // Into the tenant last chosen (the first by name if none, or if it is
+    // no longer theirs).
+    let last = sqlx::query_scalar!("SELECT last_tenant_id FROM users WHERE id = $1", user_id)
+        .fetch_one(pool)
+        .await?;
+    let token = session::start(pool, user_id, last, (&actor.ip, &actor.user_agent), verified).await?;
     // Recorded in the tenant the user lands in (the platform log when they
     // belong to none), so no tenant sees another's.
-    let landing = crate::access::store::membership(pool, user_id, None).await?;
+    let landing = crate::access::store::membership(pool, user_id, last).await?;
     let record = NewRecord::new(
         actor,
         landing.map(|m| m.tenant_id),

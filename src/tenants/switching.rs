@@ -17,6 +17,14 @@ pub async fn switch(pool: &PgPool, user: &SignedIn, tenant_id: Uuid) -> Result<b
         return Ok(false);
     };
     session::set_active_tenant(pool, &user.token_hash, tenant_id).await?;
+    // The next sign-in lands here too.
+    sqlx::query!(
+        "UPDATE users SET last_tenant_id = $2 WHERE id = $1",
+        user.user_id,
+        tenant_id
+    )
+    .execute(pool)
+    .await?;
     let record = NewRecord::new(
         &user.actor(),
         Some(tenant_id),

@@ -174,6 +174,18 @@ async fn a_platform_admin_creates_a_tenant_and_switches_to_it() {
         "no banner without a connection"
     );
     assert_eq!(app.get("/balances").await.status().as_u16(), 409);
+    // The next sign-in, anywhere, lands in the tenant last chosen.
+    let elsewhere = app.another_browser();
+    elsewhere
+        .sign_in_with_code(&app.admin_email, &app.admin_password)
+        .await;
+    assert!(
+        elsewhere
+            .get_html("/")
+            .await
+            .contains("has no API connection yet"),
+        "lands in Globex"
+    );
 
     let stranger = uuid::Uuid::new_v4().to_string();
     let res = app
