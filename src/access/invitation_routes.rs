@@ -52,10 +52,7 @@ async fn page(
         (Some(_), true) => StatusCode::OK,
         (Some(_), false) => StatusCode::UNPROCESSABLE_ENTITY,
     };
-    let csrf_token = match &signed_in {
-        Some(user) => user.csrf_token.clone(),
-        None => session::random_token(),
-    };
+    let csrf_token = csrf::page_token(signed_in.as_ref());
     let body = InvitationPage {
         csrf_token: csrf_token.clone(),
         token,
@@ -66,12 +63,13 @@ async fn page(
         min_length: password::MIN_LENGTH,
     }
     .render()?;
-    Ok(match signed_in {
-        Some(_) => HttpResponse::build(status)
-            .content_type("text/html; charset=utf-8")
-            .body(body),
-        None => csrf::pre_session_page(status, &csrf_token, body, state.secure_cookies),
-    })
+    Ok(csrf::page_answer(
+        status,
+        &csrf_token,
+        body,
+        signed_in.is_some(),
+        state.secure_cookies,
+    ))
 }
 
 async fn show(

@@ -36,6 +36,29 @@ pub fn form_token(body: &[u8]) -> Option<String> {
         .map(|(_, v)| v)
 }
 
+/// The form token of a page that works with or without a session (the
+/// two-factor step, an invitation): the session's when there is one, since
+/// the CSRF check then expects it, else a fresh pre-session token.
+pub fn page_token(signed_in: Option<&crate::auth::session::SignedIn>) -> String {
+    signed_in.map_or_else(crate::auth::session::random_token, |s| s.csrf_token.clone())
+}
+
+/// Such a page's answer: a pre-session token also goes in the cookie.
+pub fn page_answer(
+    status: actix_web::http::StatusCode,
+    token: &str,
+    body: String,
+    signed_in: bool,
+    secure: bool,
+) -> actix_web::HttpResponse {
+    match signed_in {
+        true => actix_web::HttpResponse::build(status)
+            .content_type("text/html; charset=utf-8")
+            .body(body),
+        false => pre_session_page(status, token, body, secure),
+    }
+}
+
 /// A pre-session page's answer: the page with a fresh token in its form
 /// and the same token in the cookie.
 pub fn pre_session_page(

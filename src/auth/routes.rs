@@ -354,16 +354,18 @@ fn code_page(
     secure: bool,
 ) -> Result<HttpResponse, PortalError> {
     let page = CodePage {
-        csrf_token: signed_in.map_or_else(session::random_token, |s| s.csrf_token.clone()),
+        csrf_token: csrf::page_token(signed_in),
         error,
         next: local_path(next).unwrap_or_default().to_owned(),
     };
-    Ok(match signed_in {
-        Some(_) => HttpResponse::build(status)
-            .content_type("text/html; charset=utf-8")
-            .body(page.render()?),
-        None => csrf::pre_session_page(status, &page.csrf_token, page.render()?, secure),
-    })
+    let body = page.render()?;
+    Ok(csrf::page_answer(
+        status,
+        &page.csrf_token,
+        body,
+        signed_in.is_some(),
+        secure,
+    ))
 }
 
 async fn code_form(

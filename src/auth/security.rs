@@ -106,12 +106,7 @@ async fn confirm(
         Ok(codes) => Ok(ok(page(&state, &user, None, codes, FieldErrors::default()).await?)),
         Err(refusal) => {
             // The same key again, beside the message, to try the next code.
-            let pending = two_factor::pending(&state.pool, &state.key, &user)
-                .await
-                .map_err(|e| match e {
-                    crate::web::form::Failure::Portal(p) => p,
-                    crate::web::form::Failure::Refused(r) => PortalError::BadRequest(r.message),
-                })?;
+            let pending = two_factor::pending(&state.pool, &state.key, &user).await?;
             Ok(unprocessable(
                 page(&state, &user, pending, Vec::new(), refusal.into()).await?,
             ))

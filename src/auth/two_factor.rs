@@ -28,15 +28,13 @@ const RECOVERY_CODES: usize = 10;
 const STEP_SECONDS: u64 = 30;
 
 /// A stored secret that can't be used: a fault of ours, not the user's.
-fn broken(e: impl std::fmt::Display) -> Failure {
-    Failure::Portal(PortalError::Internal(
-        format!("a TOTP secret is not usable: {e}").into(),
-    ))
+fn broken(e: impl std::fmt::Display) -> PortalError {
+    PortalError::Internal(format!("a TOTP secret is not usable: {e}").into())
 }
 
 /// The account's code maker: SHA-1, 6 digits, 30 seconds, as every
 /// authenticator app expects; one step of drift accepted either way.
-pub fn totp(secret: Secret, email: &str) -> Result<Totp, Failure> {
+pub fn totp(secret: Secret, email: &str) -> Result<Totp, PortalError> {
     Builder::new()
         .with_algorithm(Algorithm::SHA1)
         .with_digits(6)
@@ -87,7 +85,7 @@ pub async fn pending(
     pool: &sqlx::PgPool,
     key: &MasterKey,
     user: &SignedIn,
-) -> Result<Option<Enrolment>, Failure> {
+) -> Result<Option<Enrolment>, PortalError> {
     if user.two_factor {
         return Ok(None);
     }
@@ -105,7 +103,7 @@ async fn secret_of(
     pool: &sqlx::PgPool,
     key: &MasterKey,
     user_id: Uuid,
-) -> Result<Option<(Totp, i64)>, Failure> {
+) -> Result<Option<(Totp, i64)>, PortalError> {
     let row = sqlx::query!(
         "SELECT email, totp_secret_enc, totp_last_step FROM users WHERE id = $1",
         user_id

@@ -3,7 +3,7 @@
 use crate::helpers::{spawn_app, TestApp};
 
 /// The id of the tenant's role named `role`, from the members page.
-async fn role_id(app: &TestApp, role: &str) -> String {
+pub async fn role_id(app: &TestApp, role: &str) -> String {
     let page = app.get_html("/members").await;
     page.split("<option value=\"")
         .skip(1)

@@ -5,21 +5,8 @@ use std::net::TcpListener;
 
 use paydesk::startup::Application;
 
-use crate::access::add_member;
+use crate::access::{add_member, role_id as role};
 use crate::helpers::{location, spawn_app, TestApp};
-
-/// The role id named `role` on the active tenant's members page.
-async fn role(app: &TestApp, role: &str) -> String {
-    let page = app.get_html("/members").await;
-    page.split("<option value=\"")
-        .skip(1)
-        .find(|chunk| chunk.split('<').next().unwrap().ends_with(&format!(">{role}")))
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .to_owned()
-}
 
 async fn invite(app: &TestApp, email: &str, role_name: &str) -> String {
     let role_id = role(app, role_name).await;
