@@ -313,6 +313,8 @@ impl Application {
                 .configure(crate::customers::routes::configure)
                 .configure(crate::cards::routes::configure)
                 .configure(crate::sandbox_tools::routes::configure)
+                .configure(crate::statements::configure)
+                .configure(crate::search::configure)
                 .configure(tenant_routes::routes::configure)
                 .configure(wallet::configure)
                 .default_service(web::to(portal_web::error::not_found))

@@ -212,29 +212,14 @@ pub struct Assessment {
     pub members: Vec<Candidate>,
 }
 
-/// The service's code for a currency: a US dollar is priced as USDT.
-fn service_code(currency: &str) -> &str {
-    if currency.eq_ignore_ascii_case("USD") {
-        "USDT"
-    } else {
-        currency
-    }
-}
-
 /// Reporting-currency units per unit of `from`, at the service's mid rate.
 async fn rate_to(client: &paydesk_api::Client, from: &str, to: &str) -> Result<Decimal, ApprovalError> {
-    let (from, to) = (service_code(from), service_code(to));
-    if from.eq_ignore_ascii_case(to) {
-        return Ok(Decimal::ONE);
-    }
-    client
-        .exchange_rate(from, to)
+    crate::rates::board::mid_rate(client, from, to)
         .await
-        .map(|r| r.mid_rate)
         .map_err(|e| {
             ApprovalError::NotAllowed(format!(
                 "The service's {from}/{to} rate is needed to weigh this against the approval policy, and it \
-                 could not be read ({}). Try again in a moment; nothing was filed.",
+             could not be read ({}). Try again in a moment; nothing was filed.",
                 crate::web::error::describe_upstream(&e).0
             ))
         })

@@ -30,6 +30,7 @@ use crate::web::page::{done, html, ok, redirect, unprocessable, Shell};
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/approvals", web::get().to(inbox))
         .route("/approvals/bulk", web::post().to(bulk_approve))
+        .route("/approvals/waiting", web::get().to(waiting))
         .route("/approvals/{id}", web::get().to(detail))
         .route("/approvals/{id}/approve", web::post().to(approve))
         .route("/approvals/{id}/reject", web::post().to(reject))
@@ -143,6 +144,40 @@ pub async fn waiting_for_me(state: &AppState, member: &Member) -> Result<Vec<Act
         }
     }
     Ok(mine)
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct WaitingQuery {
+    /// `line` for the dashboard's sentence; otherwise the menu's badge.
+    #[serde(default, rename = "as")]
+    view: String,
+}
+
+#[derive(Template)]
+#[template(path = "approvals/waiting.html")]
+struct Waiting {
+    count: usize,
+    line: bool,
+}
+
+/// How many requests wait for this member's decision, polled by the menu's
+/// badge and the dashboard so both stay current without a reload; nothing
+/// for readers who decide nothing.
+async fn waiting(
+    state: Data<AppState>,
+    member: Member,
+    q: Query<WaitingQuery>,
+) -> Result<HttpResponse, PortalError> {
+    require_read(&state, &member)?;
+    let approves = state.gate.kinds().any(|k| member.can(k.approve_permission));
+    let count = match approves {
+        true => waiting_for_me(&state, &member).await?.len(),
+        false => 0,
+    };
+    html(&Waiting {
+        count,
+        line: approves && q.view == "line",
+    })
 }
 
 async fn render_inbox(

@@ -98,6 +98,7 @@ events! {
     SandboxFaultsCleared => "sandbox.faults_cleared";
     SandboxInvoicePaid => "sandbox.invoice_paid";
     SandboxPriceSet => "sandbox.price_set";
+    StatementsExported => "statements.exported";
     TenantsCreated => "tenants.created";
     TransactionsExported => "transactions.exported";
     UpstreamCall => "upstream.call";

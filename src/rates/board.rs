@@ -19,6 +19,26 @@ pub async fn rates(client: &Client) -> Result<Vec<ExchangeRate>, ApiError> {
     join_all(asked).await.into_iter().collect()
 }
 
+/// The service's code for a currency: a US dollar is priced as USDT.
+fn service_code(currency: &str) -> &str {
+    if currency.eq_ignore_ascii_case("USD") {
+        "USDT"
+    } else {
+        currency
+    }
+}
+
+/// Units of `to` per unit of `from` at the service's mid rate (1 for the
+/// same currency); how the gate weighs requests and the dashboard totals
+/// balances in the reporting currency.
+pub async fn mid_rate(client: &Client, from: &str, to: &str) -> Result<rust_decimal::Decimal, ApiError> {
+    let (from, to) = (service_code(from), service_code(to));
+    if from.eq_ignore_ascii_case(to) {
+        return Ok(rust_decimal::Decimal::ONE);
+    }
+    client.exchange_rate(from, to).await.map(|r| r.mid_rate)
+}
+
 /// The converter's form as typed.
 #[derive(Debug, Default, Clone, serde::Deserialize, serde::Serialize)]
 pub struct ConvertForm {

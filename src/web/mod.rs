@@ -13,3 +13,4 @@ pub mod middleware;
 pub mod notice;
 pub mod page;
 pub mod qr;
+pub mod show;

@@ -20,6 +20,12 @@ pub struct NavItem {
     pub active: bool,
 }
 
+/// A heading of the menu and the entries under it the member may use.
+pub struct NavGroup {
+    pub label: &'static str,
+    pub items: Vec<NavItem>,
+}
+
 pub struct TenantChoice {
     pub id: String,
     pub name: String,
@@ -34,90 +40,122 @@ pub struct Shell {
     /// 'sandbox', 'live', or '' when the tenant has no connection.
     pub environment: String,
     pub csrf_token: String,
-    pub nav: Vec<NavItem>,
+    pub nav: Vec<NavGroup>,
     pub tenants: Vec<TenantChoice>,
     /// What the user's last change said, shown once.
     pub notices: Vec<String>,
 }
 
-/// (path, label, permissions of which one is needed, `|`-separated; ""
-/// for everyone)
-const MENU: &[(&str, &str, &[Permission])] = &[
-    ("/", "Dashboard", &[]),
-    ("/balances", "Balances", &[Permission::BalancesRead]),
-    ("/transactions", "Transactions", &[Permission::TransactionsRead]),
-    ("/addresses", "Addresses", &[Permission::AddressesRead]),
-    ("/chains", "Chains", &[Permission::AddressesRead]),
-    ("/customers", "Customers", &[Permission::CustomersRead]),
+/// A menu entry: path, label, and the permissions of which one is needed.
+type Entry = (&'static str, &'static str, &'static [Permission]);
+
+/// The menu's groups, in order; an entry shows when the member holds one
+/// of its permissions (none listed: everyone).
+const MENU: &[(&str, &[Entry])] = &[
+    ("", &[("/", "Dashboard", &[])]),
     (
-        "/virtual-accounts",
-        "Virtual accounts",
-        &[Permission::VirtualAccountsRead],
-    ),
-    ("/cards", "Cards", &[Permission::CardsRead]),
-    ("/payouts", "Payouts", &[Permission::PayoutsRead]),
-    ("/rates", "Rates", &[Permission::RatesRead]),
-    ("/trading", "Trading", &[Permission::TradingRead]),
-    ("/lightning", "Lightning", &[Permission::LightningRead]),
-    ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
-    (
-        "/withdrawals",
-        "Withdrawals",
+        "Money",
         &[
-            Permission::WithdrawalsRead,
-            Permission::WithdrawalsRequest,
-            Permission::WithdrawalsApprove,
+            ("/balances", "Balances", &[Permission::BalancesRead]),
+            ("/transactions", "Transactions", &[Permission::TransactionsRead]),
+            ("/statements", "Statements", &[Permission::TransactionsRead]),
+            ("/payouts", "Payouts", &[Permission::PayoutsRead]),
+            ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
+            (
+                "/withdrawals",
+                "Withdrawals",
+                &[
+                    Permission::WithdrawalsRead,
+                    Permission::WithdrawalsRequest,
+                    Permission::WithdrawalsApprove,
+                ],
+            ),
+            (
+                "/bulk-transfers",
+                "Bulk transfers",
+                &[
+                    Permission::BulkRead,
+                    Permission::BulkRequest,
+                    Permission::BulkApprove,
+                ],
+            ),
+            ("/addresses", "Addresses", &[Permission::AddressesRead]),
+            ("/chains", "Chains", &[Permission::AddressesRead]),
+            (
+                "/virtual-accounts",
+                "Virtual accounts",
+                &[Permission::VirtualAccountsRead],
+            ),
+            ("/lightning", "Lightning", &[Permission::LightningRead]),
+            ("/trading", "Trading", &[Permission::TradingRead]),
+            ("/rates", "Rates", &[Permission::RatesRead]),
         ],
     ),
     (
-        "/bulk-transfers",
-        "Bulk transfers",
+        "Cards",
         &[
-            Permission::BulkRead,
-            Permission::BulkRequest,
-            Permission::BulkApprove,
+            ("/cards", "Cards", &[Permission::CardsRead]),
+            ("/customers", "Customers", &[Permission::CustomersRead]),
         ],
     ),
     (
-        "/approvals",
-        "Approvals",
+        "Controls",
         &[
-            Permission::PayoutsRead,
-            Permission::PayoutsRequest,
-            Permission::PayoutsApprove,
-            Permission::WithdrawalsRead,
-            Permission::WithdrawalsRequest,
-            Permission::WithdrawalsApprove,
-            Permission::CardsRead,
-            Permission::CardsTerminateRequest,
-            Permission::CardsTerminateApprove,
-            Permission::CardsMoneyApprove,
-            Permission::CardsManage,
-            Permission::LightningRequest,
-            Permission::LightningApprove,
-            Permission::TradingRequest,
-            Permission::TradingApprove,
-            Permission::BulkRequest,
-            Permission::BulkApprove,
-            Permission::AuditRead,
+            (
+                APPROVALS,
+                "Approvals",
+                &[
+                    Permission::PayoutsRead,
+                    Permission::PayoutsRequest,
+                    Permission::PayoutsApprove,
+                    Permission::WithdrawalsRead,
+                    Permission::WithdrawalsRequest,
+                    Permission::WithdrawalsApprove,
+                    Permission::CardsRead,
+                    Permission::CardsTerminateRequest,
+                    Permission::CardsTerminateApprove,
+                    Permission::CardsMoneyApprove,
+                    Permission::CardsManage,
+                    Permission::LightningRequest,
+                    Permission::LightningApprove,
+                    Permission::TradingRequest,
+                    Permission::TradingApprove,
+                    Permission::BulkRequest,
+                    Permission::BulkApprove,
+                    Permission::AuditRead,
+                ],
+            ),
+            (
+                "/policies",
+                "Policies",
+                &[Permission::PoliciesManage, Permission::AuditRead],
+            ),
+            ("/notifications", "Notifications", &[]),
+            ("/audit", "Audit log", &[Permission::AuditRead]),
         ],
     ),
-    ("/notifications", "Notifications", &[]),
-    ("/audit", "Audit log", &[Permission::AuditRead]),
     (
-        "/events",
-        "Events",
-        &[Permission::WebhooksRead, Permission::AuditRead],
+        "Admin",
+        &[
+            ("/members", "Members", &[Permission::MembersManage]),
+            ("/roles", "Roles", &[Permission::RolesManage]),
+        ],
     ),
-    ("/members", "Members", &[Permission::MembersManage]),
-    ("/roles", "Roles", &[Permission::RolesManage]),
-    ("/connections", "Connections", &[Permission::ConnectionsManage]),
     (
-        "/policies",
-        "Policies",
-        &[Permission::PoliciesManage, Permission::AuditRead],
+        "Developers",
+        &[
+            ("/connections", "Connections", &[Permission::ConnectionsManage]),
+            (
+                "/events",
+                "Events",
+                &[Permission::WebhooksRead, Permission::AuditRead],
+            ),
+        ],
     ),
 ];
+
+/// The entry that carries the live count of requests waiting for me.
+const APPROVALS: &str = "/approvals";
 
 /// Shown to platform admins only.
 const PLATFORM_MENU: (&str, &str) = ("/platform", "Platform");
@@ -143,18 +181,7 @@ impl Shell {
             role_name: member.role_name.clone(),
             environment: member.environment.clone().unwrap_or_default(),
             csrf_token: member.user.csrf_token.clone(),
-            nav: MENU
-                .iter()
-                .filter(|(_, _, perms)| perms.is_empty() || perms.iter().any(|p| member.can(*p)))
-                .map(|(href, label, _)| (*href, *label))
-                .chain(crate::sandbox_tools::routes::offered(member).then_some(SANDBOX_MENU))
-                .chain(member.user.is_platform_admin.then_some(PLATFORM_MENU))
-                .map(|(href, label)| NavItem {
-                    href,
-                    label,
-                    active: href == current,
-                })
-                .collect(),
+            nav: menu(member, current),
             tenants,
             notices: member.user.notices.clone(),
         }
@@ -177,10 +204,13 @@ impl Shell {
             role_name: "Platform admin".to_owned(),
             environment: String::new(),
             csrf_token: user.csrf_token.clone(),
-            nav: vec![NavItem {
-                href: PLATFORM_MENU.0,
-                label: PLATFORM_MENU.1,
-                active: true,
+            nav: vec![NavGroup {
+                label: "Admin",
+                items: vec![NavItem {
+                    href: PLATFORM_MENU.0,
+                    label: PLATFORM_MENU.1,
+                    active: true,
+                }],
             }],
             tenants: Vec::new(),
             notices: user.notices.clone(),
@@ -190,6 +220,40 @@ impl Shell {
     /// The `hx-headers` attribute value that sends the CSRF token.
     pub fn hx_headers(&self) -> String {
         serde_json::json!({ "X-CSRF-Token": self.csrf_token }).to_string()
+    }
+}
+
+/// The member's menu: each group with the entries they may use, the
+/// sandbox's tools under Developers and the platform under Admin.
+fn menu(member: &Member, current: &str) -> Vec<NavGroup> {
+    MENU.iter()
+        .map(|(group, entries)| {
+            let extra = match *group {
+                "Developers" => crate::sandbox_tools::routes::offered(member).then_some(SANDBOX_MENU),
+                "Admin" => member.user.is_platform_admin.then_some(PLATFORM_MENU),
+                _ => None,
+            };
+            let items = entries
+                .iter()
+                .filter(|(_, _, perms)| perms.is_empty() || perms.iter().any(|p| member.can(*p)))
+                .map(|(href, label, _)| (*href, *label))
+                .chain(extra)
+                .map(|(href, label)| NavItem {
+                    href,
+                    label,
+                    active: href == current,
+                })
+                .collect();
+            NavGroup { label: group, items }
+        })
+        .filter(|g| !g.items.is_empty())
+        .collect()
+}
+
+impl NavItem {
+    /// Whether the entry carries the live count of requests waiting.
+    pub fn counts_waiting(&self) -> bool {
+        self.href == APPROVALS
     }
 }
 

@@ -192,6 +192,18 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
 
     let inbox = approver.get_html("/approvals").await;
     assert!(inbox.contains("Waiting for you (1)"));
+    // The menu's badge and the dashboard poll the count waiting for me.
+    let badge = approver.get_html("/approvals/waiting").await;
+    assert!(
+        badge.contains(r#"class="badge""#) && badge.contains(">1</span>"),
+        "{badge}"
+    );
+    let line = approver.get_html("/approvals/waiting?as=line").await;
+    assert!(line.contains("1 request waits for your approval."), "{line}");
+    assert!(
+        !operator.get_html("/approvals/waiting").await.contains("badge"),
+        "nothing waits for the maker"
+    );
     let res = decide(&approver, &id, "approve", "ok").await;
     assert_eq!(res.status().as_u16(), 303);
     wait_for_finalize(&app, &id).await;
@@ -217,6 +229,11 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
         "the request never saw the payout complete"
     );
     wait_for_status(&app, &id, "executed").await;
+    let badge = approver.get_html("/approvals/waiting").await;
+    assert!(
+        !badge.contains("badge"),
+        "decided requests leave the badge: {badge}"
+    );
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("COMPLETED"), "{page}");
     for member in [&operator, &approver] {
@@ -903,6 +920,12 @@ async fn a_payout_that_fails_on_the_rail_ends_the_request_as_failed() {
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("failed on the rail"), "{page}");
     assert!(!page.contains("status-executed"));
+    let dashboard = operator.get_html("/").await;
+    let failed = dashboard
+        .split("Failed in the last 24 hours")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{dashboard}"));
+    assert!(failed.contains(&format!("/approvals/{id}")), "{failed}");
     for member in [&operator, &approver] {
         assert!(notices(member, "Failed: Pay 10 USDT").await);
     }

@@ -42,6 +42,9 @@ async fn auditors_search_page_through_and_read_records() {
     );
     assert!(page.contains("thing:59") && !page.contains("thing:9<"));
     let more = page
+        .split("id=\"audit-more\"")
+        .nth(1)
+        .unwrap()
         .split("hx-get=\"")
         .nth(1)
         .unwrap()

@@ -301,7 +301,7 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_with_a_fresh_code_in_t
     fill(&maker, "input[name=payment_reason]", "salary").await;
     click(&maker, Locator::XPath("//button[text()='Request approval']")).await;
     let filed = wait_for_text(&maker, "What is approved").await;
-    assert!(filed.contains("37500") && filed.contains("pending"), "{filed}");
+    assert!(filed.contains("37500") && filed.contains("Pending"), "{filed}");
     snap(&maker, "4-payout-request").await;
 
     sign_in(&checker, &app, "checker@example.com", "member-password-123").await;
@@ -396,7 +396,7 @@ async fn a_card_termination_is_requested_and_approved_by_another_member_in_the_b
     click(&maker, Locator::XPath("//button[text()='Request termination']")).await;
     let filed = wait_for_text(&maker, "What is approved").await;
     assert!(
-        filed.contains("pending") && filed.contains("card lost by the customer"),
+        filed.contains("Pending") && filed.contains("card lost by the customer"),
         "{filed}"
     );
 
@@ -412,12 +412,12 @@ async fn a_card_termination_is_requested_and_approved_by_another_member_in_the_b
     wait_for_text(&checker, "Confirm your approval").await;
     click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
     let done = wait_for_text(&checker, "12.00 USD returned to the wallet").await;
-    assert!(done.contains("executed"), "{done}");
+    assert!(done.contains("Executed"), "{done}");
     snap(&checker, "7-termination-executed").await;
     assert_eq!(sandbox.card(&id).await.unwrap().status, "terminated");
 
     checker.goto(&app.url(&format!("/cards/{id}"))).await.unwrap();
-    wait_for_text(&checker, "terminated").await;
+    wait_for_text(&checker, "Terminated").await;
     maker.close().await.unwrap();
     checker.close().await.unwrap();
 }
@@ -455,7 +455,7 @@ async fn an_operator_files_a_withdrawal_an_approver_approves_it_and_it_settles_l
     snap(&maker, "10-withdrawal-confirm").await;
     click(&maker, Locator::XPath("//button[text()='Request approval']")).await;
     let filed = wait_for_text(&maker, "What is approved").await;
-    assert!(filed.contains("pending"), "{filed}");
+    assert!(filed.contains("Pending"), "{filed}");
 
     sign_in(&checker, &app, "checker@example.com", "member-password-123").await;
     checker.goto(&app.url("/approvals")).await.unwrap();
@@ -481,7 +481,7 @@ async fn an_operator_files_a_withdrawal_an_approver_approves_it_and_it_settles_l
     wait_for_text(&maker, "this updates by itself").await;
     app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
     let settled = wait_for_text(&maker, "View on the explorer").await;
-    assert!(settled.contains("completed"), "{settled}");
+    assert!(settled.contains("Completed"), "{settled}");
     snap(&maker, "11-withdrawal-completed").await;
     maker.close().await.unwrap();
     checker.close().await.unwrap();
@@ -512,7 +512,7 @@ async fn a_trader_gets_a_quote_and_places_an_order_from_it_in_the_browser() {
     wait_for_text(&trader, "Send").await;
     click(&trader, Locator::Css("button.primary")).await;
     let placed = wait_for_text(&trader, "Order placed.").await;
-    assert!(placed.contains("filled") && placed.contains("Fills"), "{placed}");
+    assert!(placed.contains("Filled") && placed.contains("Fills"), "{placed}");
     snap(&trader, "7-trading-order").await;
     trader.close().await.unwrap();
 }
@@ -544,7 +544,7 @@ async fn a_dca_schedule_ticks_after_a_day_moved_in_sandbox_tools_in_the_browser(
     click(&c, Locator::XPath("//button[contains(text(), '1 day')]")).await;
     wait_for_text(&c, "moved forward 1 day").await;
     c.goto(schedule.as_str()).await.unwrap();
-    let ticked = wait_for_text(&c, "completed").await;
+    let ticked = wait_for_text(&c, "Completed").await;
     assert!(
         ticked.contains("20 USDT") && !ticked.contains("No buys yet"),
         "{ticked}"
@@ -607,7 +607,7 @@ async fn an_invoice_created_in_the_browser_turns_paid_when_sandbox_tools_pay_it(
     wait_for_text(&admin, "An outside payer paid the invoice (21000 sats)").await;
     let shown = wait_for_text(&seller, "Preimage").await;
     assert!(
-        shown.contains("paid") && !shown.contains("waiting for the payer"),
+        shown.contains("Paid") && !shown.contains("waiting for the payer"),
         "{shown}"
     );
     snap(&seller, "10-lightning-paid").await;
@@ -668,7 +668,7 @@ async fn an_operator_pays_another_companys_invoice_after_an_approver_approves_in
     click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
     wait_for_text(&checker, "Confirm your approval").await;
     click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
-    wait_for_text(&checker, "executed").await;
+    wait_for_text(&checker, "Executed").await;
     let paid = payee.invoice(&invoice.id.to_string()).await.unwrap();
     assert_eq!(paid.status, "paid");
 
@@ -682,7 +682,7 @@ async fn an_operator_pays_another_companys_invoice_after_an_approver_approves_in
     )
     .await;
     let shown = wait_for_text(&maker, &paid.preimage).await;
-    assert!(shown.contains("paid"), "{shown}");
+    assert!(shown.contains("Paid"), "{shown}");
     snap(&maker, "15-lightning-paid-out").await;
     maker.close().await.unwrap();
     checker.close().await.unwrap();
@@ -758,7 +758,7 @@ async fn an_operator_files_a_bulk_transfer_an_approver_approves_it_and_its_items
     click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
     wait_for_text(&checker, "Confirm your approval").await;
     click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
-    wait_for_text(&checker, "executed").await;
+    wait_for_text(&checker, "Executed").await;
 
     // The batch's page follows its items without a reload.
     maker.goto(&app.url("/bulk-transfers")).await.unwrap();
@@ -769,7 +769,7 @@ async fn an_operator_files_a_bulk_transfer_an_approver_approves_it_and_its_items
     .await;
     wait_for_text(&maker, "this updates by itself").await;
     app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
-    let settled = wait_for_text(&maker, "completed").await;
+    let settled = wait_for_text(&maker, "Completed").await;
     assert!(settled.contains("salary-2"), "{settled}");
     snap(&maker, "13-bulk-settled").await;
     maker.close().await.unwrap();

@@ -765,7 +765,7 @@ async fn sandbox_tools_move_the_clock_and_simulate_purchases() {
         .unwrap();
     assert!(declined.contains("declined: the card is frozen"), "{declined}");
     let live = app.get_html(&format!("{page}/live")).await;
-    assert!(live.contains("Coffee") && live.contains("spend"), "{live}");
+    assert!(live.contains("Coffee") && live.contains("Spend"), "{live}");
     let actions: Vec<String> = app.audit_actions().await.into_iter().map(|(a, _)| a).collect();
     assert!(actions.iter().any(|a| a == "sandbox.clock_advanced"));
 

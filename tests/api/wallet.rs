@@ -7,10 +7,10 @@ async fn balances_list_and_one_currency() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
     let page = app.get_html("/balances").await;
-    assert!(page.contains("10000.000000 USDC"));
+    assert!(page.contains("10,000.000000 USDC"));
     assert!(page.contains("href=\"/balances/NGN\""));
     let one = app.get_html("/balances/NGN").await;
-    assert!(one.contains("50000.00 NGN"));
+    assert!(one.contains("50,000.00 NGN"));
     assert!(one.contains("Pending"));
     let missing = app.get("/balances/EUR").await;
     assert_eq!(missing.status().as_u16(), 404);
@@ -135,7 +135,7 @@ async fn transactions_filter_load_more_detail_and_export() {
         .unwrap()
         .to_owned();
     let detail = app.get_html(&format!("/transactions/{id}")).await;
-    assert!(detail.contains("DEPOSIT_CONFIRMED"));
+    assert!(detail.contains("Deposit confirmed"), "codes read as words");
     assert!(detail.contains("opening_balance"));
     assert_eq!(app.get("/transactions/no-such-ref").await.status().as_u16(), 404);
 
@@ -190,6 +190,9 @@ async fn load_more_pages_through_with_htmx_fragments() {
     assert!(page.contains("34 matching"));
     assert_eq!(page.matches("<td><a href=\"/transactions/").count(), 25);
     let more = page
+        .split("id=\"load-more\"")
+        .nth(1)
+        .unwrap()
         .split("hx-get=\"")
         .nth(1)
         .unwrap()
@@ -262,5 +265,57 @@ async fn rates_show_every_pair_and_convert_amounts() {
     assert!(
         refused.contains(r#"id="amount-error""#) && refused.contains("plain number of BTC"),
         "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_monthly_statement_opens_moves_and_closes_on_the_ledger_balance() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let page = app.get_html("/statements?currency=USDT").await;
+    assert!(page.contains("USDT statement"), "{page}");
+    assert!(
+        page.contains("OPENING_USDT"),
+        "the month's movements are listed: {page}"
+    );
+    assert!(page.contains("Closing balance"));
+    assert!(page.contains("10,000.000000"));
+    assert!(
+        page.contains("matches the service's ledger balance now"),
+        "this month's statement closes on the ledger balance: {page}"
+    );
+    assert!(page.contains("data-print"), "a print button");
+
+    let csv = app.get("/statements/export.csv?currency=USDT").await;
+    assert_eq!(csv.status().as_u16(), 200);
+    assert!(csv
+        .headers()
+        .get("content-disposition")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("attachment; filename=\"statement-USDT-"));
+    let body = csv.text().await.unwrap();
+    let lines: Vec<&str> = body.lines().collect();
+    assert!(lines[0].starts_with("\"value date\",\"type\""), "{body}");
+    assert!(
+        lines[1].contains("\"Opening balance\"") && lines[1].contains("\"0.000000\""),
+        "{body}"
+    );
+    assert!(body.contains("\"OPENING_USDT\""), "{body}");
+    let last = lines.last().unwrap();
+    assert!(
+        last.contains("\"Closing balance\"") && last.contains("\"10000.000000\""),
+        "{body}"
+    );
+
+    // An earlier month opens and closes at nothing; a bad pick says so.
+    let before = app.get_html("/statements?currency=USDT&month=2020-01").await;
+    assert!(before.contains("No settled movements this month."), "{before}");
+    let bad = app.get_html("/statements?currency=EUR&month=someday").await;
+    assert!(
+        bad.contains("&#39;EUR&#39; is not one of your wallets")
+            || bad.contains("'EUR' is not one of your wallets"),
+        "{bad}"
     );
 }

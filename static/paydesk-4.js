@@ -80,9 +80,14 @@
   ready(function () {
     scheduleExpiry(document);
     showFilePickers(document);
+    // <button data-print hidden> prints the page; hidden without scripts,
+    // where the browser's own Print does the same.
+    Array.prototype.forEach.call(document.querySelectorAll("button[data-print]"), function (b) { b.hidden = false; });
     document.body.addEventListener("click", function (e) {
       var button = e.target && e.target.closest ? e.target.closest("button[data-copy]") : null;
       if (button) copy(button);
+      var print = e.target && e.target.closest ? e.target.closest("button[data-print]") : null;
+      if (print) window.print();
     });
     document.body.addEventListener("htmx:afterSettle", function (e) {
       scheduleExpiry(e.detail.elt.parentNode || document);
