@@ -379,6 +379,17 @@ pub async fn pending_of(
 }
 
 /// What the inbox's "All" tab narrows to.
+/// The request whose action went to the service under `reference`.
+pub async fn filed_as(pool: &PgPool, tenant: Uuid, reference: &str) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM action_requests WHERE tenant_id = $1 AND upstream_reference = $2 LIMIT 1",
+        tenant,
+        reference
+    )
+    .fetch_optional(pool)
+    .await
+}
+
 pub struct ListFilter<'a> {
     pub kind: Option<&'a str>,
     pub status: Option<RequestStatus>,

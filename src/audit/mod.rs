@@ -108,6 +108,7 @@ events! {
     UsersEnabled => "users.enabled";
     WebhooksReceived => "webhooks.received";
     WebhooksRejected => "webhooks.rejected";
+    WebhooksReplayed => "webhooks.replayed";
 }
 
 /// Who did something, from where.

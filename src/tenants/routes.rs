@@ -69,6 +69,14 @@ struct ConnectionsPage {
     draft: ConnectionDraft,
     errors: FieldErrors,
     pending: Vec<ActionRequest>,
+    /// Where the service delivers events: this portal's receiver, per connection.
+    public_url: String,
+}
+
+impl ConnectionsPage {
+    fn hook_url(&self, connection: impl std::fmt::Display) -> String {
+        format!("{}/hooks/{connection}", self.public_url)
+    }
 }
 
 async fn render_connections(
@@ -85,6 +93,7 @@ async fn render_connections(
         errors,
         pending: approvals::pending_of(&state.pool, member.tenant_id, &[ConnectionChangeAction::KIND])
             .await?,
+        public_url: state.public_url.trim_end_matches('/').to_owned(),
     }
     .render()?)
 }

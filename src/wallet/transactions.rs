@@ -138,6 +138,43 @@ struct DetailPage {
     shell: Shell,
     tx: Transaction,
     metadata: Vec<(String, String)>,
+    related: Vec<(&'static str, String)>,
+}
+
+/// The service's metadata keys that name the record a movement belongs
+/// to, with how the portal's page of that record reads and where it is.
+const RELATED: &[(&str, &str, &str)] = &[
+    ("card_id", "Card", "/cards/"),
+    ("order_id", "Order", "/trading/orders/"),
+    ("target_order_id", "Target order", "/trading/targets/"),
+    ("withdrawal_id", "Withdrawal", "/withdrawals/"),
+    ("invoice_id", "Lightning invoice", "/lightning/invoices/"),
+    ("virtual_account_id", "Virtual account", "/virtual-accounts/"),
+    ("customer_id", "Customer", "/customers/"),
+];
+
+/// Links to what the movement belongs to: the records its metadata names
+/// (ids only, so nothing else reaches a link), the deposit address by
+/// search, and the approval request filed under its reference.
+fn related(tx: &Transaction, request: Option<uuid::Uuid>) -> Vec<(&'static str, String)> {
+    let id = |key: &str| {
+        tx.metadata
+            .get(key)
+            .and_then(|v| v.as_str())
+            .and_then(|v| uuid::Uuid::parse_str(v).ok())
+    };
+    let mut links: Vec<(&'static str, String)> = RELATED
+        .iter()
+        .filter_map(|(key, label, base)| id(key).map(|v| (*label, format!("{base}{v}"))))
+        .collect();
+    let address = tx.metadata.get("address").and_then(|v| v.as_str());
+    if let Some(a) = address.filter(|a| a.chars().all(|c| c.is_ascii_alphanumeric())) {
+        links.push(("Deposit address", format!("/search?q={a}")));
+    }
+    if let Some(r) = request {
+        links.push(("Approval request", format!("/approvals/{r}")));
+    }
+    links
 }
 
 pub async fn one(
@@ -152,8 +189,10 @@ pub async fn one(
         .iter()
         .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
         .collect();
+    let request = crate::approvals::store::filed_as(&state.pool, member.tenant_id, &tx.reference).await?;
     html(&DetailPage {
         shell: Shell::new(&member, "/transactions"),
+        related: related(&tx, request),
         tx,
         metadata,
     })

@@ -89,6 +89,16 @@ pub async fn accept(
     {
         return Ok(Accepted::AlreadyReceived);
     }
+    dispatch(state, tenant, &event).await?;
+    let details = json!({ "event": event.event, "connection": connection_id });
+    let received = record(Event::WebhooksReceived, event.event_id.clone(), outcome::SUCCESS);
+    audit::store::append(&state.pool, &[received.with_details(details)]).await?;
+    Ok(Accepted::New)
+}
+
+/// Tells the requests an event concerns of it: a payout's or a
+/// withdrawal's outcome. Safe to run again for the same event (a replay).
+async fn dispatch(state: &AppState, tenant: Uuid, event: &WebhookEvent) -> Result<(), PortalError> {
     if let (true, Some(payout_id)) = (event.event.starts_with("payouts."), event.data["id"].as_str()) {
         crate::payouts::action::on_event(&state.pool, tenant, payout_id, &event.event).await?;
     }
@@ -98,10 +108,36 @@ pub async fn accept(
     ) {
         crate::withdrawals::action::on_event(&state.pool, tenant, reference, &event.event).await?;
     }
-    let details = json!({ "event": event.event, "connection": connection_id });
-    let received = record(Event::WebhooksReceived, event.event_id.clone(), outcome::SUCCESS);
-    audit::store::append(&state.pool, &[received.with_details(details)]).await?;
-    Ok(Accepted::New)
+    Ok(())
+}
+
+/// Runs a stored event through the receiver again, as if it had just
+/// arrived (after a fix, or when a request missed it), and records who did.
+pub async fn replay(
+    state: &AppState,
+    member: &crate::access::Member,
+    id: i64,
+) -> Result<String, PortalError> {
+    let row = store::find(&state.pool, member.tenant_id, id)
+        .await?
+        .ok_or_else(|| PortalError::NotFound("no such event".to_owned()))?;
+    let event: WebhookEvent = serde_json::from_value(row.payload.clone()).map_err(|_| {
+        PortalError::BadRequest("This stored event is not one the receiver reads.".to_owned())
+    })?;
+    dispatch(state, member.tenant_id, &event).await?;
+    let details = json!({ "event": row.event, "event_id": row.event_id });
+    audit::member_did(
+        &state.pool,
+        member,
+        Event::WebhooksReplayed,
+        &row.event_id,
+        details,
+    )
+    .await?;
+    Ok(format!(
+        "The {} event went through the receiver again.",
+        crate::web::show::humanize(&row.event)
+    ))
 }
 
 /// Turns every finished minute of rejected deliveries into one audit

@@ -15,7 +15,7 @@ use crate::audit::Actor;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::middleware::{client_ip, user_agent};
-use crate::web::page::{html, is_htmx, Shell};
+use crate::web::page::{done, html, is_htmx, Shell};
 
 const PAGE_SIZE: i64 = 50;
 
@@ -26,7 +26,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(receive)),
     )
     .route("/events", web::get().to(list))
-    .route("/events/{id}", web::get().to(one));
+    .route("/events/{id}", web::get().to(one))
+    .route("/events/{id}/replay", web::post().to(replay));
 }
 
 fn answer(status: StatusCode, message: &str) -> HttpResponse {
@@ -118,6 +119,7 @@ struct DetailPage {
     shell: Shell,
     event: EventRow,
     payload: String,
+    can_replay: bool,
 }
 
 async fn one(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<HttpResponse, PortalError> {
@@ -131,5 +133,13 @@ async fn one(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<Htt
         shell: Shell::new(&member, "/events"),
         payload: serde_json::to_string_pretty(&event.payload).unwrap_or_default(),
         event,
+        can_replay: member.can(Permission::ConnectionsManage),
     })
+}
+
+/// Runs a received event through the receiver again (connections admins).
+async fn replay(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::ConnectionsManage)?;
+    let notice = receiver::replay(&state, &member, *id).await?;
+    Ok(done(&format!("/events/{id}"), notice))
 }

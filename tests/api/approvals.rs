@@ -236,6 +236,13 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
     );
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("COMPLETED"), "{page}");
+    // The request and its ledger movement link to each other.
+    assert!(page.contains(&format!("/search?q={reference}")), "{page}");
+    let movement = app.get_html(&format!("/transactions/{reference}")).await;
+    assert!(
+        movement.contains("Belongs to") && movement.contains(&format!("/approvals/{id}")),
+        "{movement}"
+    );
     for member in [&operator, &approver] {
         let notices = member.get_html("/notifications").await;
         assert!(notices.contains("Carried out"), "{notices}");

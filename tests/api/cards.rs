@@ -567,7 +567,7 @@ async fn revealed_card_details_are_shown_once_and_never_stored_or_logged() {
     let fragment = res.text().await.unwrap();
     assert!(fragment.contains("data-expire-after=\"30\""), "{fragment}");
     let pan: String = fragment
-        .split("<dt>Number</dt><dd><code>")
+        .split("<dt>Number</dt><dd><code class=\"card-line\">")
         .nth(1)
         .unwrap()
         .split('<')
@@ -578,13 +578,16 @@ async fn revealed_card_details_are_shown_once_and_never_stored_or_logged() {
     let last_four = sandbox.card(&id).await.unwrap().last_four_digit;
     assert!(pan.ends_with(&last_four));
     let cvv: String = fragment
-        .split("<dt>CVV</dt><dd><code>")
+        .split("<dt>CVV</dt><dd><code class=\"card-line\">")
         .nth(1)
         .unwrap()
         .split('<')
         .next()
         .unwrap()
         .to_owned();
+    // Each detail on one line, with a copy button holding it unspaced.
+    assert!(fragment.contains(&format!("data-copy=\"{pan}\"")), "{fragment}");
+    assert!(fragment.contains(&format!("data-copy=\"{cvv}\"")), "{fragment}");
 
     // Recorded as viewed, without the details.
     let viewed: Vec<String> =

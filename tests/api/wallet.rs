@@ -51,6 +51,11 @@ async fn generate_an_address_see_it_listed_and_validate_it() {
         .unwrap()
         .to_owned();
     assert!(address.starts_with("0x") && address.len() == 42);
+    assert!(
+        detail.contains(&format!("data-copy=\"{address}\"")),
+        "the address can be copied"
+    );
+    assert!(detail.contains("<svg"), "and scanned as a QR code");
 
     // A double submit of the same form is the same address.
     let again = app.post_form("/addresses", "/addresses", &fields).await;

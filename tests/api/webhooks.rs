@@ -78,6 +78,36 @@ async fn signed_events_are_stored_once_and_forged_ones_refused() {
     app.sign_in_as_admin().await;
     let page = app.get_html("/events").await;
     assert!(page.contains("payouts.processing") && page.contains("evt_1"));
+
+    // The connections page gives the URL to paste into the provider's
+    // dashboard, and asks the service who the connection is on opening.
+    let connections = app.get_html("/connections").await;
+    assert!(
+        connections.contains(&format!("/hooks/{connection}</code>"))
+            && connections.contains("data-copy=\"http"),
+        "{connections}"
+    );
+    assert!(connections.contains(&format!(
+        "hx-post=\"/connections/{connection}/test\" hx-trigger=\"load\""
+    )));
+
+    // A received event can be run through the receiver again, on record.
+    let id: i64 = sqlx::query_scalar("SELECT id FROM webhook_events")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    let detail = format!("/events/{id}");
+    let res = app.post_form(&detail, &format!("{detail}/replay"), &[]).await;
+    assert_eq!(res.status().as_u16(), 303);
+    let landed = app.landing(res).await;
+    assert!(landed.contains("went through the receiver again"), "{landed}");
+    assert_eq!(count(&app).await, 1, "a replay stores nothing new");
+    let replays: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'webhooks.replayed'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(replays, 1);
 }
 
 #[tokio::test]
