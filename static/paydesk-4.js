@@ -105,7 +105,7 @@
       var xhr = e.detail.xhr;
       var text = "The request failed (HTTP " + xhr.status + ").";
       var doc = new DOMParser().parseFromString(xhr.responseText || "", "text/html");
-      var p = doc.querySelector("main p");
+      var p = doc.querySelector("main p:not(.brand)");
       if (p && p.textContent) text = p.textContent;
       flash(text);
     });

@@ -89,14 +89,44 @@ async fn select(c: &Client, css: &str, value: &str) {
         .unwrap();
 }
 
-/// Saves a screenshot when PAYDESK_SCREENSHOTS names a folder, for looking
-/// at the pages as a user sees them.
+/// Saves a screenshot, for looking at the pages as a user sees them: in
+/// the folder PAYDESK_SCREENSHOTS names, else kept as an artefact of the
+/// test run under `target/tmp/screenshots`.
 async fn snap(c: &Client, name: &str) {
-    if let Ok(dir) = std::env::var("PAYDESK_SCREENSHOTS") {
-        let png = c.screenshot().await.unwrap();
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(std::path::Path::new(&dir).join(format!("{name}.png")), png).unwrap();
-    }
+    let dir = std::env::var("PAYDESK_SCREENSHOTS")
+        .unwrap_or_else(|_| concat!(env!("CARGO_TARGET_TMPDIR"), "/screenshots").to_owned());
+    let png = c.screenshot().await.unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(std::path::Path::new(&dir).join(format!("{name}.png")), png).unwrap();
+}
+
+/// The page at a desktop width and at a phone's, a screenshot of each.
+async fn snap_both(c: &Client, name: &str) {
+    let flash = c
+        .find(Locator::Css("#flash"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !flash.contains("failed") && !flash.contains("Paydesk"),
+        "{name}: {flash}"
+    );
+    c.set_window_size(1280, 900).await.unwrap();
+    snap(c, &format!("{name}-desktop")).await;
+    c.set_window_size(390, 844).await.unwrap();
+    snap(c, &format!("{name}-narrow")).await;
+    // Nothing widens the page at the narrow width: wide tables scroll in place.
+    let overflow = c
+        .execute(
+            "return document.documentElement.scrollWidth > document.documentElement.clientWidth + 1;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(overflow, json!(false), "{name} overflows a phone's width");
+    c.set_window_size(1280, 900).await.unwrap();
 }
 
 /// The page's text once it shows `expected` (pages load after clicks).
@@ -774,4 +804,119 @@ async fn an_operator_files_a_bulk_transfer_an_approver_approves_it_and_its_items
     snap(&maker, "13-bulk-settled").await;
     maker.close().await.unwrap();
     checker.close().await.unwrap();
+}
+
+/// One day of each role: the operator files a payout; the approver sees it
+/// in the menu's live badge and approves it; the auditor reads the log and
+/// exports it; the viewer reads balances, a statement and the search.
+/// Every page at desktop and phone widths is kept as a screenshot.
+#[tokio::test]
+async fn each_role_walks_through_a_day_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    for (role, email) in [
+        ("Operator", "operator-day@example.com"),
+        ("Approver", "approver-day@example.com"),
+        ("Auditor", "auditor-day@example.com"),
+        ("Viewer", "viewer-day@example.com"),
+    ] {
+        crate::approvals::members(&app, role, &[email.into()]).await;
+    }
+    let driver = start_driver().await;
+
+    // The operator files a payout from the menu.
+    let operator = browser(&driver).await;
+    operator.set_window_size(1280, 900).await.unwrap();
+    sign_in(&operator, &app, "operator-day@example.com", "member-password-123").await;
+    snap_both(&operator, "day-1-operator-dashboard").await;
+    click(&operator, Locator::XPath("//nav//a[text()='Payouts']")).await;
+    operator.goto(&app.url("/payouts/new")).await.unwrap();
+    select(&operator, "select[name=country]", "NG").await;
+    wait_for_text(&operator, "Guaranty Trust Bank").await;
+    select(&operator, "select[name=from_asset]", "USDT").await;
+    fill(&operator, "input[name=amount]", "1250").await;
+    select(&operator, "select[name=bank_code]", "058").await;
+    fill(&operator, "input[name=account_number]", "0123456789").await;
+    fill(&operator, "input[name=account_name]", "Ada Okafor").await;
+    fill(&operator, "input[name=payment_reason]", "supplier invoice").await;
+    snap_both(&operator, "day-2-operator-payout-form").await;
+    click(&operator, Locator::XPath("//button[text()='Request approval']")).await;
+    let filed = wait_for_text(&operator, "What is approved").await;
+    assert!(filed.contains("Pending"), "{filed}");
+    snap_both(&operator, "day-3-operator-request").await;
+
+    // The approver's menu badge counts it without a reload; they approve.
+    let approver = browser(&driver).await;
+    approver.set_window_size(1280, 900).await.unwrap();
+    sign_in(&approver, &app, "approver-day@example.com", "member-password-123").await;
+    let badge = approver
+        .wait()
+        .for_element(Locator::Css("nav .badge"))
+        .await
+        .unwrap();
+    assert_eq!(badge.text().await.unwrap(), "1");
+    snap_both(&approver, "day-4-approver-badge").await;
+    click(
+        &approver,
+        Locator::XPath("//nav//a[starts-with(text(), 'Approvals')]"),
+    )
+    .await;
+    click(
+        &approver,
+        Locator::XPath("//a[starts-with(text(), 'Pay 1250 USDT')]"),
+    )
+    .await;
+    wait_for_text(&approver, "Your decision").await;
+    click(&approver, Locator::XPath("//button[text()='Approve…']")).await;
+    wait_for_text(&approver, "Confirm your approval").await;
+    click(&approver, Locator::XPath("//button[text()='Confirm approval']")).await;
+    wait_for_any(&approver, &["Executing", "Executed"]).await;
+    snap_both(&approver, "day-5-approver-approved").await;
+    approver.goto(&app.url("/")).await.unwrap();
+    wait_for_text(&approver, "0 requests wait for your approval").await;
+
+    // The auditor reads the day in the log and exports it.
+    let auditor = browser(&driver).await;
+    auditor.set_window_size(1280, 900).await.unwrap();
+    sign_in(&auditor, &app, "auditor-day@example.com", "member-password-123").await;
+    click(&auditor, Locator::XPath("//nav//a[text()='Audit log']")).await;
+    let log = wait_for_text(&auditor, "approvals.").await;
+    assert!(log.contains("operator-day@example.com"), "{log}");
+    snap_both(&auditor, "day-6-auditor-log").await;
+    let export = auditor
+        .find(Locator::XPath("//a[text()='Export CSV']"))
+        .await
+        .unwrap()
+        .attr("href")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(export.starts_with("/audit/export.csv"), "{export}");
+
+    // The viewer reads balances, this month's statement and a search.
+    let viewer = browser(&driver).await;
+    viewer.set_window_size(1280, 900).await.unwrap();
+    sign_in(&viewer, &app, "viewer-day@example.com", "member-password-123").await;
+    click(&viewer, Locator::XPath("//nav//a[text()='Balances']")).await;
+    wait_for_text(&viewer, "10,000.000000 USDC").await;
+    snap_both(&viewer, "day-7-viewer-balances").await;
+    click(&viewer, Locator::XPath("//nav//a[text()='Statements']")).await;
+    let statement = wait_for_text(&viewer, "Closing balance").await;
+    assert!(statement.contains("Opening balance"), "{statement}");
+    snap_both(&viewer, "day-8-viewer-statement").await;
+    fill(&viewer, "#search-box", "OPENING_USDT\n").await;
+    wait_for_text(&viewer, "1 match for").await;
+    snap_both(&viewer, "day-9-viewer-search").await;
+    assert!(
+        viewer
+            .find_all(Locator::XPath("//nav//a[text()='Members']"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "a viewer's menu has no admin pages"
+    );
+
+    for c in [operator, approver, auditor, viewer] {
+        c.close().await.unwrap();
+    }
 }
