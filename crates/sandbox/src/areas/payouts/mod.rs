@@ -80,15 +80,9 @@ pub async fn corridor(
     ))
 }
 
-/// `GET /api/payouts/supported-countries/{country}/requirements` (the
-/// official client's path): the corridor's details, and the fields each
-/// destination type needs, in the shape that client reads.
-pub async fn requirements(
-    shared: Data<Shared>,
-    caller: Caller,
-    country: Path<String>,
-) -> Result<JsonAnswer, ApiError> {
-    let c = corridor_or_404(&country)?;
+/// A corridor's requirements: its details, and the fields a beneficiary of
+/// each destination type needs, in the shape the official client reads.
+fn requirements_of(c: &corridors::Corridor) -> Requirements {
     let field = |name: &str, fixed: Option<&str>| FieldSpec {
         name: name.to_owned(),
         kind: "string".to_owned(),
@@ -108,17 +102,27 @@ pub async fn requirements(
             (kind, fields)
         })
         .collect();
-    let data = Requirements {
+    Requirements {
         corridor: details(c),
         code: c.country.to_owned(),
         flag: c.flag.to_owned(),
         dial_code: c.dial_code.to_owned(),
         destination,
-    };
+    }
+}
+
+/// `GET /api/payouts/supported-countries/{country}/requirements` (the
+/// official client's path).
+pub async fn requirements(
+    shared: Data<Shared>,
+    caller: Caller,
+    country: Path<String>,
+) -> Result<JsonAnswer, ApiError> {
+    let c = corridor_or_404(&country)?;
     Ok(envelope(
         StatusCode::OK,
         "Corridor requirements",
-        data,
+        requirements_of(c),
         &caller.request_id,
         shared.clock.now(),
     ))
@@ -427,6 +431,33 @@ pub async fn get_by_reference(
     ))
 }
 
+/// Page `page` (from 1) of `take` payouts of `matching`, with where it
+/// lies.
+fn off_ramp_page(matching: &[&Payout], page: usize, take: usize) -> OffRampPage {
+    let total = matching.len();
+    let skip = (page - 1).saturating_mul(take);
+    let payouts: Vec<Payout> = matching
+        .iter()
+        .skip(skip)
+        .take(take)
+        .map(|p| (*p).clone())
+        .collect();
+    let page_count = total.div_ceil(take);
+    OffRampPage {
+        meta: PageMeta {
+            page: page as u64,
+            take: take as u64,
+            item_count: total as u64,
+            page_count: page_count as u64,
+            has_previous_page: page > 1,
+            has_next_page: page < page_count,
+        },
+        off_ramps: payouts.clone(),
+        payouts,
+        total: total as u64,
+    }
+}
+
 /// `GET /api/payouts/?order&page&take` (the official client's list):
 /// `take` 1..100 (default 20), `page` from 1, `order` `desc` (newest
 /// first, the default) or `asc`; same answer shape as the cursor list.
@@ -456,7 +487,6 @@ pub async fn list_paged(
     })?;
     let take = take.unwrap_or(20);
     let page = page.unwrap_or(1);
-    let skip = (page - 1).saturating_mul(take);
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -470,22 +500,7 @@ pub async fn list_paged(
     if !oldest_first {
         matching.reverse();
     }
-    let total = matching.len();
-    let payouts: Vec<Payout> = matching.into_iter().skip(skip).take(take).cloned().collect();
-    let page_count = total.div_ceil(take);
-    let data = OffRampPage {
-        meta: PageMeta {
-            page: page as u64,
-            take: take as u64,
-            item_count: total as u64,
-            page_count: page_count as u64,
-            has_previous_page: page > 1,
-            has_next_page: page < page_count,
-        },
-        off_ramps: payouts.clone(),
-        payouts,
-        total: total as u64,
-    };
+    let data = off_ramp_page(&matching, page, take);
     Ok(envelope(
         StatusCode::OK,
         "Payouts retrieved",
