@@ -25,8 +25,10 @@ use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A record kept in a book.
-pub trait Record: Serialize + DeserializeOwned {
+/// A record kept in a book. Records are `Clone + Send`: a changed record
+/// is cloned out of its book under the state's lock and serialized by the
+/// data directory's keeper thread, after the lock is released.
+pub trait Record: Serialize + DeserializeOwned + Clone + Send + 'static {
     /// What identifies a record within its book.
     type Key: Eq + Hash + Clone + ToString;
 
@@ -37,11 +39,27 @@ pub trait Record: Serialize + DeserializeOwned {
     fn adopt_key(&mut self, _key: String) {}
 }
 
+/// A changed record as the data directory writes it: a copy taken under
+/// the state's lock, serialized later into the keeper's buffer.
+pub trait Row: Send {
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+}
+
+impl<R: Record> Row for R {
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(out, self)
+    }
+}
+
 /// One changed row of a book, as the data directory writes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RowChange {
-    /// Insert or replace the record with this key: its order and JSON.
-    Put { key: String, ord: u64, json: String },
+    /// Insert or replace the record with this key: its order and a copy
+    /// of it.
+    Put {
+        key: String,
+        ord: u64,
+        record: Box<dyn Row>,
+    },
     /// The record with this key and order is gone.
     Delete { key: String, ord: u64 },
 }
@@ -201,8 +219,9 @@ impl<R: Record> Book<R> {
         self.dirty = (0..self.records.len()).collect();
     }
 
-    /// The rows changed since the last call, and forgets them.
-    pub fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), serde_json::Error> {
+    /// The rows changed since the last call (copies of the records, not
+    /// yet serialized), and forgets them.
+    pub fn take_changes(&mut self, out: &mut Vec<RowChange>) {
         for (key, ord) in self.removed.drain(..) {
             out.push(RowChange::Delete { key, ord });
         }
@@ -214,11 +233,10 @@ impl<R: Record> Book<R> {
                 out.push(RowChange::Put {
                     key: record.key().to_string(),
                     ord: self.ords[i],
-                    json: serde_json::to_string(record)?,
+                    record: Box::new(record.clone()),
                 });
             }
         }
-        Ok(())
     }
 
     /// Adds a record read back from the data directory (rows arrive in
@@ -258,14 +276,14 @@ impl<R: Record> IndexMut<usize> for Book<R> {
 /// The kept-state side of a book, without its record type: what the data
 /// directory asks of each of a company's books.
 pub trait Shelf {
-    fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), serde_json::Error>;
+    fn take_changes(&mut self, out: &mut Vec<RowChange>);
     fn forget_changes(&mut self);
     fn mark_all(&mut self);
     fn load_row(&mut self, ord: u64, json: &str) -> Result<(), serde_json::Error>;
 }
 
 impl<R: Record> Shelf for Book<R> {
-    fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), serde_json::Error> {
+    fn take_changes(&mut self, out: &mut Vec<RowChange>) {
         Book::take_changes(self, out)
     }
 
@@ -388,20 +406,20 @@ mod tests {
         book.push(note(1, "a"));
         book.push(note(2, "b"));
         let mut out = Vec::new();
-        book.take_changes(&mut out).unwrap();
+        book.take_changes(&mut out);
         assert_eq!(keys(&out), ["put 1", "put 2"]);
 
         out.clear();
-        book.take_changes(&mut out).unwrap();
+        book.take_changes(&mut out);
         assert!(out.is_empty(), "nothing changed since");
 
         let _read = book[1].text.clone();
-        book.take_changes(&mut out).unwrap();
+        book.take_changes(&mut out);
         assert!(out.is_empty(), "a read marks nothing");
 
         book[1].text = "B".into();
         book.push(note(3, "c"));
-        book.take_changes(&mut out).unwrap();
+        book.take_changes(&mut out);
         assert_eq!(keys(&out), ["put 2", "put 3"]);
     }
 
@@ -411,12 +429,12 @@ mod tests {
         for i in 1..=4 {
             book.push(note(i, "x"));
         }
-        book.take_changes(&mut Vec::new()).unwrap();
+        book.take_changes(&mut Vec::new());
         book[3].text = "changed".into();
         book.remove(0);
         book.retain(|n| n.id != 2);
         let mut out = Vec::new();
-        book.take_changes(&mut out).unwrap();
+        book.take_changes(&mut out);
         assert_eq!(keys(&out), ["delete 1", "delete 2", "put 4"]);
         assert_eq!(book.by_key(&4).unwrap().text, "changed");
         assert_eq!(book.position_of(&3), Some(0));
@@ -430,7 +448,7 @@ mod tests {
         book.remove(0);
         book.forget_changes();
         let mut out = Vec::new();
-        book.take_changes(&mut out).unwrap();
+        book.take_changes(&mut out);
         assert!(out.is_empty());
         assert_eq!(book.by_key(&2).unwrap().text, "b");
     }
@@ -442,15 +460,14 @@ mod tests {
         book.load_row(9, r#"{"id":2,"text":"b"}"#).unwrap();
         book.push(note(3, "c"));
         let mut out = Vec::new();
-        book.take_changes(&mut out).unwrap();
-        assert_eq!(
-            out,
-            [RowChange::Put {
-                key: "3".into(),
-                ord: 10,
-                json: r#"{"id":3,"text":"c"}"#.into()
-            }]
-        );
+        book.take_changes(&mut out);
+        let [RowChange::Put { key, ord, record }] = &out[..] else {
+            panic!("one put");
+        };
+        let mut json = Vec::new();
+        record.write_json(&mut json).unwrap();
+        assert_eq!((key.as_str(), *ord), ("3", 10));
+        assert_eq!(String::from_utf8(json).unwrap(), r#"{"id":3,"text":"c"}"#);
     }
 
     #[test]

@@ -18,6 +18,8 @@
 //! and the nonces of the writes kept. Writes are kept by one keeper thread
 //! (`Shared::keep_write`) that takes every write waiting and keeps them in
 //! one transaction (group commit); the worker goes on serving meanwhile.
+//! Under the state's lock the keeper only copies the changed records; it
+//! serializes them after releasing it, as it writes them.
 //! Write nonces are keyed by their expiry, so they too append, and expired
 //! ones are deleted once a minute. A reset or a
 //! restored snapshot rewrites all of its company's rows. A directory an
@@ -310,6 +312,9 @@ impl Disk {
                  ON CONFLICT (id) DO UPDATE SET body = excluded.body",
             )?;
             let mut delete = tx.prepare_cached("DELETE FROM records WHERE id = ?1")?;
+            // Records are serialized here, on the keeper thread after the
+            // state's lock was released, into one buffer reused row by row.
+            let mut json = Vec::with_capacity(1024);
             for company in &write.companies {
                 let id = company.id.to_string();
                 if company.replaced {
@@ -320,8 +325,14 @@ impl Disk {
                 put_head.execute(params![id, company.head])?;
                 for (kind, kind_slot, change) in &company.rows {
                     match change {
-                        RowChange::Put { ord, json, .. } => {
-                            put.execute(params![row_id(company.slot, *kind_slot, *ord)?, id, kind, json])?;
+                        RowChange::Put { ord, record, .. } => {
+                            json.clear();
+                            record
+                                .write_json(&mut json)
+                                .map_err(|e| DiskError::Unreadable(format!("a record of {kind}: {e}")))?;
+                            let text = std::str::from_utf8(&json)
+                                .map_err(|e| DiskError::Unreadable(format!("a record of {kind}: {e}")))?;
+                            put.execute(params![row_id(company.slot, *kind_slot, *ord)?, id, kind, text])?;
                         }
                         RowChange::Delete { ord, .. } => {
                             delete.execute([row_id(company.slot, *kind_slot, *ord)?])?;

@@ -25,7 +25,7 @@ fn key(operation: &str, reference: &str) -> String {
     format!("{operation} {reference}")
 }
 
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Saved {
     /// `key(operation, reference)`.
     #[serde(default)]

@@ -500,7 +500,8 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
         )]),
         GetVirtualAccount => s.get::<virtual_accounts::VirtualAccount>(),
         PayoutCountries => s.get::<payouts::CountryList>(),
-        PayoutCorridor | PayoutRequirements => s.get::<payouts::Corridor>(),
+        PayoutCorridor => s.get::<payouts::Corridor>(),
+        PayoutRequirements => s.get::<payouts::Requirements>(),
         PayoutBanks => s.get::<payouts::BankList>(),
         PayoutAccountLookup => s.post::<payouts::AccountLookup, payouts::AccountName>(),
         PayoutLimits => {
@@ -508,14 +509,15 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
             s.ok(data)
         }
         CreatePayoutQuote => s.create::<payouts::QuoteRequest, payouts::QuoteData>(),
-        GetPayoutQuote => s.get::<payouts::QuoteData>(),
+        GetPayoutQuote => s.get::<payouts::FetchedQuote>(),
         InitializePayout | InitializePayoutByQuotePath => {
             s.bare::<payouts::InitializeRequest, payouts::InitializeAnswer>()
         }
         FinalizePayout | FinalizePayoutByQuotePath => s.get::<payouts::PayoutData>(),
-        GetPayout | FetchPayout | FetchPayoutByReference => s.get::<payouts::Payout>(),
+        GetPayout => s.get::<payouts::Payout>(),
+        FetchPayout | FetchPayoutByReference => s.get::<payouts::FetchedPayout>(),
         ListPayouts => s.paged::<payouts::PayoutPage>(&[status]),
-        ListPayoutsPaged => s.list::<payouts::PayoutPage>(&[
+        ListPayoutsPaged => s.list::<payouts::OffRampPage>(&[
             ("page", Type::Integer, false, "Page number from 1"),
             ("take", Type::Integer, false, "Records per page, 1 to 100"),
             ("order", Type::String, false, "asc or desc (default)"),

@@ -360,9 +360,7 @@ impl Store {
             if replaced {
                 shelf.mark_all();
             }
-            shelf
-                .take_changes(&mut changes)
-                .map_err(|e| DiskError::Unreadable(e.to_string()))?;
+            shelf.take_changes(&mut changes);
             rows.extend(changes.drain(..).map(|c| (kind, kind_slot, c)));
         }
         let head = book::with_books_elided(|| self.snapshot_text(id, now))

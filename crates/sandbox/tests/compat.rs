@@ -52,6 +52,10 @@ async fn identity_validation_problems_and_405_carry_the_added_fields() {
     assert_eq!(who["data"]["authenticated"], true);
     assert_eq!(who["authenticated"], true, "at the top level too");
     assert_eq!(who["data"]["client_id"], t.client_id.as_str());
+    // The official client reads the identity at the top level.
+    assert_eq!(who["client_id"], t.client_id.as_str());
+    assert_eq!(who["environment"], "sandbox");
+    assert_eq!(who["active_company_id"], who["data"]["active_company_id"]);
 
     let address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
     let (status, v) = t
@@ -128,6 +132,9 @@ async fn payouts_answer_on_the_official_clients_paths() {
     assert_eq!(status, 200, "{init}");
     assert_eq!(init["payout"]["status"], "INITIATED");
     assert_eq!(init["payout"]["beneficiary"]["destination_type"], "bank");
+    // The official client reads the record's fields straight in `data`.
+    assert_eq!(init["data"]["status"], "INITIATED");
+    assert_eq!(init["data"]["quote_id"], quote_id.as_str());
     let (status, fin) = t
         .send(
             Method::POST,
@@ -137,13 +144,30 @@ async fn payouts_answer_on_the_official_clients_paths() {
         .await;
     assert_eq!(status, 200, "{fin}");
     let id = fin["data"]["payout"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(fin["data"]["id"], id.as_str());
+    assert_eq!(fin["data"]["status"], fin["data"]["payout"]["status"]);
 
+    // Each read of one payout also lists it in `off_ramps`, where the
+    // official client reads it.
+    for path in [
+        format!("/api/payouts/fetch/{id}"),
+        "/api/payouts/fetch/reference/cli-1".to_owned(),
+        format!("/api/payouts/quotes/{quote_id}"),
+    ] {
+        let (status, one) = t.send(Method::GET, &path, "").await;
+        assert_eq!(status, 200, "{path}: {one}");
+        assert_eq!(one["data"]["off_ramps"][0]["id"], id.as_str(), "{path}");
+    }
     let (status, one) = t.send(Method::GET, &format!("/api/payouts/fetch/{id}"), "").await;
     assert_eq!((status, one["data"]["id"].as_str()), (200, Some(id.as_str())));
     let (status, one) = t
         .send(Method::GET, "/api/payouts/fetch/reference/cli-1", "")
         .await;
     assert_eq!((status, one["data"]["id"].as_str()), (200, Some(id.as_str())));
+    let (_, one) = t
+        .send(Method::GET, &format!("/api/payouts/quotes/{quote_id}"), "")
+        .await;
+    assert_eq!(one["data"]["quote"]["id"], id.as_str());
     let (status, _) = t.send(Method::GET, "/api/payouts/fetch/reference/nope", "").await;
     assert_eq!(status, 404);
 
@@ -154,6 +178,11 @@ async fn payouts_answer_on_the_official_clients_paths() {
     assert_eq!(status, 200);
     assert_eq!(page["data"]["total"], 2);
     assert_eq!(page["data"]["payouts"][0]["id"], id.as_str());
+    assert_eq!(page["data"]["off_ramps"], page["data"]["payouts"]);
+    assert_eq!(
+        page["data"]["meta"],
+        json!({"page": 1, "take": 1, "item_count": 2, "page_count": 2, "has_previous_page": false, "has_next_page": true})
+    );
     let (_, page) = t.send(Method::GET, "/api/payouts/?page=2&take=1", "").await;
     assert_eq!(
         page["data"]["payouts"][0]["id"],
@@ -174,6 +203,18 @@ async fn payouts_answer_on_the_official_clients_paths() {
         .await;
     assert_eq!(status, 200);
     assert_eq!(req["data"]["payment_reasons"][0], "salary");
+    // The shape the official client reads: code, dial code and the fields
+    // of each destination type.
+    assert_eq!(req["data"]["code"], "GH");
+    assert_eq!(req["data"]["dial_code"], "+233");
+    let bank = req["data"]["destination"]["bank"].as_array().unwrap();
+    assert_eq!(
+        bank[0],
+        json!({"name": "type", "type": "string", "required": true, "const": "bank"})
+    );
+    assert!(bank
+        .iter()
+        .any(|f| f["name"] == "account_number" && f["required"] == true));
 }
 
 #[tokio::test]
@@ -272,6 +313,10 @@ async fn list_filters_filter_or_are_refused() {
     assert_eq!(emails, [&json!("b@example.com")]);
     let (_, listed) = t.send(Method::GET, "/api/customers?blacklisted=false", "").await;
     assert_eq!(listed["data"]["customers"][0]["email"], "a@example.com");
+    // `blacklist` is the name the official client sends.
+    let (_, listed) = t.send(Method::GET, "/api/customers?blacklist=true", "").await;
+    assert_eq!(listed["data"]["customers"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["data"]["customers"][0]["id"], id.as_str());
     let (status, _) = t.send(Method::GET, "/api/customers?blacklisted=maybe", "").await;
     assert_eq!(status, 400);
 }

@@ -196,11 +196,105 @@ pub struct QuoteData {
     pub quote: Payout,
 }
 
-/// `data` of the finalize answer.
+/// `data` of the finalize answer (and of initialize's): the payout, and
+/// the same record's fields beside it, where the provider's official
+/// client reads them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PayoutData {
     pub payout: Payout,
+    #[serde(flatten)]
+    pub record: Payout,
+}
+
+impl PayoutData {
+    pub fn new(payout: Payout) -> Self {
+        PayoutData {
+            record: payout.clone(),
+            payout,
+        }
+    }
+}
+
+/// `data` of the official client's reads of one payout (`GET
+/// /api/payouts/fetch/{id}`, `…/fetch/reference/{reference}`): the record,
+/// and the same record in `off_ramps`, the list that client reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FetchedPayout {
+    #[serde(flatten)]
+    pub payout: Payout,
+    pub off_ramps: Vec<Payout>,
+}
+
+impl FetchedPayout {
+    pub fn new(payout: Payout) -> Self {
+        FetchedPayout {
+            off_ramps: vec![payout.clone()],
+            payout,
+        }
+    }
+}
+
+/// `data` of `GET /api/payouts/quotes/{quoteId}`: the quote, and the same
+/// record in `off_ramps`, where the official client reads it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FetchedQuote {
+    pub quote: Payout,
+    pub off_ramps: Vec<Payout>,
+}
+
+/// `data` of `GET /api/payouts/?order&page&take`: the list's `payouts`
+/// and `total`, and the same page as `off_ramps` with `meta`, the shape
+/// the official client reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OffRampPage {
+    pub payouts: Vec<Payout>,
+    pub total: u64,
+    pub off_ramps: Vec<Payout>,
+    pub meta: PageMeta,
+}
+
+/// Where a page of `OffRampPage` lies.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PageMeta {
+    pub page: u64,
+    pub take: u64,
+    pub item_count: u64,
+    pub page_count: u64,
+    pub has_previous_page: bool,
+    pub has_next_page: bool,
+}
+
+/// `data` of `GET /api/payouts/supported-countries/{country}/requirements`:
+/// the corridor's details, and for the official client the country's
+/// `code`, `flag`, `dial_code` and, per destination type, the fields a
+/// beneficiary of that type needs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Requirements {
+    #[serde(flatten)]
+    pub corridor: Corridor,
+    pub code: String,
+    pub flag: String,
+    pub dial_code: String,
+    pub destination: std::collections::BTreeMap<String, Vec<FieldSpec>>,
+}
+
+/// One field a destination type needs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FieldSpec {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub required: bool,
+    /// The one value the field takes (the destination's `type`).
+    #[serde(default, rename = "const", skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<String>,
 }
 
 /// The initialize answer: `{success, message, payout, request_id,

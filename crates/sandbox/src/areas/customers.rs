@@ -380,9 +380,9 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     let customer_type = q.one_of("customer_type", &["individual", "business"])?;
     let is_active = q.parse_opt("is_active", "true, false", |v| v.parse::<bool>().ok())?;
     // Blacklisting is what makes a customer inactive, so the blacklist
-    // filters (the official client's `blacklisted`, also `is_blacklisted`)
-    // are the inverse of `is_active`.
-    let blacklisted = ["blacklisted", "is_blacklisted"]
+    // filters (the official client's `blacklist`, also `blacklisted` and
+    // `is_blacklisted`) are the inverse of `is_active`.
+    let blacklisted = ["blacklist", "blacklisted", "is_blacklisted"]
         .iter()
         .map(|key| q.parse_opt(key, "true, false", |v| v.parse::<bool>().ok()))
         .collect::<Result<Vec<_>, _>>()?;

@@ -7,8 +7,9 @@ use crate::respond::{envelope, json, Caller, JsonAnswer};
 use crate::state::Shared;
 
 /// The identity plus `authenticated: true`, which the provider's official
-/// client reads; an addition to what the spec shows (given in `data` and
-/// at the top level of the answer too).
+/// client reads; an addition to what the spec shows (given in `data`, and
+/// at the top level of the answer too with the identity's fields, where
+/// that client reads them).
 #[derive(serde::Serialize)]
 struct WhoamiAnswer {
     #[serde(flatten)]
@@ -45,6 +46,10 @@ pub async fn whoami(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, 
     );
     let mut body: serde_json::Value = serde_json::from_slice(&answer.body)
         .map_err(|e| ApiError::invalid(format!("the answer could not be written: {e}")))?;
-    body["authenticated"] = true.into();
+    if let Some(data) = body["data"].as_object().cloned() {
+        for (key, value) in data {
+            body[key] = value;
+        }
+    }
     Ok(json(StatusCode::OK, &body))
 }

@@ -7,6 +7,10 @@ pub struct Corridor {
     pub country: &'static str,
     pub name: &'static str,
     pub currency: &'static str,
+    /// The country's flag and telephone prefix (the official client shows
+    /// them with a corridor's requirements).
+    pub flag: &'static str,
+    pub dial_code: &'static str,
     /// Settlement bounds in whole units of the currency.
     pub lower_limit: i64,
     pub higher_limit: i64,
@@ -25,6 +29,8 @@ pub const CORRIDORS: &[Corridor] = &[
         country: "NG",
         name: "Nigeria",
         currency: "NGN",
+        flag: "🇳🇬",
+        dial_code: "+234",
         lower_limit: 1_000,
         higher_limit: 5_000_000,
         reasons: REASONS,
@@ -40,6 +46,8 @@ pub const CORRIDORS: &[Corridor] = &[
         country: "KE",
         name: "Kenya",
         currency: "KES",
+        flag: "🇰🇪",
+        dial_code: "+254",
         lower_limit: 100,
         higher_limit: 1_000_000,
         reasons: REASONS,
@@ -54,6 +62,8 @@ pub const CORRIDORS: &[Corridor] = &[
         country: "GH",
         name: "Ghana",
         currency: "GHS",
+        flag: "🇬🇭",
+        dial_code: "+233",
         lower_limit: 10,
         higher_limit: 100_000,
         reasons: REASONS,

@@ -7,8 +7,9 @@ pub mod model;
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use paydesk_api::models::payouts::{
-    AccountLookup, AccountName, Bank, BankList, Corridor, Country, CountryList, InitializeAnswer,
-    InitializeRequest, Payout, PayoutData, PayoutLimit, PayoutPage, QuoteData, QuoteRequest, SettlePayout,
+    AccountLookup, AccountName, Bank, BankList, Corridor, Country, CountryList, FetchedPayout, FetchedQuote,
+    FieldSpec, InitializeAnswer, InitializeRequest, OffRampPage, PageMeta, Payout, PayoutData, PayoutLimit,
+    PayoutPage, QuoteData, QuoteRequest, Requirements, SettlePayout,
 };
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
@@ -74,6 +75,54 @@ pub async fn corridor(
         StatusCode::OK,
         "Corridor details",
         details(c),
+        &caller.request_id,
+        shared.clock.now(),
+    ))
+}
+
+/// A corridor's requirements: its details, and the fields a beneficiary of
+/// each destination type needs, in the shape the official client reads.
+fn requirements_of(c: &corridors::Corridor) -> Requirements {
+    let field = |name: &str, fixed: Option<&str>| FieldSpec {
+        name: name.to_owned(),
+        kind: "string".to_owned(),
+        required: name != "account_name",
+        fixed: fixed.map(str::to_owned),
+    };
+    let destination = c
+        .destination_types()
+        .into_iter()
+        .map(|kind| {
+            let fields = vec![
+                field("type", Some(&kind)),
+                field("account_number", None),
+                field("bank_code", None),
+                field("account_name", None),
+            ];
+            (kind, fields)
+        })
+        .collect();
+    Requirements {
+        corridor: details(c),
+        code: c.country.to_owned(),
+        flag: c.flag.to_owned(),
+        dial_code: c.dial_code.to_owned(),
+        destination,
+    }
+}
+
+/// `GET /api/payouts/supported-countries/{country}/requirements` (the
+/// official client's path).
+pub async fn requirements(
+    shared: Data<Shared>,
+    caller: Caller,
+    country: Path<String>,
+) -> Result<JsonAnswer, ApiError> {
+    let c = corridor_or_404(&country)?;
+    Ok(envelope(
+        StatusCode::OK,
+        "Corridor requirements",
+        requirements_of(c),
         &caller.request_id,
         shared.clock.now(),
     ))
@@ -230,7 +279,10 @@ pub async fn get_quote(
     Ok(envelope(
         StatusCode::OK,
         "Quote retrieved",
-        QuoteData { quote },
+        FetchedQuote {
+            off_ramps: vec![quote.clone()],
+            quote,
+        },
         &caller.request_id,
         now,
     ))
@@ -252,9 +304,7 @@ pub async fn initialize(
         let answer = InitializeAnswer {
             success: true,
             message: "Payout initialized".to_owned(),
-            data: Some(PayoutData {
-                payout: payout.clone(),
-            }),
+            data: Some(PayoutData::new(payout.clone())),
             payout,
             request_id: caller.request_id.clone(),
             timestamp: now,
@@ -278,7 +328,7 @@ pub async fn finalize(
         Ok(envelope(
             StatusCode::OK,
             "Payout finalized",
-            PayoutData { payout },
+            PayoutData::new(payout),
             &caller.request_id,
             now,
         ))
@@ -300,6 +350,27 @@ pub async fn get(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Resu
         StatusCode::OK,
         "Payout retrieved",
         payout,
+        &caller.request_id,
+        now,
+    ))
+}
+
+/// `GET /api/payouts/fetch/{id}` (the official client's path): as `GET
+/// /api/payouts/{id}`, the record also in `off_ramps`.
+pub async fn fetch(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Result<JsonAnswer, ApiError> {
+    let id = parse_id(&id)?;
+    let now = shared.clock.now();
+    let mut store = shared.store();
+    let (company, _) = store.company(caller.company_id, now)?;
+    let payout = company
+        .payouts
+        .find(id)
+        .cloned()
+        .ok_or_else(|| ApiError::NotFound(format!("no payout {id}")))?;
+    Ok(envelope(
+        StatusCode::OK,
+        "Payout retrieved",
+        FetchedPayout::new(payout),
         &caller.request_id,
         now,
     ))
@@ -354,10 +425,37 @@ pub async fn get_by_reference(
     Ok(envelope(
         StatusCode::OK,
         "Payout retrieved",
-        payout,
+        FetchedPayout::new(payout),
         &caller.request_id,
         now,
     ))
+}
+
+/// Page `page` (from 1) of `take` payouts of `matching`, with where it
+/// lies.
+fn off_ramp_page(matching: &[&Payout], page: usize, take: usize) -> OffRampPage {
+    let total = matching.len();
+    let skip = (page - 1).saturating_mul(take);
+    let payouts: Vec<Payout> = matching
+        .iter()
+        .skip(skip)
+        .take(take)
+        .map(|p| (*p).clone())
+        .collect();
+    let page_count = total.div_ceil(take);
+    OffRampPage {
+        meta: PageMeta {
+            page: page as u64,
+            take: take as u64,
+            item_count: total as u64,
+            page_count: page_count as u64,
+            has_previous_page: page > 1,
+            has_next_page: page < page_count,
+        },
+        off_ramps: payouts.clone(),
+        payouts,
+        total: total as u64,
+    }
 }
 
 /// `GET /api/payouts/?order&page&take` (the official client's list):
@@ -388,7 +486,7 @@ pub async fn list_paged(
         STATUSES.split(", ").any(|s| s == upper).then_some(upper)
     })?;
     let take = take.unwrap_or(20);
-    let skip = (page.unwrap_or(1) - 1).saturating_mul(take);
+    let page = page.unwrap_or(1);
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -402,10 +500,7 @@ pub async fn list_paged(
     if !oldest_first {
         matching.reverse();
     }
-    let data = PayoutPage {
-        total: matching.len() as u64,
-        payouts: matching.into_iter().skip(skip).take(take).cloned().collect(),
-    };
+    let data = off_ramp_page(&matching, page, take);
     Ok(envelope(
         StatusCode::OK,
         "Payouts retrieved",
