@@ -1,8 +1,10 @@
 use actix_web::web::{Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
+use futures_util::{StreamExt, TryStreamExt};
 use paydesk_api::models::transactions::{Transaction, TransactionQuery, TransactionState, TransactionType};
 use paydesk_api::units::Currency;
+use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 
 use crate::access::permissions::Permission;
@@ -10,7 +12,7 @@ use crate::access::Member;
 use crate::audit::{self, Event};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::listing::{self, CsvRecord, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Listing, Problem, Range};
 use crate::web::page::{html, Shell};
 
 const PAGE_SIZE: u32 = 25;
@@ -25,8 +27,15 @@ pub struct Filters {
     #[serde(default)]
     currency: String,
     #[serde(default)]
+    from: String,
+    #[serde(default)]
+    to: String,
+    #[serde(default)]
     cursor: String,
 }
+
+/// A page of a date range shows at most this many rows; the export has all.
+const RANGE_ROWS: usize = 500;
 
 impl Filters {
     /// The upstream query; a value that is not one of the options is
@@ -64,8 +73,42 @@ impl Filters {
             cursor: Some(self.cursor.clone()).filter(|c| !c.is_empty()),
             limit,
         };
+        let (_, range_notes) = Range::parse(&self.from, &self.to);
+        notes.extend(range_notes);
         (query, notes)
     }
+
+    fn range(&self) -> Range {
+        Range::parse(&self.from, &self.to).0
+    }
+}
+
+/// The page the filters ask for: a page of the service's list with its
+/// cursor, or, for a date range, the range's first rows read from the
+/// newest-first history (no further pages: the export has the rest).
+async fn load(
+    client: &Client,
+    filters: &Filters,
+    query: TransactionQuery,
+) -> Result<Listing<Transaction>, ApiError> {
+    let range = filters.range();
+    if !range.is_set() {
+        let p = client.transactions(&query).await?;
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        return Ok(Listing::new(p.transactions, p.total_count, next, filters));
+    }
+    let all = TransactionQuery {
+        cursor: None,
+        limit: Some(100),
+        ..query
+    };
+    let rows: Vec<Transaction> = range
+        .within(client.all_transactions(all), |t| t.created_at)
+        .take(RANGE_ROWS)
+        .try_collect()
+        .await?;
+    let total = rows.len() as u64;
+    Ok(Listing::new(rows, total, None, filters))
 }
 
 /// The rows and the "load more" link: the same fragment serves the full
@@ -92,6 +135,13 @@ struct ListPage {
     export_query: String,
 }
 
+impl ListPage {
+    /// Whether a date range had more rows than a page shows.
+    fn capped(&self) -> bool {
+        self.filters.range().is_set() && self.total as usize >= RANGE_ROWS
+    }
+}
+
 pub async fn list(
     state: Data<AppState>,
     member: Member,
@@ -101,10 +151,7 @@ pub async fn list(
     let filters = filters.into_inner();
     let client = state.client_for(&member, Permission::TransactionsRead).await?;
     let (query, notes) = filters.query(Some(PAGE_SIZE));
-    let loaded = client.transactions(&query).await.map(|p| {
-        let next = p.has_more.then_some(p.next_cursor.as_str());
-        Listing::new(p.transactions, p.total_count, next, &filters)
-    });
+    let loaded = load(&client, &filters, query).await;
     let rows = |l: Listing<Transaction>| Rows {
         transactions: l.rows,
         next: l.next,
@@ -244,7 +291,10 @@ pub async fn export(
     // (perhaps stale or mistyped) has no say in it.
     let (mut query, _) = filters.query(Some(100));
     query.cursor = None;
-    let response = listing::export("transactions", client.all_transactions(query)).await?;
+    let rows = filters
+        .range()
+        .within(client.all_transactions(query), |t| t.created_at);
+    let response = listing::export("transactions", rows).await?;
     let details = serde_json::json!({ "filters": listing::query(&*filters, None) });
     audit::member_did(
         &state.pool,
@@ -267,6 +317,8 @@ mod tests {
             kind: "GIFT".into(),
             status: "settled".into(),
             currency: "USDT".into(),
+            from: String::new(),
+            to: String::new(),
             cursor: String::new(),
         };
         let (q, notes) = f.query(None);

@@ -9,6 +9,7 @@ use std::future::Future;
 use actix_web::http::header;
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
+use chrono::{DateTime, NaiveDate, Utc};
 use futures_util::{stream, Stream, StreamExt, TryStreamExt};
 use paydesk_api::ApiError;
 use serde::Serialize;
@@ -86,6 +87,61 @@ pub fn respond<T>(
         Err(e) => (Listing::empty(), Some(describe_upstream(&e))),
     };
     Ok(ok(page(listing, problem)?))
+}
+
+/// A date range typed into a list's From and To boxes (UTC calendar days,
+/// both ends included). The service's lists have no date filter, so a
+/// range is applied to their newest-first stream: reading stops at the
+/// first row older than `from`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+}
+
+impl Range {
+    /// The range, with a note for each box that is not a date and is
+    /// therefore left out.
+    pub fn parse(from: &str, to: &str) -> (Range, Vec<String>) {
+        let mut notes = Vec::new();
+        let mut day = |text: &str, what: &str| {
+            let text = text.trim();
+            if text.is_empty() {
+                return None;
+            }
+            let parsed = NaiveDate::parse_from_str(text, "%Y-%m-%d").ok();
+            if parsed.is_none() {
+                notes.push(format!(
+                    "'{text}' is not a date (use YYYY-MM-DD); no {what} date applied"
+                ));
+            }
+            parsed
+        };
+        let range = Range {
+            from: day(from, "start"),
+            to: day(to, "end"),
+        };
+        (range, notes)
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.from.is_some() || self.to.is_some()
+    }
+
+    /// The rows of a newest-first stream that fall in the range.
+    pub fn within<T, E>(
+        self,
+        rows: impl Stream<Item = Result<T, E>>,
+        at: impl Fn(&T) -> DateTime<Utc> + Copy,
+    ) -> impl Stream<Item = Result<T, E>> {
+        let from = self.from;
+        let to = self.to;
+        rows.try_take_while(move |row| {
+            let keep = from.is_none_or(|f| at(row).date_naive() >= f);
+            std::future::ready(Ok(keep))
+        })
+        .try_filter(move |row| std::future::ready(to.is_none_or(|t| at(row).date_naive() <= t)))
+    }
 }
 
 /// Every row of every page, each page fetched when the stream reaches it.

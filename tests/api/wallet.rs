@@ -324,3 +324,42 @@ async fn a_monthly_statement_opens_moves_and_closes_on_the_ledger_balance() {
         "{bad}"
     );
 }
+
+#[tokio::test]
+async fn transactions_filter_by_date_on_the_page_and_in_the_export() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let today = chrono::Utc::now().date_naive();
+    let tomorrow = today.succ_opt().unwrap();
+    let page = app
+        .get_html(&format!("/transactions?from={today}&to={today}"))
+        .await;
+    assert!(page.contains("4 matching in the dates chosen"), "{page}");
+    assert!(page.contains("OPENING_USDT"));
+    let later = app.get_html(&format!("/transactions?from={tomorrow}")).await;
+    assert!(later.contains("0 matching in the dates chosen"), "{later}");
+    let bad = app.get_html("/transactions?from=last+week").await;
+    assert!(bad.contains("is not a date (use YYYY-MM-DD)"), "{bad}");
+    assert!(
+        bad.contains("4 matching"),
+        "a bad date filters nothing out: {bad}"
+    );
+
+    let csv = app
+        .get(&format!(
+            "/transactions/export.csv?to={}",
+            today.pred_opt().unwrap()
+        ))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(csv.lines().count(), 1, "only the header before today: {csv}");
+    let csv = app
+        .get(&format!("/transactions/export.csv?from={today}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+}
