@@ -8,7 +8,7 @@ use actix_web::web::{self, Bytes, Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{DateTime, NaiveDate, Utc};
-use futures_util::{stream, Stream, TryStreamExt};
+use futures_util::{Stream, TryStreamExt};
 use serde::Deserialize;
 use sqlx::PgPool;
 
@@ -216,29 +216,6 @@ impl CsvRecord for AuditRow {
     }
 }
 
-/// Every record matching `filter`, newest first, read in keyset batches.
-fn matching(
-    pool: PgPool,
-    log: Log,
-    filter: AuditFilter,
-) -> impl Stream<Item = Result<AuditRow, sqlx::Error>> {
-    stream::try_unfold(Some(filter), move |cursor| {
-        let pool = pool.clone();
-        async move {
-            let Some(filter) = cursor else {
-                return Ok::<_, sqlx::Error>(None);
-            };
-            let rows = store::search(&pool, log, &filter, 500).await?;
-            let next = rows.last().map(|r| AuditFilter {
-                before_id: Some(r.id),
-                ..filter.clone()
-            });
-            Ok(Some((stream::iter(rows.into_iter().map(Ok)), next)))
-        }
-    })
-    .try_flatten()
-}
-
 /// Streams every matching record as CSV (the export itself is audited).
 async fn export(
     state: Data<AppState>,
@@ -246,7 +223,7 @@ async fn export(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditExport)?;
-    let records = matching(
+    let records = bundle_export::matching(
         state.pool.clone(),
         Log::Tenant(member.tenant_id),
         filters.filter()?,
