@@ -8,7 +8,8 @@
 //!                           a year of them, 40 actors and the portal's events
 //!   audit_scale search [R]  each search shape R times (p50/p95), then once
 //!                           more with auto_explain, printing the plan
-//!   audit_scale verify      "verify chain" of the largest tenant's log
+//!   audit_scale verify      "verify chain" of the largest tenant's log, whole,
+//!                           then from the point it ended on
 //!   audit_scale export      its CSV export (at most 1,000,000 records)
 
 use std::time::{Duration, Instant};
@@ -16,8 +17,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use futures_util::StreamExt;
 use paydesk::audit::chain::{self, Hashed, GENESIS};
-use paydesk::audit::store::{self, AuditFilter, Log};
-use paydesk::audit::{export, Event};
+use paydesk::audit::store::{self, AuditFilter, ChainReport, Log};
+use paydesk::audit::{export, verify, Actor, Event};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Executor, PgPool};
 use uuid::Uuid;
@@ -373,12 +374,25 @@ async fn search(pool: &PgPool, explain: &PgPool, rounds: usize) {
 }
 
 async fn verify(pool: &PgPool) {
-    let started = Instant::now();
-    let report = store::verify(pool, measured()).await.expect("verify");
-    println!(
-        "verify chain: {report:?} in {:.2} s",
-        started.elapsed().as_secs_f64()
-    );
+    for whole in [true, false] {
+        let started = Instant::now();
+        let job = verify::start(pool, measured(), None, whole).await.expect("start");
+        let report = verify::run(pool, &job, &Actor::default()).await.expect("verify");
+        let finding = match report {
+            ChainReport::Intact { records, .. } => format!("intact, {records} records verified"),
+            ChainReport::Broken { id, reason, .. } => format!("broken at #{id}: {reason}"),
+        };
+        println!(
+            "verify chain ({}): {} records walked, {finding}, {:.2} s",
+            if whole {
+                "whole"
+            } else {
+                "from the last verified point"
+            },
+            job.total,
+            started.elapsed().as_secs_f64()
+        );
+    }
 }
 
 async fn export_csv(pool: &PgPool) {

@@ -103,7 +103,7 @@ pub fn matching(
             let Some(filter) = cursor else {
                 return Ok::<_, sqlx::Error>(None);
             };
-            let rows = store::search(&pool, log, &filter, 500).await?;
+            let rows = store::search(&pool, log, &filter, 5000).await?;
             let next = rows.last().map(|r| AuditFilter {
                 before_id: Some(r.id),
                 ..filter.clone()
