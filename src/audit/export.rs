@@ -9,7 +9,7 @@ use serde_json::json;
 use sqlx::PgPool;
 
 use super::bundle::{Header, Line, Record, FORMAT};
-use super::store::{self, Log};
+use super::store::{self, AuditFilter, AuditRow, Log};
 use super::{checkpoint, outcome, Actor, Event, NewRecord};
 use crate::crypto::MasterKey;
 
@@ -86,6 +86,29 @@ fn records(
                 Some(Ok(line(&Line::Record(Record::of(r, seq)))))
             });
             Ok(Some((stream::iter(lines.collect::<Vec<_>>()), next)))
+        }
+    })
+    .try_flatten()
+}
+
+/// Every record matching `filter`, newest first, read in keyset batches.
+pub fn matching(
+    pool: PgPool,
+    log: Log,
+    filter: AuditFilter,
+) -> impl Stream<Item = Result<AuditRow, sqlx::Error>> {
+    stream::try_unfold(Some(filter), move |cursor| {
+        let pool = pool.clone();
+        async move {
+            let Some(filter) = cursor else {
+                return Ok::<_, sqlx::Error>(None);
+            };
+            let rows = store::search(&pool, log, &filter, 5000).await?;
+            let next = rows.last().map(|r| AuditFilter {
+                before_id: Some(r.id),
+                ..filter.clone()
+            });
+            Ok(Some((stream::iter(rows.into_iter().map(Ok)), next)))
         }
     })
     .try_flatten()

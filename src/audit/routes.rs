@@ -4,17 +4,18 @@
 //! for platform admins.
 
 use actix_web::http::header;
-use actix_web::web::{self, Bytes, Data, Path, Query};
+use actix_web::web::{self, Bytes, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{DateTime, NaiveDate, Utc};
-use futures_util::{stream, Stream, TryStreamExt};
+use futures_util::{Stream, TryStreamExt};
 use serde::Deserialize;
 use sqlx::PgPool;
 
 use super::checkpoint::Checkpoint;
 use super::export::{self as bundle_export, Range};
 use super::store::{self, AuditFilter, AuditRow, Log};
+use super::verify::{self, Run};
 use super::Event;
 use crate::access::permissions::Permission;
 use crate::access::{Member, PlatformAdmin};
@@ -30,6 +31,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/audit/export.csv", web::get().to(export))
         .route("/audit/export.jsonl", web::get().to(export_bundle))
         .route("/audit/verify", web::post().to(verify))
+        .route("/audit/verify/{id}", web::get().to(verify_progress))
         .route("/audit/checkpoints", web::get().to(checkpoints_page))
         .route("/audit/checkpoints", web::post().to(sign_checkpoint))
         .route("/audit/checkpoints.json", web::get().to(checkpoints_json))
@@ -216,29 +218,6 @@ impl CsvRecord for AuditRow {
     }
 }
 
-/// Every record matching `filter`, newest first, read in keyset batches.
-fn matching(
-    pool: PgPool,
-    log: Log,
-    filter: AuditFilter,
-) -> impl Stream<Item = Result<AuditRow, sqlx::Error>> {
-    stream::try_unfold(Some(filter), move |cursor| {
-        let pool = pool.clone();
-        async move {
-            let Some(filter) = cursor else {
-                return Ok::<_, sqlx::Error>(None);
-            };
-            let rows = store::search(&pool, log, &filter, 500).await?;
-            let next = rows.last().map(|r| AuditFilter {
-                before_id: Some(r.id),
-                ..filter.clone()
-            });
-            Ok(Some((stream::iter(rows.into_iter().map(Ok)), next)))
-        }
-    })
-    .try_flatten()
-}
-
 /// Streams every matching record as CSV (the export itself is audited).
 async fn export(
     state: Data<AppState>,
@@ -246,7 +225,7 @@ async fn export(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditExport)?;
-    let records = matching(
+    let records = bundle_export::matching(
         state.pool.clone(),
         Log::Tenant(member.tenant_id),
         filters.filter()?,
@@ -260,10 +239,7 @@ async fn export(
 #[derive(Template)]
 #[template(path = "audit/verify.html")]
 struct VerifyResult {
-    intact: bool,
-    records: u64,
-    broken_id: Option<i64>,
-    reason: &'static str,
+    run: Run,
 }
 
 #[derive(Template)]
@@ -273,26 +249,47 @@ struct VerifyPage {
     result: VerifyResult,
 }
 
-/// Walks the whole chain and reports the first broken link; a record of
-/// another tenant is named only by its position.
+#[derive(Debug, Deserialize)]
+struct VerifyForm {
+    /// "last": from the last verified point; otherwise the whole chain.
+    #[serde(default)]
+    from: String,
+}
+
+/// Starts "verify chain": a small run answers with its finding, a large
+/// one with its progress, which the page polls.
 async fn verify(
     state: Data<AppState>,
     member: Member,
     req: HttpRequest,
+    form: Form<VerifyForm>,
 ) -> Result<HttpResponse, PortalError> {
     member.require(Permission::AuditRead)?;
-    let v = super::verify_for(&state.pool, &member).await?;
-    let result = VerifyResult {
-        intact: v.intact,
-        records: v.records,
-        broken_id: v.broken_id,
-        reason: v.reason,
-    };
-    if is_htmx(&req) {
+    let run = super::verify_for(&state.pool, &member, form.from != "last").await?;
+    verify_answer(&req, &member, run)
+}
+
+/// A run's progress, or its finding once it has ended.
+async fn verify_progress(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    id: Path<i64>,
+) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::AuditRead)?;
+    let run = verify::run_of(&state.pool, Log::Tenant(member.tenant_id), *id)
+        .await?
+        .ok_or_else(|| PortalError::NotFound("no such verification".to_owned()))?;
+    verify_answer(&req, &member, run)
+}
+
+fn verify_answer(req: &HttpRequest, member: &Member, run: Run) -> Result<HttpResponse, PortalError> {
+    let result = VerifyResult { run };
+    if is_htmx(req) {
         return html(&result);
     }
     html(&VerifyPage {
-        shell: Shell::new(&member, "/audit"),
+        shell: Shell::new(member, "/audit"),
         result,
     })
 }

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use super::chain::{self, Hashed, GENESIS};
 use super::checkpoint::Checkpoint;
-use super::NewRecord;
+use super::{Event, NewRecord};
 
 /// Serializes appends across every replica.
 const CHAIN_LOCK: i64 = 0x7061_7964_6573_6b31;
@@ -184,32 +184,63 @@ pub struct AuditFilter {
     pub before_id: Option<i64>,
 }
 
-/// A log's records matching `filter`, newest first: a tenant's auditors
-/// see what happened in that tenant and nothing else (not its members'
-/// doings elsewhere); a filter left out (NULL) matches all.
+/// A log's records matching `filter`, newest first (by when they
+/// happened, then id): a tenant's auditors see what happened in that tenant
+/// and nothing else (not its members' doings elsewhere); a filter left out
+/// (NULL) matches all.
+///
+/// One statement serves every filter set, planned for its values each time
+/// (`plan_cache_mode`): a cached generic plan cannot drop the filters left
+/// out, and would walk the whole log. Each filter has an index per log
+/// ending in the page's order (see the migration 20261127000100), so the
+/// planner either reads one in order and stops after a page, or gathers
+/// the few matching records of a narrow filter and sorts them.
 pub async fn search(
     pool: &PgPool,
     log: Log,
     filter: &AuditFilter,
     limit: i64,
 ) -> Result<Vec<AuditRow>, sqlx::Error> {
-    sqlx::query_as!(
+    let mut tx = pool.begin().await?;
+    sqlx::query!("SET LOCAL plan_cache_mode = force_custom_plan")
+        .execute(&mut *tx)
+        .await?;
+    let actors = match filter.actor.as_deref() {
+        Some(actor) => {
+            let emails = actor_emails_like(&mut tx, log, &format!("%{}%", escape_like(actor))).await?;
+            if emails.is_empty() {
+                return Ok(Vec::new());
+            }
+            Some(emails)
+        }
+        None => None,
+    };
+    let action = filter.action.as_deref().map(|a| a.to_lowercase());
+    let exact_action = action.as_deref().and_then(only_event_named);
+    let rows = sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
                   details, seq, prev_hash, hash
            FROM audit_log
-           WHERE (tenant_id = $1 OR ($1::uuid IS NULL AND tenant_id IS NULL))
-             AND ($2::text IS NULL OR actor_email ILIKE $2)
-             AND ($3::text IS NULL OR action ILIKE $3)
-             AND ($4::text IS NULL OR target ILIKE $4)
-             AND ($5::text IS NULL OR outcome = $5)
-             AND ($6::timestamptz IS NULL OR occurred_at >= $6)
-             AND ($7::timestamptz IS NULL OR occurred_at < $7)
-             AND ($8::bigint IS NULL OR id < $8)
-           ORDER BY id DESC LIMIT $9"#,
+           WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                 COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+             AND ($2::text[] IS NULL OR actor_email = ANY($2))
+             AND ($3::text IS NULL OR action LIKE $3)
+             AND ($4::text IS NULL OR action = $4)
+             AND ($5::text IS NULL OR target ILIKE $5)
+             AND ($6::text IS NULL OR outcome = $6)
+             AND ($7::timestamptz IS NULL OR occurred_at >= $7)
+             AND ($8::timestamptz IS NULL OR occurred_at < $8)
+             AND ($9::bigint IS NULL OR
+                  (occurred_at, id) < (SELECT b.occurred_at, b.id FROM audit_log b WHERE b.id = $9))
+           ORDER BY occurred_at DESC, id DESC LIMIT $10"#,
         log.tenant_id(),
-        filter.actor.as_deref().map(|a| format!("%{}%", escape_like(a))),
-        filter.action.as_deref().map(|a| format!("{}%", escape_like(a))),
+        actors.as_deref(),
+        action
+            .as_deref()
+            .filter(|_| exact_action.is_none())
+            .map(|a| format!("{}%", escape_like(a))),
+        exact_action,
         filter.target.as_deref().map(|t| format!("%{}%", escape_like(t))),
         filter.outcome.as_deref(),
         filter.from,
@@ -217,7 +248,54 @@ pub async fn search(
         filter.before_id,
         limit,
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(rows)
+}
+
+/// The one event an action filter names, when no other event's name
+/// starts with it: matched by equality, so its index is read in order.
+/// Actions are the events' lower-case names.
+fn only_event_named(prefix: &str) -> Option<&'static str> {
+    let mut named = Event::ALL
+        .iter()
+        .map(|e| e.name())
+        .filter(|n| n.starts_with(prefix));
+    match (named.next(), named.next()) {
+        (Some(name), None) if name == prefix => Some(name),
+        _ => None,
+    }
+}
+
+/// The log's distinct actor emails matching `pattern`: a log has few
+/// actors, so they are found by skipping through the actor index (one
+/// probe each) and the search then matches them exactly; an actor no
+/// record has answers at once instead of walking the whole log.
+async fn actor_emails_like(
+    tx: &mut Transaction<'_, Postgres>,
+    log: Log,
+    pattern: &str,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"WITH RECURSIVE actors(email) AS (
+             (SELECT actor_email FROM audit_log
+              WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                    COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+              ORDER BY COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000'), actor_email LIMIT 1)
+             UNION ALL
+             SELECT (SELECT a.actor_email FROM audit_log a
+                     WHERE COALESCE(a.tenant_id, '00000000-0000-0000-0000-000000000000') =
+                           COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+                       AND a.actor_email > actors.email
+                     ORDER BY COALESCE(a.tenant_id, '00000000-0000-0000-0000-000000000000'), a.actor_email
+                     LIMIT 1)
+             FROM actors WHERE actors.email IS NOT NULL)
+           SELECT email AS "email!" FROM actors WHERE email ILIKE $2"#,
+        log.tenant_id(),
+        pattern,
+    )
+    .fetch_all(&mut **tx)
     .await
 }
 
@@ -247,8 +325,11 @@ fn escape_like(s: &str) -> String {
 /// The result of walking the chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChainReport {
+    /// Every record checked holds; the log's last record (position and
+    /// hash), when it has one.
     Intact {
         records: u64,
+        head: Option<(i64, Vec<u8>)>,
     },
     /// The first record whose link does not hold.
     Broken {
@@ -258,80 +339,10 @@ pub enum ChainReport {
     },
 }
 
-/// Checks rows in order against the chain they continue; the first one
-/// that breaks it, if any.
-fn walk(rows: &[AuditRow], prev: &mut Vec<u8>, checked: &mut u64) -> Option<ChainReport> {
-    for row in rows {
-        let broken = |reason| {
-            Some(ChainReport::Broken {
-                id: row.id,
-                reason,
-                checked: *checked,
-            })
-        };
-        if row.prev_hash != *prev {
-            return broken(
-                "its link to the previous record does not match (a record before it was removed or altered)",
-            );
-        }
-        let expected = chain::hash(
-            prev,
-            &Hashed {
-                occurred_at: row.occurred_at,
-                tenant_id: row.tenant_id,
-                actor_id: row.actor_id,
-                actor_email: &row.actor_email,
-                action: &row.action,
-                target: &row.target,
-                outcome: &row.outcome,
-                ip: &row.ip,
-                user_agent: &row.user_agent,
-                details: &row.details,
-            },
-        );
-        if row.hash != expected {
-            return broken("its contents do not match its hash (the record was altered)");
-        }
-        prev.clone_from(&row.hash);
-        *checked += 1;
-    }
-    None
-}
-
 /// Walks the records from before logs were chained apart (one chain across
-/// every log), then `log`'s own chain, in batches.
+/// every log), then `log`'s own chain from its start.
 pub async fn verify(pool: &PgPool, log: Log) -> Result<ChainReport, sqlx::Error> {
-    let mut checked = 0u64;
-    let mut prev = GENESIS.to_vec();
-    let mut after = 0i64;
-    loop {
-        let rows: Vec<AuditRow> = sqlx::query_as!(
-            AuditRow,
-            r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                  details, seq, prev_hash, hash
-               FROM audit_log WHERE seq IS NULL AND id > $1 ORDER BY id LIMIT 1000"#,
-            after,
-        )
-        .fetch_all(pool)
-        .await?;
-        let Some(last) = rows.last() else { break };
-        after = last.id;
-        if let Some(broken) = walk(&rows, &mut prev, &mut checked) {
-            return Ok(broken);
-        }
-    }
-    let mut prev = GENESIS.to_vec();
-    let mut after = 0i64;
-    loop {
-        let rows = in_log(pool, log, after, i64::MAX, 1000).await?;
-        let Some(last) = rows.last() else {
-            return Ok(ChainReport::Intact { records: checked });
-        };
-        after = last.seq.unwrap_or(i64::MAX);
-        if let Some(broken) = walk(&rows, &mut prev, &mut checked) {
-            return Ok(broken);
-        }
-    }
+    super::verify::walk(pool, log, None, None).await
 }
 
 /// A log's records after position `after` up to `through`, in log order.

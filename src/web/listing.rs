@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use actix_web::http::header;
-use actix_web::web::Bytes;
+use actix_web::web::{Bytes, BytesMut};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, NaiveDate, Utc};
 use futures_util::{stream, Stream, StreamExt, TryStreamExt};
@@ -184,6 +184,9 @@ fn incomplete(e: PortalError) -> Bytes {
     Bytes::from(format!("# export incomplete: {reason}\n"))
 }
 
+/// Records per chunk of an export, at most.
+const EXPORT_CHUNK: usize = 1000;
+
 /// Streams `records` as a CSV download named `name-<time>.csv`. The first
 /// record is fetched before answering, so a refusal is a readable error
 /// page rather than a broken download; a failure later ends the file with
@@ -201,11 +204,17 @@ where
     let header_line = csv::line(&T::HEADER.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>());
     let head = stream::iter([Ok::<_, actix_web::Error>(header_line)])
         .chain(stream::iter(first.map(|r| Ok(csv::line(&r.fields())))));
-    let body = head.chain(records.map(|record| {
-        Ok(match record {
-            Ok(r) => csv::line(&r.fields()),
-            Err(e) => incomplete(e.into()),
-        })
+    // The lines of the records already read go out as one chunk: a chunk
+    // per line costs more than writing it.
+    let body = head.chain(records.ready_chunks(EXPORT_CHUNK).map(|batch| {
+        let mut chunk = BytesMut::new();
+        for record in batch {
+            chunk.extend_from_slice(&match record {
+                Ok(r) => csv::line(&r.fields()),
+                Err(e) => incomplete(e.into()),
+            });
+        }
+        Ok(chunk.freeze())
     }));
     let filename = format!("{name}-{}.csv", chrono::Utc::now().format("%Y%m%d-%H%M%S"));
     Ok(HttpResponse::Ok()

@@ -1,6 +1,6 @@
 //! The audit log: what it records, the auditors' pages, the hash chain.
 
-use paydesk::audit::{bundle, store, Actor, Event, NewRecord};
+use paydesk::audit::{bundle, store, verify, Actor, Event, NewRecord};
 use uuid::Uuid;
 
 use crate::helpers::spawn_app;
@@ -416,4 +416,168 @@ async fn the_live_check_names_a_record_edited_after_checkpoints() {
     assert!(report.contains(&format!("record #{target}")), "{report}");
     let exported = app.get("/audit/export.jsonl").await.text().await.unwrap();
     assert!(matches!(verify_text(&exported), Err(bundle::Broken::Edited { id, .. }) if id == target));
+}
+
+/// Edits a record as the database owner, bypassing the append-only triggers.
+async fn tamper(app: &crate::helpers::TestApp, id: i64) {
+    let mut conn = app.pool.acquire().await.unwrap();
+    sqlx::query("SET session_replication_role = replica")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE audit_log SET target = 'thing:edited' WHERE id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    sqlx::query("SET session_replication_role = origin")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+}
+
+async fn append_things(app: &crate::helpers::TestApp, tenant: Uuid, n: usize) {
+    let records: Vec<_> = (0..n)
+        .map(|i| {
+            NewRecord::new(
+                &Actor::default(),
+                Some(tenant),
+                Event::SandboxPriceSet,
+                format!("thing:{i}"),
+                "success",
+            )
+        })
+        .collect();
+    store::append(&app.pool, &records).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_verification_runs_as_a_job_whose_progress_the_page_shows_until_it_ends() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let tenant = demo_tenant(&app).await;
+    append_things(&app, tenant, 30).await;
+    let log = store::Log::Tenant(tenant);
+    let job = verify::start(&app.pool, log, None, true).await.unwrap();
+    assert!(job.total >= 30 && job.from.is_none());
+
+    let htmx = |path: String| {
+        let app = app.clone();
+        async move {
+            let res = app
+                .http
+                .get(app.url(&path))
+                .header("HX-Request", "true")
+                .send()
+                .await
+                .unwrap();
+            res.text().await.unwrap()
+        }
+    };
+    let running = htmx(format!("/audit/verify/{}", job.id)).await;
+    assert!(
+        running.contains(&format!("0 of {} records checked", job.total)),
+        "{running}"
+    );
+    assert!(
+        running.contains(&format!("hx-get=\"/audit/verify/{}\"", job.id)),
+        "the partial polls itself"
+    );
+
+    let report = verify::run(&app.pool, &job, &Actor::default()).await.unwrap();
+    assert!(matches!(report, store::ChainReport::Intact { records, .. } if records == job.total as u64));
+    let ended = htmx(format!("/audit/verify/{}", job.id)).await;
+    assert!(
+        ended.contains(&format!("The chain is intact: {} records checked", job.total)),
+        "{ended}"
+    );
+    assert!(!ended.contains("hx-get"), "a finished run stops polling");
+    let page = app.get_html(&format!("/audit/verify/{}", job.id)).await;
+    assert!(page.contains("Audit chain") && page.contains("The chain is intact"));
+}
+
+#[tokio::test]
+async fn a_verification_starts_from_the_last_verified_point() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let tenant = demo_tenant(&app).await;
+    let log = store::Log::Tenant(tenant);
+    append_things(&app, tenant, 20).await;
+    let first = verify::start(&app.pool, log, None, false).await.unwrap();
+    assert!(
+        first.from.is_none(),
+        "a log never verified is walked from its start"
+    );
+    let Ok(store::ChainReport::Intact {
+        head: Some((seq, hash)),
+        records,
+    }) = verify::run(&app.pool, &first, &Actor::default()).await
+    else {
+        panic!("the chain holds");
+    };
+    let point = verify::point(&app.pool, log).await.unwrap().unwrap();
+    assert_eq!(
+        (point.seq, &point.hash, point.records),
+        (seq, &hash, records as i64)
+    );
+
+    // The run's own record, then five more.
+    append_things(&app, tenant, 5).await;
+    let next = verify::start(&app.pool, log, None, false).await.unwrap();
+    assert_eq!(next.from.as_ref(), Some(&point));
+    assert_eq!(next.total, 6, "only what came after the point is walked");
+    let report = verify::run(&app.pool, &next, &Actor::default()).await.unwrap();
+    assert!(matches!(report, store::ChainReport::Intact { records: r, .. } if r == records + 6));
+
+    // A record before the point is trusted by the next run, not by a whole one.
+    let early: i64 =
+        sqlx::query_scalar("SELECT min(id) FROM audit_log WHERE tenant_id = $1 AND target = 'thing:3'")
+            .bind(tenant)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    tamper(&app, early).await;
+    let since = verify::start(&app.pool, log, None, false).await.unwrap();
+    assert!(matches!(
+        verify::run(&app.pool, &since, &Actor::default()).await.unwrap(),
+        store::ChainReport::Intact { .. }
+    ));
+    let whole = verify::start(&app.pool, log, None, true).await.unwrap();
+    assert!(matches!(
+        verify::run(&app.pool, &whole, &Actor::default()).await.unwrap(),
+        store::ChainReport::Broken { id, .. } if id == early
+    ));
+}
+
+#[tokio::test]
+async fn a_verification_from_the_last_point_finds_a_record_altered_after_it() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let tenant = demo_tenant(&app).await;
+    let log = store::Log::Tenant(tenant);
+    let first = verify::start(&app.pool, log, None, false).await.unwrap();
+    verify::run(&app.pool, &first, &Actor::default()).await.unwrap();
+    let before = verify::point(&app.pool, log).await.unwrap();
+    append_things(&app, tenant, 10).await;
+    let altered: i64 =
+        sqlx::query_scalar("SELECT id FROM audit_log WHERE tenant_id = $1 AND target = 'thing:4'")
+            .bind(tenant)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    tamper(&app, altered).await;
+
+    let report = app
+        .post_form("/audit", "/audit/verify", &[("from", "last")])
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(report.contains(&format!("record #{altered}")), "{report}");
+    assert!(report.contains("altered"));
+    assert_eq!(
+        verify::point(&app.pool, log).await.unwrap(),
+        before,
+        "a broken run moves no point"
+    );
 }
