@@ -88,17 +88,35 @@ async fn sign_in(portal: &str, email: &str, secret: &str) -> Member {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
-    let page = http.get(format!("{portal}/login")).send().await.unwrap().text().await.unwrap();
+    let page = http
+        .get(format!("{portal}/login"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let token = values_of(&page, "csrf_token").remove(0);
     let res = http
         .post(format!("{portal}/login"))
-        .form(&[("csrf_token", token.as_str()), ("email", email), ("password", PASSWORD)])
+        .form(&[
+            ("csrf_token", token.as_str()),
+            ("email", email),
+            ("password", PASSWORD),
+        ])
         .send()
         .await
         .unwrap();
     let step = location(&res);
     assert!(step.starts_with("/login/two-factor"), "{email}: asked for {step}");
-    let page = http.get(format!("{portal}{step}")).send().await.unwrap().text().await.unwrap();
+    let page = http
+        .get(format!("{portal}{step}"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let token = values_of(&page, "csrf_token").remove(0);
     let secret = totp_rs::Secret::try_from_base32(secret).unwrap();
     let code = paydesk::auth::two_factor::totp(secret, email)
@@ -107,12 +125,23 @@ async fn sign_in(portal: &str, email: &str, secret: &str) -> Member {
         .to_string();
     let res = http
         .post(format!("{portal}/login/two-factor"))
-        .form(&[("csrf_token", token.as_str()), ("code", code.as_str()), ("next", "")])
+        .form(&[
+            ("csrf_token", token.as_str()),
+            ("code", code.as_str()),
+            ("next", ""),
+        ])
         .send()
         .await
         .unwrap();
     assert_eq!(res.status().as_u16(), 303, "{email} signs in");
-    let page = http.get(format!("{portal}/approvals")).send().await.unwrap().text().await.unwrap();
+    let page = http
+        .get(format!("{portal}/approvals"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
     let csrf = values_of(&page, "csrf_token").remove(0);
     Member {
         http,
@@ -193,7 +222,11 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Payouts the sandbox holds with `status`.
 async fn sandbox_count(client: &paydesk_api::Client, status: Option<&str>) -> u64 {
-    client.payouts(status, Some(1)).await.expect("the sandbox lists payouts").total
+    client
+        .payouts(status, Some(1))
+        .await
+        .expect("the sandbox lists payouts")
+        .total
 }
 
 #[tokio::main]
@@ -231,7 +264,13 @@ async fn main() {
     let clock = Instant::now();
     let mut tasks = Vec::new();
     for (n, m) in members.into_iter().enumerate() {
-        tasks.push(tokio::spawn(maker(m, n, stop.clone(), filed.clone(), refused.clone())));
+        tasks.push(tokio::spawn(maker(
+            m,
+            n,
+            stop.clone(),
+            filed.clone(),
+            refused.clone(),
+        )));
     }
     let mut checkers = Vec::new();
     for (n, m) in approvers.into_iter().enumerate() {
@@ -316,7 +355,7 @@ async fn main() {
 
     let sandbox = paydesk_api::Client::new(
         env("SANDBOX_URL"),
-        paydesk_api::Credentials::new(env("SANDBOX_CLIENT_ID"), &env("SANDBOX_CLIENT_SECRET")),
+        paydesk_api::Credentials::new(env("SANDBOX_CLIENT_ID"), env("SANDBOX_CLIENT_SECRET")),
     );
     let mut on_rail = 0;
     for status in ["PENDING", "PROCESSING", "COMPLETED", "FAILED"] {
@@ -328,7 +367,11 @@ async fn main() {
         "sandbox payouts: {all} in all, {on_rail} finalized; requests approved {}, executed {}: {}",
         rows.len(),
         executed.len(),
-        if exactly_once { "each executed exactly once" } else { "MISMATCH" }
+        if exactly_once {
+            "each executed exactly once"
+        } else {
+            "MISMATCH"
+        }
     );
     if !exactly_once {
         std::process::exit(1);

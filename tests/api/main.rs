@@ -17,6 +17,7 @@ mod isolation;
 mod lightning;
 mod listing;
 mod replicas;
+mod runner;
 mod tenants;
 mod trading;
 mod virtual_accounts;
