@@ -4,7 +4,7 @@
 //! portal replicas given. After the filing period it waits for the queue
 //! to drain, then prints executions per minute, approval-to-execution
 //! p50/p95 (from the request timeline and the payout's finalize time) and
-//! the payouts the sandbox holds, to show each ran exactly once.
+//! each request's payout as the sandbox holds it, to show each ran once.
 //!
 //! Environment: BENCH_PORTALS (comma-separated URLs), DATABASE_URL,
 //! PAYDESK_MASTER_KEY, BENCH_TENANT, BENCH_SECONDS, SANDBOX_URL,
@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
+use futures_util::StreamExt;
 use paydesk::crypto::MasterKey;
 use secrecy::SecretString;
 use sqlx::PgPool;
@@ -220,15 +221,6 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Payouts the sandbox holds with `status`.
-async fn sandbox_count(client: &paydesk_api::Client, status: Option<&str>) -> u64 {
-    client
-        .payouts(status, Some(1))
-        .await
-        .expect("the sandbox lists payouts")
-        .total
-}
-
 #[tokio::main]
 async fn main() {
     let portals: Vec<String> = env("BENCH_PORTALS").split(',').map(str::to_owned).collect();
@@ -353,19 +345,42 @@ async fn main() {
         percentile(&waits, 0.95)
     );
 
+    // Each executed request's payout, read back from the sandbox: on the
+    // rail, under the request's reference, and no two requests sharing one.
     let sandbox = paydesk_api::Client::new(
         env("SANDBOX_URL"),
         paydesk_api::Credentials::new(env("SANDBOX_CLIENT_ID"), env("SANDBOX_CLIENT_SECRET")),
     );
-    let mut on_rail = 0;
-    for status in ["PENDING", "PROCESSING", "COMPLETED", "FAILED"] {
-        on_rail += sandbox_count(&sandbox, Some(status)).await;
-    }
-    let all = sandbox_count(&sandbox, None).await;
-    let exactly_once = on_rail == executed.len() as u64;
+    let paid: Vec<(String, String)> = sqlx::query_as(
+        "SELECT progress->>'payout_id', upstream_reference FROM action_requests \
+         WHERE tenant_id = $1 AND kind = 'payout' AND progress->>'finalized_at' IS NOT NULL",
+    )
+    .bind(tenant)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let checks = futures_util::stream::iter(paid.iter().map(|(id, reference)| {
+        let sandbox = &sandbox;
+        async move {
+            let payout = sandbox.payout(id).await.expect("the sandbox has the payout");
+            payout.reference == *reference
+                && !matches!(payout.status.as_str(), "QUOTE" | "INITIATED" | "EXPIRED")
+        }
+    }))
+    .buffer_unordered(16)
+    .collect::<Vec<bool>>()
+    .await;
+    let on_rail = checks.iter().filter(|ok| **ok).count();
+    let distinct: std::collections::HashSet<&String> = paid.iter().map(|(id, _)| id).collect();
+    let all = sandbox
+        .payouts(None, Some(1))
+        .await
+        .expect("the sandbox lists payouts")
+        .total;
+    let exactly_once = on_rail == executed.len() && distinct.len() == executed.len();
     println!(
-        "sandbox payouts: {all} in all, {on_rail} finalized; requests approved {}, executed {}: {}",
-        rows.len(),
+        "sandbox: {all} payout records (an indicative quote at filing and the payout per request); \
+         {on_rail} of {} executed requests have their own payout on the rail: {}",
         executed.len(),
         if exactly_once {
             "each executed exactly once"
