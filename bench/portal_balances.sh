@@ -47,10 +47,14 @@ P="http://127.0.0.1:$PORTAL_PORT"
 JAR="$OUT/cookies.txt"; rm -f "$JAR"
 token() { curl -s -c "$JAR" -b "$JAR" "$P$1" | grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//;s/"$//'; }
 post() { local page=$1 path=$2; shift 2; curl -s -o /dev/null -c "$JAR" -b "$JAR" --data-urlencode "csrf_token=$(token "$page")" "$@" "$P$path"; }
-ONE_TIME=$(grep 'One-time password' "$OUT/portal.log" | awk '{print $3}')
+ONE_TIME=$(grep 'One-time password' "$OUT/portal.log" | awk '{print $NF}')
 post /login /login --data-urlencode "email=admin@paydesk.local" --data-urlencode "password=$ONE_TIME"
 post /account/password /account/password --data-urlencode "current_password=$ONE_TIME" \
   --data-urlencode "new_password=bench-password-123" --data-urlencode "confirm_password=bench-password-123"
+# The admin's role requires two-factor: enrol with a code computed here.
+SECRET_2FA=$(curl -s -c "$JAR" -b "$JAR" --data-urlencode "csrf_token=$(token /account/security)" \
+  "$P/account/security/two-factor" | grep -o '<code class="totp-secret">[^<]*' | sed 's/.*>//')
+post /account/security /account/security/two-factor/confirm --data-urlencode "code=$(python3 bench/lib/totp.py "$SECRET_2FA")"
 post /account/password /platform/tenants --data-urlencode "name=Bench Co"
 post /platform /platform/allowlist --data-urlencode "base_url=http://127.0.0.1:$SANDBOX_PORT"
 post /connections /connections --data-urlencode "name=Bench sandbox" --data-urlencode "environment=sandbox" \

@@ -56,7 +56,7 @@ start_portal() { # name port
   token() { curl -s -c "$jar" -b "$jar" "$p$1" | grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//;s/"$//'; }
   post() { local page=$1 path=$2; shift 2; curl -s -o /dev/null -c "$jar" -b "$jar" --data-urlencode "csrf_token=$(token "$page")" "$@" "$p$path"; }
   local one_time
-  one_time=$(grep 'One-time password' "$OUT/portal-$name.log" | awk '{print $3}')
+  one_time=$(grep 'One-time password' "$OUT/portal-$name.log" | awk '{print $NF}')
   post /login /login --data-urlencode "email=admin@paydesk.local" --data-urlencode "password=$one_time"
   post /account/password /account/password --data-urlencode "current_password=$one_time" \
     --data-urlencode "new_password=bench-password-123" --data-urlencode "confirm_password=bench-password-123"

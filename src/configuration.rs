@@ -51,6 +51,10 @@ pub struct Settings {
     /// (`audit_checkpoint_minutes`, `PAYDESK_AUDIT_CHECKPOINT_MINUTES`);
     /// auditors can also sign one on demand.
     pub audit_checkpoint_minutes: u32,
+    /// How many approved actions one process carries out at once
+    /// (`gate_workers`, `PAYDESK_GATE_WORKERS`); each holds up to two
+    /// database connections while it runs.
+    pub gate_workers: usize,
 }
 
 impl Settings {
@@ -75,6 +79,7 @@ struct Defaults {
     builtin_sandbox: bool,
     mail_from: &'static str,
     audit_checkpoint_minutes: u32,
+    gate_workers: usize,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -85,6 +90,7 @@ const DEFAULTS: Defaults = Defaults {
     builtin_sandbox: true,
     mail_from: "Paydesk <paydesk@localhost>",
     audit_checkpoint_minutes: 10,
+    gate_workers: 8,
 };
 
 #[derive(Debug, thiserror::Error)]

@@ -5,6 +5,7 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
+use std::sync::Arc;
 
 use actix_web::dev::Server;
 use actix_web::web::{self, Data};
@@ -14,6 +15,7 @@ use secrecy::ExposeSecret;
 use sqlx::PgPool;
 
 use crate::approvals::action::Registry;
+use crate::approvals::executor::Runner;
 use crate::audit::writer::AuditWriter;
 use crate::bootstrap::{self, FirstAdmin};
 use crate::configuration::Settings;
@@ -101,6 +103,7 @@ pub struct Application {
     sandbox: Option<embedded::Embedded>,
     first_admin: Option<FirstAdmin>,
     pool: PgPool,
+    runner: Arc<Runner>,
 }
 
 /// The master key: from PAYDESK_MASTER_KEY, else (default mode) a key
@@ -247,7 +250,10 @@ impl Application {
     }
 
     pub async fn build_on(settings: &Settings, listener: TcpListener) -> Result<Self, StartupError> {
-        let pool = db::connect_and_migrate(settings.database_url.expose_secret(), 16).await?;
+        // The pages' connections, and two for each of the gate's workers.
+        let workers = settings.gate_workers.max(1);
+        let pool =
+            db::connect_and_migrate(settings.database_url.expose_secret(), 16 + 2 * workers as u32).await?;
         let key = master_key(settings)?;
         let first_admin = bootstrap::ensure_first_admin(&pool).await?;
         let addr = listener.local_addr()?;
@@ -273,7 +279,7 @@ impl Application {
             mailer: crate::mail::Mailer::new(settings.smtp_url.as_ref(), &settings.mail_from)?,
             public_url: settings.public_url(loopback(addr)),
         });
-        crate::approvals::executor::start(state.clone());
+        let runner = crate::approvals::executor::start(state.clone(), workers);
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
@@ -328,6 +334,7 @@ impl Application {
             sandbox,
             first_admin,
             pool,
+            runner,
         })
     }
 
@@ -347,6 +354,11 @@ impl Application {
 
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+
+    /// The gate's job runner, to see whether it is idle.
+    pub fn runner(&self) -> Arc<Runner> {
+        self.runner.clone()
     }
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {

@@ -428,6 +428,7 @@ pub async fn file<A: Action>(
         store::enqueue(&mut *tx, "execute", id, filed.at).await?;
         FiledAs::Approved(id)
     } else {
+        store::announce(&mut *tx, policy.first_due(filed.at)).await?;
         for approver in &eligible {
             store::notify(
                 &mut *tx,

@@ -1,33 +1,52 @@
 //! Runs approved actions from the job queue, exactly once, whatever their
 //! kind. Jobs are taken with `FOR UPDATE SKIP LOCKED`, one per
-//! transaction, so any number of replicas can run them. A request's job
-//! stays queued until its action reaches a final outcome: a payout on the
-//! rail is read back until it settles (an event from the service wakes the
-//! job early), so a failure on the rail ends the request as failed.
+//! transaction, so any number of workers, in any number of replicas, can
+//! run them. A request's job stays queued until its action reaches a final
+//! outcome: a payout on the rail is read back until it settles (an event
+//! from the service wakes the job early), so a failure on the rail ends
+//! the request as failed.
+//!
+//! Nothing polls. Each process has `gate_workers` workers (a bounded
+//! number of executions at once), a scheduler and one connection that
+//! LISTENs on `store::CHANNEL`. A job queued or rescheduled notifies from
+//! the transaction that writes it (a trigger on `jobs`), a filed request
+//! announces its first reminder, escalation or expiry (`store::announce`),
+//! and a notification is delivered only when that transaction commits: a
+//! job due now wakes one worker, which takes jobs until none is due; a
+//! later time goes to the scheduler, which sleeps until the earliest one
+//! it knows, does what is due, and reads the next due times in one
+//! statement. Idle, the process sends nothing to the database. There is
+//! no safety poll: a notification can only be missed while the listening
+//! connection is down, and on reconnecting the runner catches up (every
+//! worker looks for due jobs, the scheduler re-reads the due times).
 
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration as StdDuration;
 
 use actix_web::web::Data;
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use paydesk_api::ApiError;
 use serde_json::json;
+use sqlx::postgres::PgListener;
+use sqlx::PgPool;
+use tokio::sync::Notify as Wake;
 use uuid::Uuid;
 
 use super::action::{self, Action, ErasedStep, ExecError};
 use super::engine::{self, gate_actor, ApprovalError, Change, FiledAs, Filing, Notify};
 use super::model::{self, RequestStatus};
-use super::store::{self, ActionRequest};
+use super::store::{self, ActionRequest, Due};
 use crate::access::Member;
 use crate::audit::Event;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{Failure, Refusal};
 
-/// How long the runner sleeps when there is nothing to do.
-const IDLE: StdDuration = StdDuration::from_millis(500);
 const MAX_ATTEMPTS: i32 = 10;
-/// How often reminders, escalations and expiries are looked for.
-const HOUSEKEEPING_EVERY: StdDuration = StdDuration::from_secs(5);
+/// After a failure to reach the database, the runner tries again this
+/// much later.
+const RETRY_AFTER: StdDuration = StdDuration::from_secs(1);
 
 /// What a run of a job came to.
 enum Ran {
@@ -51,30 +70,282 @@ impl From<sqlx::Error> for RunError {
     }
 }
 
-/// Starts the runner on the current runtime.
-pub fn start(state: Data<AppState>) {
-    tokio::spawn(async move {
-        let mut last = std::time::Instant::now();
-        loop {
-            if last.elapsed() >= HOUSEKEEPING_EVERY {
-                last = std::time::Instant::now();
-                if let Err(e) = engine::expire_overdue(&state.pool).await {
-                    tracing::warn!(error = %e, "expiring requests failed");
-                }
-                if let Err(e) = nudge(&state).await {
-                    tracing::warn!(error = %e, "reminding approvers failed");
-                }
+/// The job runner of one process: `workers` tasks taking due jobs, a
+/// scheduler for what falls due later (delayed jobs, reminders,
+/// escalations, expiries), and a listener on the gate's channel waking
+/// either. Idle, it sends no statement: the workers wait for a
+/// notification, the scheduler for the next due time it knows of.
+pub struct Runner {
+    /// A job is due now: wakes a worker.
+    work: Wake,
+    /// Something falls due at `announced` (or the due times are unknown
+    /// after the listener reconnected): wakes the scheduler.
+    changed: Wake,
+    announced: Mutex<Announced>,
+    /// Workers waiting for work, and until when the scheduler sleeps (None
+    /// while it works): what "idle" means, for the tests.
+    waiting: AtomicUsize,
+    scheduler: Mutex<Option<Rest>>,
+    listening: AtomicBool,
+    /// Each time a worker or the scheduler left its wait to ask the
+    /// database for something.
+    wakeups: AtomicU64,
+    workers: usize,
+}
+
+/// How the runner rests between runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rest {
+    /// A worker or the scheduler is at work.
+    Busy,
+    /// Every worker waits for a notification; the scheduler sleeps until then.
+    Until(DateTime<Utc>),
+    /// Nothing is due: only a notification wakes it. Idle.
+    Told,
+}
+
+/// What the listener told the scheduler since it last looked.
+#[derive(Default)]
+struct Announced {
+    due: Due,
+    /// Due times may have been missed: ask the database.
+    recompute: bool,
+}
+
+impl Runner {
+    /// How the runner rests now.
+    pub fn rest(&self) -> Rest {
+        if !self.listening.load(Ordering::SeqCst) || self.waiting.load(Ordering::SeqCst) < self.workers {
+            return Rest::Busy;
+        }
+        self.scheduler
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or(Rest::Busy)
+    }
+
+    fn scheduler_rests(&self, rest: Option<Rest>) {
+        *self.scheduler.lock().unwrap_or_else(|e| e.into_inner()) = rest;
+    }
+
+    /// How often the runner went to the database of its own accord.
+    pub fn wakeups(&self) -> u64 {
+        self.wakeups.load(Ordering::SeqCst)
+    }
+
+    fn announce(&self, due: Due) {
+        let mut announced = self.announced.lock().unwrap_or_else(|e| e.into_inner());
+        announced.due = earliest(announced.due, due);
+        drop(announced);
+        self.changed.notify_one();
+    }
+
+    fn take_announced(&self) -> Announced {
+        std::mem::take(&mut *self.announced.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The listener (re)connected, so notifications may have been missed:
+    /// every worker looks for due jobs and the scheduler recomputes.
+    fn catch_up(&self) {
+        self.scheduler_rests(None);
+        self.work.notify_waiters();
+        self.announced.lock().unwrap_or_else(|e| e.into_inner()).recompute = true;
+        self.changed.notify_one();
+    }
+}
+
+fn earlier(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn earliest(a: Due, b: Due) -> Due {
+    Due {
+        job: earlier(a.job, b.job),
+        chore: earlier(a.chore, b.chore),
+    }
+}
+
+/// Starts the runner on the current runtime with `workers` executions at
+/// once at most.
+pub fn start(state: Data<AppState>, workers: usize) -> Arc<Runner> {
+    let runner = Arc::new(Runner {
+        work: Wake::new(),
+        changed: Wake::new(),
+        announced: Mutex::new(Announced::default()),
+        waiting: AtomicUsize::new(0),
+        scheduler: Mutex::new(None),
+        listening: AtomicBool::new(false),
+        wakeups: AtomicU64::new(0),
+        workers: workers.max(1),
+    });
+    tokio::spawn(listen(state.pool.clone(), runner.clone()));
+    tokio::spawn(schedule(state.clone(), runner.clone()));
+    for _ in 0..runner.workers {
+        tokio::spawn(work(state.clone(), runner.clone()));
+    }
+    runner
+}
+
+/// Hears the gate's channel. A lost connection is re-established and
+/// followed by a catch-up, since notifications sent meanwhile are lost;
+/// that is why no safety poll is needed.
+async fn listen(pool: PgPool, runner: Arc<Runner>) {
+    loop {
+        let mut listener = match connect_listener(&pool).await {
+            Ok(listener) => listener,
+            Err(e) => {
+                tracing::warn!(error = %e, "the job runner could not listen; retrying");
+                tokio::time::sleep(RETRY_AFTER).await;
+                continue;
             }
-            match run_next(&state).await {
-                Ok(true) => continue,
-                Ok(false) => tokio::time::sleep(IDLE).await,
+        };
+        runner.catch_up();
+        runner.listening.store(true, Ordering::SeqCst);
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(n)) => heard(&runner, n.payload()),
+                // The connection dropped: reconnect, then catch up.
+                Ok(None) => break,
                 Err(e) => {
-                    tracing::error!(error = %e, "the job runner failed; retrying");
-                    tokio::time::sleep(IDLE).await;
+                    tracing::warn!(error = %e, "the job runner's listener failed; reconnecting");
+                    break;
                 }
             }
         }
-    });
+        runner.listening.store(false, Ordering::SeqCst);
+    }
+}
+
+async fn connect_listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(store::CHANNEL).await?;
+    Ok(listener)
+}
+
+/// One notification: a job due now wakes a worker; anything due later
+/// goes to the scheduler.
+fn heard(runner: &Runner, payload: &str) {
+    let Some((what, epoch)) = payload.split_once(':') else {
+        return;
+    };
+    let Some(at) = epoch
+        .parse::<f64>()
+        .ok()
+        .and_then(|s| DateTime::from_timestamp_micros((s * 1e6) as i64))
+    else {
+        return;
+    };
+    match what {
+        "job" if at <= Utc::now() => runner.work.notify_one(),
+        "job" => runner.announce(Due {
+            job: Some(at),
+            chore: None,
+        }),
+        _ => runner.announce(Due {
+            job: None,
+            chore: Some(at),
+        }),
+    }
+}
+
+/// A worker: takes due jobs one after another while there are any, then
+/// waits to be woken.
+async fn work(state: Data<AppState>, runner: Arc<Runner>) {
+    loop {
+        let woken = runner.work.notified();
+        tokio::pin!(woken);
+        // Registered before looking, so a notification sent while looking
+        // is not lost.
+        woken.as_mut().enable();
+        runner.wakeups.fetch_add(1, Ordering::SeqCst);
+        match run_next(&state).await {
+            Ok(true) => continue,
+            Ok(false) => {
+                runner.waiting.fetch_add(1, Ordering::SeqCst);
+                woken.await;
+                runner.waiting.fetch_sub(1, Ordering::SeqCst);
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "the job runner failed; retrying");
+                tokio::time::sleep(RETRY_AFTER).await;
+            }
+        }
+    }
+}
+
+/// The scheduler: sleeps until the earliest due time it knows of (or a
+/// notification of an earlier one); then wakes the workers for delayed
+/// jobs now due, or expires, reminds and escalates what is due, and asks
+/// the database for the next due times.
+async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
+    let mut due = Due::default();
+    loop {
+        let changed = runner.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        let announced = runner.take_announced();
+        if announced.recompute {
+            runner.wakeups.fetch_add(1, Ordering::SeqCst);
+            due = next_due(&state).await;
+        }
+        due = earliest(due, announced.due);
+        let Some(at) = earlier(due.job, due.chore) else {
+            runner.scheduler_rests(Some(Rest::Told));
+            changed.await;
+            runner.scheduler_rests(None);
+            continue;
+        };
+        let wait = (at - Utc::now()).to_std().unwrap_or_default();
+        if !wait.is_zero() {
+            runner.scheduler_rests(Some(Rest::Until(at)));
+            let told = tokio::select! {
+                _ = tokio::time::sleep(wait) => false,
+                _ = &mut changed => true,
+            };
+            runner.scheduler_rests(None);
+            if told {
+                continue;
+            }
+        }
+        runner.wakeups.fetch_add(1, Ordering::SeqCst);
+        let now = Utc::now();
+        if due.job.is_some_and(|at| at <= now) {
+            runner.work.notify_waiters();
+        }
+        if due.chore.is_some_and(|at| at <= now) {
+            if let Err(e) = engine::expire_overdue(&state.pool).await {
+                tracing::warn!(error = %e, "expiring requests failed");
+            }
+            if let Err(e) = nudge(&state).await {
+                tracing::warn!(error = %e, "reminding approvers failed");
+            }
+        }
+        due = next_due(&state).await;
+    }
+}
+
+/// The next due times from the database. A chore still due (more than
+/// one batch of expiries, or a reminder that failed) is looked at again a
+/// second later rather than at once; so is everything when the database
+/// can't be read.
+async fn next_due(state: &AppState) -> Due {
+    let soon = Utc::now() + Duration::seconds(1);
+    match store::next_due(&state.pool).await {
+        Ok(due) => Due {
+            job: due.job,
+            chore: due.chore.map(|at| if at <= Utc::now() { soon } else { at }),
+        },
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the gate's next due time failed");
+            Due {
+                job: Some(soon),
+                chore: Some(soon),
+            }
+        }
+    }
 }
 
 /// Requests waiting past their policy's reminder time remind their
@@ -455,6 +726,7 @@ async fn send_back(
         .ok_or(ApprovalError::NotFound)?;
     let expires_at = Utc::now() + Duration::seconds(policy.expires_after_secs as i64);
     store::replace_payload(&mut *tx, request.id, &payload, &digest, expires_at).await?;
+    store::announce(&mut *tx, policy.first_due(request.created_at).min(expires_at)).await?;
     store::clear_decisions(&mut *tx, request.id).await?;
     store::notify(
         &mut *tx,

@@ -326,6 +326,21 @@ impl Policy {
         let moved_bps = ((now - filed).abs() / filed) * Decimal::from(10_000);
         moved_bps > Decimal::from(self.rate_tolerance_bps)
     }
+
+    /// When a request filed at `filed` first needs the gate's attention
+    /// while it waits: its reminder, its escalation or its expiry.
+    pub fn first_due(&self, filed: DateTime<Utc>) -> DateTime<Utc> {
+        [
+            Some(self.expires_after_secs),
+            self.reminder_after_secs,
+            self.escalation_after_secs,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|secs| filed + chrono::Duration::seconds(secs as i64))
+        .min()
+        .unwrap_or(filed)
+    }
 }
 
 /// A member who might approve, with the grants that gave them their

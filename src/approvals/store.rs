@@ -668,7 +668,7 @@ pub async fn replace_payload<'e>(
 }
 
 /// Runs the request's queued job now (an event brought news of it).
-pub async fn wake<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<(), sqlx::Error> {
+async fn wake<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE jobs SET run_at = now() WHERE request_id = $1 AND done_at IS NULL",
         request
@@ -676,6 +676,19 @@ pub async fn wake<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<(), sqlx
     .execute(db)
     .await?;
     Ok(())
+}
+
+/// An event from the service about a request's action: its job is woken
+/// to read it back, and the event noted on the timeline, in that order. A
+/// run in progress holds the job's row lock and goes on to lock the
+/// request on another connection; the timeline entry takes a key-share
+/// lock on the request (its foreign key), so noting it first would
+/// deadlock with such a run where Postgres can't see it.
+pub async fn note_event(pool: &PgPool, request: Uuid, event: &str) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    wake(&mut *tx, request).await?;
+    add_timeline(&mut *tx, request, "event", event).await?;
+    tx.commit().await
 }
 
 /// Pending requests past their deadline: (request, tenant).
@@ -856,4 +869,56 @@ pub async fn claim_nudge<'e>(db: impl PgExecutor<'e>, id: Uuid, what: Nudge) -> 
         }
     };
     Ok(claimed.rows_affected() == 1)
+}
+
+/// The channel the job runners listen on: `job:<epoch seconds>` when a job
+/// is queued or rescheduled (a trigger on `jobs`), `due:<epoch seconds>`
+/// for a filed request's earliest reminder, escalation or expiry.
+pub const CHANNEL: &str = "paydesk_gate";
+
+/// Tells the runners a request has something due at `at` (a reminder,
+/// an escalation, its expiry), when the transaction commits.
+pub async fn announce<'e>(db: impl PgExecutor<'e>, at: DateTime<Utc>) -> Result<(), sqlx::Error> {
+    let payload = format!("due:{}", at.timestamp_micros() as f64 / 1e6);
+    sqlx::query!("SELECT pg_notify($1, $2)", CHANNEL, payload)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// What falls due later, as the runner's scheduler waits for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Due {
+    /// The earliest delayed job (one due now is the workers' business).
+    pub job: Option<DateTime<Utc>>,
+    /// The earliest reminder, escalation or expiry of a pending request.
+    pub chore: Option<DateTime<Utc>>,
+}
+
+/// When the next delayed job and the next chore fall due; None for each
+/// when nothing waits.
+pub async fn next_due(pool: &PgPool) -> Result<Due, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"SELECT (SELECT min(run_at) FROM jobs WHERE done_at IS NULL AND run_at > now()) AS "job",
+           least(
+             (SELECT min(expires_at) FROM action_requests WHERE status = 'pending'),
+             (SELECT min(r.created_at + make_interval(secs => p.reminder_after_secs))
+                FROM action_requests r JOIN approval_policies p
+                  ON p.tenant_id = r.tenant_id AND p.action_kind = r.kind AND p.version = r.policy_version
+               WHERE r.status = 'pending' AND r.reminded_at IS NULL AND p.reminder_after_secs IS NOT NULL),
+             (SELECT min(r.created_at + make_interval(secs => $1::int)) FROM action_requests r
+               WHERE r.status = 'pending' AND r.reminded_at IS NULL AND r.policy_version = 0 AND $1::int IS NOT NULL),
+             (SELECT min(r.created_at + make_interval(secs => p.escalation_after_secs))
+                FROM action_requests r JOIN approval_policies p
+                  ON p.tenant_id = r.tenant_id AND p.action_kind = r.kind AND p.version = r.policy_version
+               WHERE r.status = 'pending' AND r.escalated_at IS NULL AND p.escalation_after_secs IS NOT NULL)
+           ) AS "chore""#,
+        Policy::standard().reminder_after_secs,
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok(Due {
+        job: row.job,
+        chore: row.chore,
+    })
 }

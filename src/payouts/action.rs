@@ -365,10 +365,7 @@ pub async fn on_event(pool: &PgPool, tenant: Uuid, payout_id: &str, event: &str)
     .fetch_optional(pool)
     .await?;
     if let Some(id) = request {
-        let mut tx = pool.begin().await?;
-        gate_store::add_timeline(&mut *tx, id, "event", event).await?;
-        gate_store::wake(&mut *tx, id).await?;
-        tx.commit().await?;
+        gate_store::note_event(pool, id, event).await?;
     }
     Ok(())
 }

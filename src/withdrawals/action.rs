@@ -287,10 +287,7 @@ pub async fn request_for(pool: &PgPool, tenant: Uuid, reference: &str) -> Result
 /// withdrawal back at once.
 pub async fn on_event(pool: &PgPool, tenant: Uuid, reference: &str, event: &str) -> Result<(), sqlx::Error> {
     if let Some(id) = request_for(pool, tenant, reference).await? {
-        let mut tx = pool.begin().await?;
-        gate_store::add_timeline(&mut *tx, id, "event", event).await?;
-        gate_store::wake(&mut *tx, id).await?;
-        tx.commit().await?;
+        gate_store::note_event(pool, id, event).await?;
     }
     Ok(())
 }

@@ -818,6 +818,12 @@ async fn waiting_requests_remind_approvers_and_escalate_to_the_backup_role() {
         .execute(&app.pool)
         .await
         .unwrap();
+    // The runner sleeps until the reminder it was told of at filing;
+    // moving the clock back must tell it too, as its timer would.
+    sqlx::query("SELECT pg_notify('paydesk_gate', 'due:' || extract(epoch FROM now()))")
+        .execute(&app.pool)
+        .await
+        .unwrap();
     assert!(notices(&approver, "Reminder: still waiting for your approval").await);
     assert!(notices(&backup, "Escalated to you").await);
     let page = backup.get_html(&format!("/approvals/{id}")).await;

@@ -4,6 +4,7 @@
 
 use std::net::TcpListener;
 
+use paydesk::approvals::executor::Runner;
 use paydesk::configuration::Settings;
 use paydesk::crypto::MasterKey;
 use paydesk::startup::Application;
@@ -23,6 +24,8 @@ pub struct TestApp {
     pub sandbox_url: String,
     /// What the app was started with, for a replica on the same database.
     pub settings: Settings,
+    /// The app's job runner, to see how it rests.
+    pub runner: std::sync::Arc<Runner>,
 }
 
 /// The Postgres server of DATABASE_URL (or the local one), without a database.
@@ -96,6 +99,7 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
         mail_from: "Paydesk <paydesk@localhost>".into(),
         public_url: None,
         audit_checkpoint_minutes: 10,
+        gate_workers: 8,
     };
     let app = Application::build_on(&settings, TcpListener::bind("127.0.0.1:0").unwrap())
         .await
@@ -110,6 +114,7 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
         admin_password: admin.one_time_password.expose_secret().to_owned(),
         sandbox_url: app.sandbox_url().unwrap_or_default().to_owned(),
         settings,
+        runner: app.runner(),
     };
     tokio::spawn(app.run_until_stopped());
     test
@@ -131,6 +136,7 @@ impl TestApp {
         let replica = TestApp {
             address: format!("http://{}", app.addr()),
             settings,
+            runner: app.runner(),
             ..self.clone()
         };
         tokio::spawn(app.run_until_stopped());

@@ -18,6 +18,7 @@ mod lightning;
 mod listing;
 mod replicas;
 mod search;
+mod runner;
 mod tenants;
 mod trading;
 mod virtual_accounts;

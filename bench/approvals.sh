@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The approval gate under load: four makers and two approvers (members
+# signed in through the forms with two-factor codes) on two release portal
+# replicas sharing one database, against one release sandbox. Makers file
+# payouts for SECONDS, approvers approve them in bulk, the replicas' job
+# runners execute them; then prints executions/min, approval-to-execution
+# p50/p95 and the payouts the sandbox holds (each executed exactly once).
+# Usage: bench/approvals.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SECONDS_TO_RUN="${1:-30}"
+SANDBOX_PORT=18092
+PORTAL_PORTS=(18083 18084)
+OUT=bench/results
+mkdir -p "$OUT"
+SERVER="${DATABASE_SERVER:-postgres://postgres@127.0.0.1:5432}"
+DB="${BENCH_DB:-paydesk_bench_approvals}"
+TARGET="${CARGO_TARGET_DIR:-target}"
+
+cargo build --release -q -p paydesk-sandbox -p paydesk --bins --example approvals_load
+
+CLIENT_ID=5d0c3b1e-7f3a-4c55-8a2b-1e9f0c7d4a11
+SECRET=bench-secret-not-for-production
+cat > "$OUT/approvals-fixture.json" <<JSON
+{"companies": [{"name": "Bench Ltd",
+  "balances": {"BTC": "250000000", "USDT": "1000000000000000", "USDC": "10000000000", "NGN": "5000000"},
+  "clients": [{"client_id": "$CLIENT_ID", "client_secret": "$SECRET", "name": "bench"}]}]}
+JSON
+
+psql "$SERVER/postgres" -qc "DROP DATABASE IF EXISTS $DB" >/dev/null
+KEY="$(head -c 32 /dev/urandom | base64)"
+"$TARGET/release/paydesk-sandbox" --listen "127.0.0.1:$SANDBOX_PORT" --fixture "$OUT/approvals-fixture.json" \
+  --workers 1 >"$OUT/approvals-sandbox.log" 2>&1 &
+PIDS=($!)
+trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
+portal() { # port: a replica on the shared database
+  PAYDESK_LISTEN="127.0.0.1:$1" DATABASE_URL="$SERVER/$DB" PAYDESK_BUILTIN_SANDBOX=false \
+    PAYDESK_MASTER_KEY="$KEY" PAYDESK_DATA_DIR="$OUT/approvals-data-$1" RUST_LOG=warn \
+    "$TARGET/release/paydesk" >"$OUT/approvals-portal-$1.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return
+    sleep 0.1
+  done
+  echo "the portal on $1 did not start"; exit 1
+}
+# The first replica creates and migrates the database; then the second.
+portal "${PORTAL_PORTS[0]}"
+portal "${PORTAL_PORTS[1]}"
+
+# Sign in as the first admin through the forms, then set up a tenant.
+P="http://127.0.0.1:${PORTAL_PORTS[0]}"
+JAR="$OUT/approvals-cookies.txt"; rm -f "$JAR"
+token() { curl -s -c "$JAR" -b "$JAR" "$P$1" | grep -o 'name="csrf_token" value="[^"]*"' | head -1 | sed 's/.*value="//;s/"$//'; }
+post() { local page=$1 path=$2; shift 2; curl -s -o /dev/null -c "$JAR" -b "$JAR" --data-urlencode "csrf_token=$(token "$page")" "$@" "$P$path"; }
+ONE_TIME=$(grep 'One-time password' "$OUT/approvals-portal-${PORTAL_PORTS[0]}.log" | awk '{print $NF}')
+post /login /login --data-urlencode "email=admin@paydesk.local" --data-urlencode "password=$ONE_TIME"
+post /account/password /account/password --data-urlencode "current_password=$ONE_TIME" \
+  --data-urlencode "new_password=bench-password-123" --data-urlencode "confirm_password=bench-password-123"
+# The admin's role requires two-factor: enrol with a code computed here.
+SECRET_2FA=$(curl -s -c "$JAR" -b "$JAR" --data-urlencode "csrf_token=$(token /account/security)" \
+  "$P/account/security/two-factor" | grep -o '<code class="totp-secret">[^<]*' | sed 's/.*>//')
+post /account/security /account/security/two-factor/confirm --data-urlencode "code=$(python3 bench/lib/totp.py "$SECRET_2FA")"
+post /account/password /platform/tenants --data-urlencode "name=Bench Co"
+post /platform /platform/allowlist --data-urlencode "base_url=http://127.0.0.1:$SANDBOX_PORT"
+post /connections /connections --data-urlencode "name=Bench sandbox" --data-urlencode "environment=sandbox" \
+  --data-urlencode "base_url=http://127.0.0.1:$SANDBOX_PORT" --data-urlencode "client_id=$CLIENT_ID" \
+  --data-urlencode "client_secret=$SECRET"
+
+echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+BENCH_PORTALS="http://127.0.0.1:${PORTAL_PORTS[0]},http://127.0.0.1:${PORTAL_PORTS[1]}" \
+  DATABASE_URL="$SERVER/$DB" PAYDESK_MASTER_KEY="$KEY" BENCH_TENANT="Bench Co" BENCH_SECONDS="$SECONDS_TO_RUN" \
+  SANDBOX_URL="http://127.0.0.1:$SANDBOX_PORT" SANDBOX_CLIENT_ID="$CLIENT_ID" SANDBOX_CLIENT_SECRET="$SECRET" \
+  "$TARGET/release/examples/approvals_load" | tee "$OUT/approvals.txt"
+echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,138 @@
+//! The gate's job runner: woken by the database's notifications instead
+//! of polling, several executions at once per process and across
+//! replicas, each approved action still carried out once, and nothing
+//! sent to the database while there is nothing to do.
+
+use std::time::Duration;
+
+use paydesk::approvals::executor::Rest;
+
+use crate::approvals::{approve, file_payout, members, request_id, wait_for_finalize};
+use crate::helpers::{csrf_in, spawn_app, TestApp};
+
+/// Waits until the runner rests as `wanted` says, for up to 30 s.
+async fn wait_for_rest(app: &TestApp, wanted: impl Fn(Rest) -> bool) -> Rest {
+    for _ in 0..300 {
+        let rest = app.runner.rest();
+        if wanted(rest) {
+            return rest;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the runner never came to rest as wanted: {:?}", app.runner.rest());
+}
+
+/// A request filed and waiting leaves nothing for the runner but its
+/// reminder an hour away; when the approval commits, the notification
+/// wakes a worker. Nothing else could: no timer is armed before the
+/// reminder, and the wait here is far shorter.
+#[tokio::test]
+async fn an_approved_payout_is_run_when_the_approval_commits() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["woken-maker@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["woken-checker@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "100").await);
+
+    let soon = chrono::Utc::now() + chrono::Duration::minutes(10);
+    let rest = wait_for_rest(&app, |r| matches!(r, Rest::Until(at) if at > soon)).await;
+    assert!(
+        matches!(rest, Rest::Until(_)),
+        "asleep until the reminder: {rest:?}"
+    );
+    assert_eq!(approve(&approver, &id).await.status().as_u16(), 303);
+    wait_for_finalize(&app, &id).await;
+}
+
+/// Many payouts approved at once on two replicas, each with several
+/// workers: every one is carried out, each exactly once on the rail.
+#[tokio::test]
+async fn workers_on_two_replicas_run_each_of_many_approved_payouts_once() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let other = app.replica().await;
+    let operator = members(&app, "Operator", &["many-maker@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["many-checker@example.com".into()])
+        .await
+        .remove(0);
+    let mut ids = Vec::new();
+    for i in 0..24 {
+        let res = file_payout(&operator, &format!("01234{i:05}"), "10").await;
+        assert_eq!(res.status().as_u16(), 303);
+        ids.push(request_id(&res));
+    }
+    // Approved in two bulk decisions, one through each replica.
+    let inbox = approver.get_html("/approvals").await;
+    let token = csrf_in(&inbox);
+    let picks: Vec<String> = inbox
+        .split("name=\"pick\" value=\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(picks.len(), ids.len());
+    let halves = picks.chunks(picks.len() / 2).zip([&app.address, &other.address]);
+    let posts = halves.map(|(half, base)| {
+        let mut form = vec![("csrf_token".to_owned(), token.clone())];
+        form.extend(half.iter().map(|p| ("pick".to_owned(), p.clone())));
+        form.push(("confirmed".to_owned(), "yes".to_owned()));
+        approver
+            .http
+            .post(format!("{base}/approvals/bulk"))
+            .form(&form)
+            .send()
+    });
+    for res in futures_util::future::join_all(posts).await {
+        assert_eq!(res.unwrap().status().as_u16(), 200);
+    }
+    for id in &ids {
+        wait_for_finalize(&app, id).await;
+    }
+
+    let references: Vec<String> = sqlx::query_scalar(
+        "SELECT upstream_reference FROM action_requests WHERE kind = 'payout' ORDER BY upstream_reference",
+    )
+    .fetch_all(&app.pool)
+    .await
+    .unwrap();
+    let mut paid: Vec<String> = app
+        .sandbox()
+        .await
+        .payouts(None, Some(100))
+        .await
+        .unwrap()
+        .payouts
+        .into_iter()
+        .filter(|p| p.status != "EXPIRED" && p.status != "QUOTE")
+        .map(|p| p.reference)
+        .collect();
+    paid.sort();
+    assert_eq!(paid, references, "each payout once on the rail");
+    let initialized: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM request_timeline WHERE what = 'initialized'")
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    assert_eq!(initialized, ids.len() as i64, "each initialized once");
+}
+
+/// With nothing waiting, the runner arms no timer: its workers wait for
+/// a notification and so does its scheduler, and pages served meanwhile
+/// don't wake it.
+#[tokio::test]
+async fn an_idle_runner_sends_nothing_to_the_database() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    wait_for_rest(&app, |r| r == Rest::Told).await;
+    let wakeups = app.runner.wakeups();
+    for _ in 0..20 {
+        assert_eq!(app.get("/approvals").await.status().as_u16(), 200);
+    }
+    assert_eq!(app.runner.rest(), Rest::Told);
+    assert_eq!(app.runner.wakeups(), wakeups, "nothing woke the runner");
+}
