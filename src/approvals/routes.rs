@@ -6,6 +6,7 @@ use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
 use chrono::{DateTime, Utc};
+use futures_util::stream;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
@@ -25,12 +26,14 @@ use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
 use crate::web::form::{split, Failure, Refusal};
+use crate::web::listing::{self, CsvRecord, Range};
 use crate::web::page::{done, html, ok, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/approvals", web::get().to(inbox))
         .route("/approvals/bulk", web::post().to(bulk_approve))
         .route("/approvals/waiting", web::get().to(waiting))
+        .route("/approvals/export.csv", web::get().to(export))
         .route("/approvals/{id}", web::get().to(detail))
         .route("/approvals/{id}/approve", web::post().to(approve))
         .route("/approvals/{id}/reject", web::post().to(reject))
@@ -69,7 +72,7 @@ fn require_any(state: &AppState, member: &Member) -> Result<(), PortalError> {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, serde::Serialize)]
 pub struct InboxQuery {
     /// `all` for every request; otherwise those waiting for me.
     #[serde(default)]
@@ -80,6 +83,91 @@ pub struct InboxQuery {
     status: String,
     #[serde(default)]
     requester: String,
+    #[serde(default)]
+    from: String,
+    #[serde(default)]
+    to: String,
+}
+
+impl InboxQuery {
+    /// The All tab's filter; dates that are not dates are named in `notes`.
+    fn filter(&self) -> (store::ListFilter<'_>, Vec<String>) {
+        let (filed, notes) = Range::parse(&self.from, &self.to);
+        let filter = store::ListFilter {
+            kind: Some(self.kind.as_str()).filter(|k| !k.is_empty()),
+            status: RequestStatus::parse(&self.status),
+            requester: Some(self.requester.trim()).filter(|r| !r.is_empty()),
+            filed,
+        };
+        (filter, notes)
+    }
+}
+
+/// The most requests a CSV export of the All tab holds.
+const EXPORT_ROWS: i64 = 10_000;
+
+impl CsvRecord for ActionRequest {
+    const HEADER: &'static [&'static str] = &[
+        "filed_at",
+        "id",
+        "kind",
+        "summary",
+        "amount",
+        "currency",
+        "value",
+        "value_currency",
+        "status",
+        "requester",
+        "approvals",
+        "upstream_reference",
+        "updated_at",
+        "failure_reason",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            self.kind.clone(),
+            self.summary.clone(),
+            self.amount.to_string(),
+            self.currency.clone(),
+            self.value.map(|v| v.to_string()).unwrap_or_default(),
+            self.value_currency.clone().unwrap_or_default(),
+            self.status.to_string(),
+            self.requester_email.clone(),
+            self.approvals.to_string(),
+            self.upstream_reference.clone(),
+            self.updated_at.to_rfc3339(),
+            self.failure_reason.clone().unwrap_or_default(),
+        ]
+    }
+}
+
+/// The All tab's requests as CSV, for the filter shown (at most 10,000,
+/// newest first), on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    q: Query<InboxQuery>,
+) -> Result<HttpResponse, PortalError> {
+    require_read(&state, &member)?;
+    let (filter, _) = q.filter();
+    let rows = store::list_filtered(&state.pool, member.tenant_id, &filter, EXPORT_ROWS).await?;
+    let details = serde_json::json!({ "filters": listing::query(&*q, None), "rows": rows.len() });
+    crate::audit::member_did(
+        &state.pool,
+        &member,
+        Event::ApprovalsExported,
+        "approvals",
+        details,
+    )
+    .await?;
+    listing::export(
+        "approvals",
+        stream::iter(rows.into_iter().map(Ok::<_, PortalError>)),
+    )
+    .await
 }
 
 /// A request as the inbox lists it.
@@ -102,6 +190,9 @@ struct InboxPage {
     q: InboxQuery,
     notice: Option<String>,
     errors: Vec<String>,
+    /// Filter values that were not understood.
+    notes: Vec<String>,
+    export_query: String,
 }
 
 /// How long ago, in the largest whole unit.
@@ -191,12 +282,8 @@ async fn render_inbox(
     let all_tab = q.tab == "all";
     let waiting = waiting_for_me(state, member).await?;
     let waiting_count = waiting.len();
+    let (filter, notes) = q.filter();
     let requests = if all_tab {
-        let filter = store::ListFilter {
-            kind: Some(q.kind.as_str()).filter(|k| !k.is_empty()),
-            status: RequestStatus::parse(&q.status),
-            requester: Some(q.requester.trim()).filter(|r| !r.is_empty()),
-        };
         store::list_filtered(&state.pool, member.tenant_id, &filter, 200).await?
     } else {
         waiting
@@ -221,9 +308,11 @@ async fn render_inbox(
         all_count: store::count(&state.pool, member.tenant_id).await?,
         kinds: state.gate.kinds().collect(),
         statuses: RequestStatus::ALL,
+        export_query: listing::query(&q, None),
         q,
         notice,
         errors,
+        notes,
     })
 }
 

@@ -345,8 +345,7 @@ pub async fn list(
 ) -> Result<Vec<ActionRequest>, sqlx::Error> {
     let filter = ListFilter {
         kind: kind.map(|k| k.key),
-        status: None,
-        requester: None,
+        ..Default::default()
     };
     list_filtered(pool, tenant, &filter, limit).await
 }
@@ -390,11 +389,14 @@ pub async fn filed_as(pool: &PgPool, tenant: Uuid, reference: &str) -> Result<Op
     .await
 }
 
+#[derive(Default)]
 pub struct ListFilter<'a> {
     pub kind: Option<&'a str>,
     pub status: Option<RequestStatus>,
     /// Part of the requester's email.
     pub requester: Option<&'a str>,
+    /// Filed within these UTC days.
+    pub filed: crate::web::listing::Range,
 }
 
 pub async fn list_filtered(
@@ -417,12 +419,16 @@ pub async fn list_filtered(
              AND ($2::text IS NULL OR r.kind = $2) AND ($3::request_status IS NULL OR r.status = $3)
              AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM users u WHERE u.id = r.requested_by
                   AND strpos(lower(u.email), lower($4)) > 0))
+             AND ($6::date IS NULL OR (r.created_at AT TIME ZONE 'UTC')::date >= $6)
+             AND ($7::date IS NULL OR (r.created_at AT TIME ZONE 'UTC')::date <= $7)
            ORDER BY r.created_at DESC LIMIT $5"#,
         tenant,
         f.kind,
         f.status as Option<RequestStatus>,
         f.requester,
         limit,
+        f.filed.from,
+        f.filed.to,
     )
     .fetch_all(pool)
     .await

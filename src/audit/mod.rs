@@ -60,6 +60,7 @@ events! {
     ApprovalsApproved => "approvals.approved";
     ApprovalsCancelled => "approvals.cancelled";
     ApprovalsExecuted => "approvals.executed";
+    ApprovalsExported => "approvals.exported";
     ApprovalsExecuting => "approvals.executing";
     ApprovalsExpired => "approvals.expired";
     ApprovalsFailed => "approvals.failed";

@@ -130,9 +130,8 @@ async fn failed_requests(state: &AppState, member: &Member) -> Result<Vec<Action
         return Ok(Vec::new());
     }
     let filter = requests::ListFilter {
-        kind: None,
         status: Some(RequestStatus::Failed),
-        requester: None,
+        ..Default::default()
     };
     let since = Utc::now() - Duration::hours(24);
     let list = requests::list_filtered(&state.pool, member.tenant_id, &filter, 20).await?;

@@ -236,6 +236,27 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
     );
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("COMPLETED"), "{page}");
+    // The All tab filters by the day filed and exports what it shows.
+    let today = chrono::Utc::now().date_naive();
+    let all = approver
+        .get_html(&format!("/approvals?tab=all&from={today}&to={today}"))
+        .await;
+    assert!(all.contains(&format!("/approvals/{id}")), "{all}");
+    let before = approver
+        .get_html(&format!("/approvals?tab=all&to={}", today.pred_opt().unwrap()))
+        .await;
+    assert!(before.contains("No requests match."), "{before}");
+    let csv = approver
+        .get(&format!("/approvals/export.csv?from={today}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(csv.starts_with("\"filed_at\",\"id\""), "{csv}");
+    assert!(
+        csv.contains(&format!("\"{id}\"")) && csv.contains("\"executed\""),
+        "{csv}"
+    );
     // The request and its ledger movement link to each other.
     assert!(page.contains(&format!("/search?q={reference}")), "{page}");
     let movement = app.get_html(&format!("/transactions/{reference}")).await;
