@@ -192,6 +192,10 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
 
     let inbox = approver.get_html("/approvals").await;
     assert!(inbox.contains("Waiting for you (1)"));
+    assert!(
+        inbox.contains(r#"hx-get="/approvals/waiting?as=line" hx-trigger="every 10s""#),
+        "the inbox's count stays live"
+    );
     // The menu's badge and the dashboard poll the count waiting for me.
     let badge = approver.get_html("/approvals/waiting").await;
     assert!(
