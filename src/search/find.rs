@@ -32,8 +32,9 @@ impl Found {
     fn take(&mut self, area: &str, result: Result<Vec<Hit>, ApiError>) {
         match result {
             Ok(hits) => self.hits.extend(hits),
-            // An id or reference the service does not know is no match.
-            Err(e) if e.status() == Some(404) => {}
+            // An id or reference the service does not know, or refuses as
+            // one (a name typed where an id goes), is no match.
+            Err(e) if matches!(e.status(), Some(400 | 404 | 422)) => {}
             Err(e) => self
                 .failed
                 .push(format!("{area}: {}", crate::web::error::describe_upstream(&e).0)),

@@ -27,6 +27,10 @@ async fn one_box_finds_transactions_requests_and_members_the_member_may_see() {
     );
     let found = app.get_html("/search?q=pay+100").await;
     assert!(found.contains(&format!("/approvals/{request}")), "{found}");
+    assert!(
+        !found.contains("<p class=\"error\""),
+        "words are no failure of the id lookups: {found}"
+    );
     let found = app.get_html(&format!("/search?q={request}")).await;
     assert!(found.contains(&format!("/approvals/{request}")), "by id: {found}");
     let found = app.get_html("/search?q=op-search").await;

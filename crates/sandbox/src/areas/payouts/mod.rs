@@ -6,6 +6,7 @@ pub mod model;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
+use chrono::{DateTime, Utc};
 use paydesk_api::models::payouts::{
     AccountLookup, AccountName, Bank, BankList, Corridor, Country, CountryList, FetchedPayout, FetchedQuote,
     FieldSpec, InitializeAnswer, InitializeRequest, OffRampPage, PageMeta, Payout, PayoutData, PayoutLimit,
@@ -335,9 +336,9 @@ pub async fn finalize(
     })
 }
 
-/// `GET /api/payouts/{id}` (the payout id; its quote id works too).
-pub async fn get(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Result<JsonAnswer, ApiError> {
-    let id = parse_id(&id)?;
+/// The caller's payout by its id (or its quote id), and the clock's now.
+fn payout_by_id(shared: &Shared, caller: &Caller, id: &str) -> Result<(Payout, DateTime<Utc>), ApiError> {
+    let id = parse_id(id)?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -346,6 +347,12 @@ pub async fn get(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Resu
         .find(id)
         .cloned()
         .ok_or_else(|| ApiError::NotFound(format!("no payout {id}")))?;
+    Ok((payout, now))
+}
+
+/// `GET /api/payouts/{id}` (the payout id; its quote id works too).
+pub async fn get(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Result<JsonAnswer, ApiError> {
+    let (payout, now) = payout_by_id(&shared, &caller, &id)?;
     Ok(envelope(
         StatusCode::OK,
         "Payout retrieved",
@@ -358,15 +365,7 @@ pub async fn get(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Resu
 /// `GET /api/payouts/fetch/{id}` (the official client's path): as `GET
 /// /api/payouts/{id}`, the record also in `off_ramps`.
 pub async fn fetch(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Result<JsonAnswer, ApiError> {
-    let id = parse_id(&id)?;
-    let now = shared.clock.now();
-    let mut store = shared.store();
-    let (company, _) = store.company(caller.company_id, now)?;
-    let payout = company
-        .payouts
-        .find(id)
-        .cloned()
-        .ok_or_else(|| ApiError::NotFound(format!("no payout {id}")))?;
+    let (payout, now) = payout_by_id(&shared, &caller, &id)?;
     Ok(envelope(
         StatusCode::OK,
         "Payout retrieved",
