@@ -1,9 +1,11 @@
 //! Roles' and memberships' SQL.
 
+use chrono::{DateTime, Utc};
 use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::permissions;
+use crate::web::listing::Range;
 
 /// Creates the built-in roles of a new tenant; returns the Owner role's id.
 pub async fn seed_builtin_roles(
@@ -250,16 +252,34 @@ pub struct MemberRow {
     pub disabled: bool,
     /// Locked out after repeated failed sign-ins.
     pub locked: bool,
+    pub two_factor: bool,
+    /// When they became a member of this tenant.
+    pub joined_at: DateTime<Utc>,
 }
 
 pub async fn members(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<MemberRow>, sqlx::Error> {
+    members_joined(pool, tenant_id, Range::default()).await
+}
+
+/// The members who joined within the days of `joined`, by email.
+pub async fn members_joined(
+    pool: &PgPool,
+    tenant_id: Uuid,
+    joined: Range,
+) -> Result<Vec<MemberRow>, sqlx::Error> {
+    let (from, until) = joined.bounds();
     sqlx::query_as!(
         MemberRow,
         r#"SELECT u.id AS user_id, u.email, u.display_name, r.id AS role_id, r.name AS role_name,
-                  u.disabled_at IS NOT NULL AS "disabled!", coalesce(u.locked_until > now(), false) AS "locked!"
+                  u.disabled_at IS NOT NULL AS "disabled!", coalesce(u.locked_until > now(), false) AS "locked!",
+                  u.totp_enabled_at IS NOT NULL AS "two_factor!", m.created_at AS joined_at
            FROM memberships m JOIN users u ON u.id = m.user_id JOIN roles r ON r.id = m.role_id
-           WHERE m.tenant_id = $1 ORDER BY u.email"#,
+           WHERE m.tenant_id = $1 AND ($2::timestamptz IS NULL OR m.created_at >= $2)
+             AND ($3::timestamptz IS NULL OR m.created_at < $3)
+           ORDER BY u.email"#,
         tenant_id,
+        from,
+        until,
     )
     .fetch_all(pool)
     .await

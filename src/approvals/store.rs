@@ -337,19 +337,6 @@ pub async fn lock(
     }
 }
 
-pub async fn list(
-    pool: &PgPool,
-    tenant: Uuid,
-    kind: Option<Kind>,
-    limit: i64,
-) -> Result<Vec<ActionRequest>, sqlx::Error> {
-    let filter = ListFilter {
-        kind: kind.map(|k| k.key),
-        ..Default::default()
-    };
-    list_filtered(pool, tenant, &filter, limit).await
-}
-
 /// Requests of these kinds still waiting for approval, oldest first: what
 /// an entity's page shows as pending changes.
 pub async fn pending_of(
@@ -377,7 +364,6 @@ pub async fn pending_of(
     .await
 }
 
-/// What the inbox's "All" tab narrows to.
 /// The request whose action went to the service under `reference`.
 pub async fn filed_as(pool: &PgPool, tenant: Uuid, reference: &str) -> Result<Option<Uuid>, sqlx::Error> {
     sqlx::query_scalar!(
@@ -389,6 +375,7 @@ pub async fn filed_as(pool: &PgPool, tenant: Uuid, reference: &str) -> Result<Op
     .await
 }
 
+/// What the inbox's "All" tab (and the payouts list) narrows to.
 #[derive(Default)]
 pub struct ListFilter<'a> {
     pub kind: Option<&'a str>,

@@ -96,6 +96,7 @@ events! {
     CustomersReactivated => "customers.reactivated";
     CustomersUpdated => "customers.updated";
     LightningInvoiceCreated => "lightning.invoice_created";
+    ListsExported => "lists.exported";
     MembersAdded => "members.added";
     MembersInvitationRevoked => "members.invitation_revoked";
     MembersInvited => "members.invited";
@@ -216,6 +217,18 @@ pub async fn member_did(
         .with_details(details)],
     )
     .await
+}
+
+/// Records that a member downloaded the CSV export of the list `list`
+/// under `filters` (the list's query string, as the page showed it).
+pub async fn exported(
+    pool: &sqlx::PgPool,
+    member: &crate::access::Member,
+    list: &str,
+    filters: &impl serde::Serialize,
+) -> Result<(), sqlx::Error> {
+    let details = serde_json::json!({ "filters": crate::web::listing::query(filters, None) });
+    member_did(pool, member, Event::ListsExported, list, details).await
 }
 
 /// Below this many records to check, a run of "verify chain" ends within

@@ -97,6 +97,11 @@ impl Filters {
         })
     }
 
+    /// A sentence for each date box that is not a date (and is left out).
+    fn notes(&self) -> Vec<String> {
+        crate::web::listing::Range::parse(&self.from, &self.to).1
+    }
+
     fn query_string(&self, before: Option<i64>) -> String {
         let before = before.map(|b| b.to_string()).unwrap_or_default();
         serde_urlencoded::to_string([

@@ -3,10 +3,13 @@
 //! batch's page whose items update by themselves while any is on the way.
 
 use actix_web::http::header;
-use actix_web::web::{self, Data, Form, Path};
-use actix_web::HttpResponse;
+use actix_web::web::{self, Data, Form, Path, Query};
+use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
+use futures_util::Stream;
 use paydesk_api::models::bulk::{Batch, BulkItem};
+use paydesk_api::{ApiError, Client};
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::action::{batch_of, BulkTransferAction, RetryAction};
@@ -17,15 +20,18 @@ use crate::approvals::action::Action;
 use crate::approvals::executor::Gated;
 use crate::approvals::routes::{confirm_page, Submission};
 use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
-use crate::web::page::{done, html, ok, redirect, unprocessable, Section, Shell};
+use crate::web::listing::{self, CsvRecord, Dates, Listing};
+use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Section, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/bulk-transfers", web::get().to(index))
         .route("/bulk-transfers", web::post().to(file))
         .route("/bulk-transfers/template.csv", web::get().to(template))
+        .route("/bulk-transfers/export.csv", web::get().to(export))
         .route("/bulk-transfers/{id}", web::get().to(detail))
         .route("/bulk-transfers/{id}/live", web::get().to(live))
         .route("/bulk-transfers/{id}/retry", web::post().to(retry));
@@ -38,29 +44,88 @@ struct IndexPage {
     draft: Draft,
     errors: FieldErrors,
     can_request: bool,
-    batches: Section<Vec<Batch>>,
+    filters: Filters,
+    batches: Section<BatchRows>,
+    capped: bool,
+    export_query: String,
     waiting: Vec<ActionRequest>,
 }
 
-impl IndexPage {
+/// The batch list's filters, as they appear in the query string.
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct Filters {
+    #[serde(default)]
+    status: String,
+    #[serde(flatten)]
+    dates: Dates,
+    #[serde(default)]
+    cursor: String,
+}
+
+impl Filters {
+    fn status(&self) -> Option<String> {
+        Some(self.status.clone()).filter(|s| !s.is_empty())
+    }
+}
+
+/// The batches' rows and the "load more" link.
+#[derive(Template)]
+#[template(path = "bulk/batch_rows.html")]
+struct BatchRows {
+    batches: Vec<Batch>,
+    next: Option<String>,
+}
+
+impl BatchRows {
     fn total(&self, b: &Batch) -> String {
         sheet::shown(b.totals.total, &b.currency)
+    }
+}
+
+/// Every batch of the status filter, newest first, a page at a time.
+fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Batch, ApiError>> + 'static {
+    let (client, status) = (client.clone(), filters.status());
+    listing::all_pages(move |cursor| {
+        let (client, status) = (client.clone(), status.clone());
+        async move {
+            let p = client
+                .bulk_transfers(status.as_deref(), cursor, Some(100))
+                .await?;
+            Ok((p.batches, p.has_more.then_some(p.next_cursor)))
+        }
+    })
+}
+
+/// The batches the filters ask for (see `listing::page_or_range`).
+async fn batches(client: &Client, filters: &Filters) -> Result<Listing<Batch>, ApiError> {
+    let page = async {
+        let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
+        let p = client
+            .bulk_transfers(filters.status().as_deref(), cursor, Some(25))
+            .await?;
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Ok(Listing::new(p.batches, p.total, next, filters))
+    };
+    let all = every(client, filters);
+    listing::page_or_range(filters.dates.range(), page, all, |b| b.created_at, filters).await
+}
+
+fn rows(l: Listing<Batch>) -> BatchRows {
+    BatchRows {
+        batches: l.rows,
+        next: l.next,
     }
 }
 
 async fn render_index(
     state: &AppState,
     member: &Member,
-    draft: Draft,
-    errors: FieldErrors,
+    (draft, errors): (Draft, FieldErrors),
+    filters: Filters,
 ) -> Result<String, PortalError> {
     let client = state.client_for(member, Permission::BulkRead).await?;
-    let batches = Section::from_result(
-        client
-            .bulk_transfers(None, None, Some(25))
-            .await
-            .map(|p| p.batches),
-    );
+    let loaded = batches(&client, &filters).await;
+    let capped = loaded.as_ref().is_ok_and(|l| l.capped);
     let kinds = [BulkTransferAction::KIND, RetryAction::KIND];
     let waiting = approvals::pending_of(&state.pool, member.tenant_id, &kinds).await?;
     Ok(IndexPage {
@@ -68,20 +133,80 @@ async fn render_index(
         can_request: member.can(Permission::BulkRequest),
         draft,
         errors,
-        batches,
+        batches: Section::from_result(loaded.map(rows)),
+        capped,
+        export_query: listing::query(&filters, None),
+        filters,
         waiting,
     }
     .render()?)
 }
 
-async fn index(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    Ok(ok(render_index(
-        &state,
-        &member,
-        Draft::fresh(),
-        FieldErrors::default(),
-    )
-    .await?))
+/// The form and the batches; an htmx "load more" gets the next rows only.
+async fn index(
+    state: Data<AppState>,
+    member: Member,
+    req: HttpRequest,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let filters = filters.into_inner();
+    if is_htmx(&req) && !filters.cursor.is_empty() {
+        let client = state.client_for(&member, Permission::BulkRead).await?;
+        return html(&rows(batches(&client, &filters).await?));
+    }
+    let form = (Draft::fresh(), FieldErrors::default());
+    Ok(ok(render_index(&state, &member, form, filters).await?))
+}
+
+impl CsvRecord for Batch {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "status",
+        "currency",
+        "payments",
+        "invalid_rows",
+        "amount",
+        "fees",
+        "total",
+        "reference",
+        "description",
+        "confirmed_at",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            self.status.clone(),
+            self.currency.clone(),
+            self.totals.valid_items.to_string(),
+            self.totals.invalid_items.to_string(),
+            self.totals.amount.to_string(),
+            self.totals.fees.to_string(),
+            self.totals.total.to_string(),
+            self.reference.clone(),
+            self.description.clone(),
+            self.confirmed_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+        ]
+    }
+}
+
+/// Streams every batch the filters match as CSV (one line a batch), on
+/// record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::BulkRead).await?;
+    let rows = filters
+        .dates
+        .range()
+        .within(every(&client, &filters), |b| b.created_at);
+    let response = listing::export("bulk-transfers", rows).await?;
+    audit::exported(&state.pool, &member, "bulk_transfers", &*filters).await?;
+    Ok(response)
 }
 
 /// The file's header and an example row.
@@ -125,7 +250,7 @@ async fn file(
             ),
         }),
         Err(refusal) => Ok(unprocessable(
-            render_index(&state, &member, draft, refusal.into()).await?,
+            render_index(&state, &member, (draft, refusal.into()), Filters::default()).await?,
         )),
     }
 }

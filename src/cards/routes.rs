@@ -2,9 +2,10 @@ use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::{DateTime, Utc};
+use futures_util::Stream;
 use paydesk_api::models::cards::{Card, CardQuery, CardTransaction};
 use paydesk_api::models::customers::{Customer, CustomerQuery};
-use paydesk_api::Client;
+use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
@@ -19,7 +20,7 @@ use crate::audit::{self, Event};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::Refusal;
-use crate::web::listing::{self, CsvRecord, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -65,6 +66,8 @@ pub struct Filters {
     status: String,
     #[serde(default)]
     search: String,
+    #[serde(flatten)]
+    dates: Dates,
     #[serde(default)]
     cursor: String,
 }
@@ -96,9 +99,30 @@ struct ListPage {
     filters: Filters,
     rows: Rows,
     total: u64,
+    capped: bool,
     error: Problem,
     can_issue: bool,
     export_query: String,
+}
+
+/// Every card the filters match (dates aside), newest first, a page at a time.
+fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Card, ApiError>> + 'static {
+    let (client, query) = (client.clone(), filters.query());
+    listing::all_pages(move |cursor| {
+        let (client, query) = (
+            client.clone(),
+            CardQuery {
+                cursor,
+                limit: Some(100),
+                ..query.clone()
+            },
+        );
+        async move {
+            let page = client.cards(&query).await?;
+            let next = page.page_info.has_next_page.then_some(page.page_info.next_cursor);
+            Ok((page.cards, next))
+        }
+    })
 }
 
 async fn list(
@@ -109,13 +133,16 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CardsRead).await?;
     let filters = filters.into_inner();
-    let loaded = client.cards(&filters.query()).await.map(|p| {
+    let page = async {
+        let p = client.cards(&filters.query()).await?;
         let next = p
             .page_info
             .has_next_page
             .then_some(p.page_info.next_cursor.as_str());
-        Listing::new(p.cards, p.page_info.total, next, &filters)
-    });
+        Ok(Listing::new(p.cards, p.page_info.total, next, &filters))
+    };
+    let all = every(&client, &filters);
+    let loaded = listing::page_or_range(filters.dates.range(), page, all, |c| c.created_at, &filters).await;
     let rows = |l: Listing<Card>| Rows {
         cards: l.rows,
         next: l.next,
@@ -131,6 +158,7 @@ async fn list(
                 can_issue: member.can(Permission::CardsManage),
                 export_query: listing::query(&filters, None),
                 total: l.total,
+                capped: l.capped,
                 rows: rows(l),
                 filters,
                 error,
@@ -177,22 +205,10 @@ async fn export(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CardsRead).await?;
-    let query = filters.query();
-    let rows = listing::all_pages(move |cursor| {
-        let (client, query) = (
-            client.clone(),
-            CardQuery {
-                cursor,
-                limit: Some(100),
-                ..query.clone()
-            },
-        );
-        async move {
-            let page = client.cards(&query).await?;
-            let next = page.page_info.has_next_page.then_some(page.page_info.next_cursor);
-            Ok((page.cards, next))
-        }
-    });
+    let rows = filters
+        .dates
+        .range()
+        .within(every(&client, &filters), |c| c.created_at);
     let response = listing::export("cards", rows).await?;
     let details = json!({ "filters": listing::query(&*filters, None) });
     audit::member_did(

@@ -1,6 +1,7 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
+use futures_util::Stream;
 use paydesk_api::models::cards::Card;
 use paydesk_api::models::customers::{
     CardKyc, Customer, CustomerQuery, CustomerUpdate, KycDetails, KycStatus, NewCustomer,
@@ -20,7 +21,7 @@ use crate::startup::AppState;
 use crate::web::confirm::Confirm;
 use crate::web::error::{user_fixable, PortalError};
 use crate::web::form::split;
-use crate::web::listing::{self, CsvRecord, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{done, html, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -43,6 +44,8 @@ pub struct Filters {
     customer_type: String,
     #[serde(default)]
     active: String,
+    #[serde(flatten)]
+    dates: Dates,
     #[serde(default)]
     cursor: String,
 }
@@ -79,10 +82,31 @@ struct ListPage {
     filters: Filters,
     rows: Rows,
     total: u64,
+    capped: bool,
     error: Problem,
     can_manage: bool,
     can_export: bool,
     export_query: String,
+}
+
+/// Every customer the filters match (dates aside), newest first, a page at
+/// a time.
+fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Customer, ApiError>> + 'static {
+    let (client, query) = (client.clone(), filters.query());
+    listing::all_pages(move |cursor| {
+        let (client, query) = (
+            client.clone(),
+            CustomerQuery {
+                cursor,
+                limit: Some(100),
+                ..query.clone()
+            },
+        );
+        async move {
+            let page = client.customers(&query).await?;
+            Ok((page.customers, page.has_more.then_some(page.next_cursor)))
+        }
+    })
 }
 
 async fn list(
@@ -93,10 +117,13 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CustomersRead).await?;
     let filters = filters.into_inner();
-    let loaded = client.customers(&filters.query()).await.map(|p| {
+    let page = async {
+        let p = client.customers(&filters.query()).await?;
         let next = p.has_more.then_some(p.next_cursor.as_str());
-        Listing::new(p.customers, p.total, next, &filters)
-    });
+        Ok(Listing::new(p.customers, p.total, next, &filters))
+    };
+    let all = every(&client, &filters);
+    let loaded = listing::page_or_range(filters.dates.range(), page, all, |c| c.created_at, &filters).await;
     let rows = |l: Listing<Customer>| Rows {
         customers: l.rows,
         next: l.next,
@@ -113,6 +140,7 @@ async fn list(
                 can_export: member.can(Permission::CustomersRead),
                 export_query: listing::query(&filters, None),
                 total: l.total,
+                capped: l.capped,
                 rows: rows(l),
                 filters,
                 error,
@@ -159,21 +187,10 @@ async fn export(
     filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CustomersRead).await?;
-    let query = filters.query();
-    let rows = listing::all_pages(move |cursor| {
-        let (client, query) = (
-            client.clone(),
-            CustomerQuery {
-                cursor,
-                limit: Some(100),
-                ..query.clone()
-            },
-        );
-        async move {
-            let page = client.customers(&query).await?;
-            Ok((page.customers, page.has_more.then_some(page.next_cursor)))
-        }
-    });
+    let rows = filters
+        .dates
+        .range()
+        .within(every(&client, &filters), |c| c.created_at);
     let response = listing::export("customers", rows).await?;
     let details = json!({ "filters": listing::query(&*filters, None) });
     audit::member_did(

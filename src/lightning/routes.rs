@@ -5,6 +5,7 @@ use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::Utc;
+use futures_util::Stream;
 use paydesk_api::models::lightning::Invoice;
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
@@ -16,14 +17,16 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
-use crate::web::listing::{self, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{done, html, refused_or_ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/lightning", web::get().to(page))
+        .route("/lightning/export.csv", web::get().to(export))
         .route("/lightning/invoices/new", web::get().to(new_invoice))
         .route("/lightning/invoices", web::post().to(create_invoice))
         .route("/lightning/invoices/{id}", web::get().to(invoice_page))
@@ -43,6 +46,8 @@ pub struct Filters {
     /// `incoming` (invoices) or `outgoing` (payments).
     #[serde(default)]
     direction: String,
+    #[serde(flatten)]
+    dates: Dates,
     /// The page number of the service's list (1 when empty).
     #[serde(default)]
     cursor: String,
@@ -61,26 +66,103 @@ struct Page {
     shell: Shell,
     filters: Filters,
     rows: Rows,
+    capped: bool,
     error: Problem,
     can_request: bool,
+    export_query: String,
 }
 
-/// A page of invoices and payments with the filters.
-async fn listed(client: &Client, filters: &Filters) -> Result<Listing<Invoice>, ApiError> {
-    let page = filters.cursor.parse::<u32>().unwrap_or(1).max(1);
-    let given = |s: &str| Some(s.to_owned()).filter(|s| !s.is_empty());
-    let (status, direction) = (given(&filters.status), given(&filters.direction));
+/// The service's page `page` (from 1) of `size` invoices and payments with
+/// the status and direction filters, and the number of the next page.
+async fn numbered(
+    client: &Client,
+    (status, direction): &(Option<String>, Option<String>),
+    page: u32,
+    size: u32,
+) -> Result<(Vec<Invoice>, u64, Option<String>), ApiError> {
     let found = client
-        .invoices(
-            Some(page),
-            Some(PAGE_SIZE),
-            status.as_deref(),
-            direction.as_deref(),
-        )
+        .invoices(Some(page), Some(size), status.as_deref(), direction.as_deref())
         .await?;
     let total = found.total_count.parse::<u64>().unwrap_or(0);
-    let next = (u64::from(page) * u64::from(PAGE_SIZE) < total).then(|| (page + 1).to_string());
-    Ok(Listing::new(found.invoices, total, next.as_deref(), filters))
+    let next = (u64::from(page) * u64::from(size) < total).then(|| (page + 1).to_string());
+    Ok((found.invoices, total, next))
+}
+
+impl Filters {
+    fn service_filters(&self) -> (Option<String>, Option<String>) {
+        let given = |s: &str| Some(s.to_owned()).filter(|s| !s.is_empty());
+        (given(&self.status), given(&self.direction))
+    }
+}
+
+/// Every invoice and payment of the filters (dates aside), newest first.
+fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Invoice, ApiError>> + 'static {
+    let (client, wanted) = (client.clone(), filters.service_filters());
+    listing::all_pages(move |cursor| {
+        let (client, wanted) = (client.clone(), wanted.clone());
+        let page = cursor.and_then(|c| c.parse().ok()).unwrap_or(1);
+        async move {
+            let (rows, _, next) = numbered(&client, &wanted, page, 100).await?;
+            Ok((rows, next))
+        }
+    })
+}
+
+/// The page the filters ask for (see `listing::page_or_range`).
+async fn listed(client: &Client, filters: &Filters) -> Result<Listing<Invoice>, ApiError> {
+    let page = async {
+        let number = filters.cursor.parse::<u32>().unwrap_or(1).max(1);
+        let (rows, total, next) = numbered(client, &filters.service_filters(), number, PAGE_SIZE).await?;
+        Ok(Listing::new(rows, total, next.as_deref(), filters))
+    };
+    let all = every(client, filters);
+    listing::page_or_range(filters.dates.range(), page, all, |i| i.created_at, filters).await
+}
+
+impl CsvRecord for Invoice {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "direction",
+        "status",
+        "amount_sat",
+        "fee_sat",
+        "description",
+        "payment_hash",
+        "reference",
+        "customer_id",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            self.direction.clone(),
+            self.status.clone(),
+            self.amount_sat.to_string(),
+            self.fee_sat.to_string(),
+            self.description.clone(),
+            self.payment_hash.clone(),
+            self.reference.clone(),
+            self.customer_id.map(|c| c.to_string()).unwrap_or_default(),
+        ]
+    }
+}
+
+/// Streams every invoice and payment the filters match as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::LightningRead).await?;
+    let rows = filters
+        .dates
+        .range()
+        .within(every(&client, &filters), |i| i.created_at);
+    let response = listing::export("lightning", rows).await?;
+    audit::exported(&state.pool, &member, "lightning", &*filters).await?;
+    Ok(response)
 }
 
 async fn page(
@@ -106,7 +188,9 @@ async fn page(
             Page {
                 shell: Shell::new(&member, "/lightning"),
                 can_request: member.can(Permission::LightningRequest),
+                export_query: listing::query(&filters, None),
                 filters,
+                capped: l.capped,
                 rows: rows(l),
                 error,
             }

@@ -3,7 +3,7 @@ use actix_web::HttpResponse;
 use askama::Template;
 use paydesk_api::models::beneficiaries::Destination;
 use paydesk_api::models::payouts::{Corridor, Country};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::action::PayoutAction;
@@ -11,10 +11,12 @@ use super::filing::{self, account_holder, Draft, Filed};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::action::Action;
+use crate::approvals::model::RequestStatus;
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
+use crate::web::listing::{self, Dates};
 use crate::web::page::{html, ok, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -39,20 +41,60 @@ fn require_payouts(member: &Member) -> Result<(), PortalError> {
     }
 }
 
+/// The most payouts the page shows; the export has up to 10,000.
+const SHOWN: i64 = 100;
+
+/// The list's filters, as they appear in the query string. The export is
+/// the approvals export narrowed to payouts, with the same names.
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct Filters {
+    #[serde(default)]
+    status: String,
+    #[serde(flatten)]
+    dates: Dates,
+}
+
 #[derive(Template)]
 #[template(path = "payouts/list.html")]
 struct ListPage {
     shell: Shell,
+    filters: Filters,
+    statuses: &'static [RequestStatus],
     requests: Vec<ActionRequest>,
     can_request: bool,
+    export_query: String,
 }
 
-async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+impl ListPage {
+    fn capped(&self) -> bool {
+        self.requests.len() as i64 >= SHOWN
+    }
+}
+
+async fn list(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
     require_payouts(&member)?;
+    let filters = filters.into_inner();
+    let filter = approvals::ListFilter {
+        kind: Some(PayoutAction::KIND.key),
+        status: RequestStatus::parse(&filters.status),
+        filed: filters.dates.range(),
+        ..Default::default()
+    };
     html(&ListPage {
         shell: Shell::new(&member, "/payouts"),
-        requests: approvals::list(&state.pool, member.tenant_id, Some(PayoutAction::KIND), 100).await?,
+        requests: approvals::list_filtered(&state.pool, member.tenant_id, &filter, SHOWN).await?,
         can_request: member.can(Permission::PayoutsRequest),
+        export_query: format!(
+            "kind={}&{}",
+            PayoutAction::KIND.key,
+            listing::query(&filters, None)
+        ),
+        statuses: RequestStatus::ALL,
+        filters,
     })
 }
 

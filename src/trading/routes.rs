@@ -5,6 +5,7 @@ use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::Utc;
+use futures_util::{Stream, TryStreamExt};
 use paydesk_api::models::trading::{Order, Quote};
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
@@ -15,14 +16,16 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{split, FieldErrors, Refusal};
-use crate::web::listing::{self, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{done, html, is_htmx, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/trading", web::get().to(page))
+        .route("/trading/export.csv", web::get().to(export))
         .route("/trading/quotes", web::post().to(new_quote))
         .route("/trading/quotes/{id}", web::get().to(quote_panel))
         .route("/trading/orders", web::post().to(place_order))
@@ -77,26 +80,27 @@ pub struct OrderFilters {
     pair: String,
     #[serde(default)]
     side: String,
-    /// `YYYY-MM-DD`: orders placed on or after this day (UTC).
-    #[serde(default)]
-    from: String,
+    #[serde(flatten)]
+    dates: Dates,
     #[serde(default)]
     cursor: String,
 }
 
 impl OrderFilters {
-    /// Whether the filters the service doesn't apply keep `o`.
-    fn keeps(&self, o: &Order) -> bool {
-        let pair = format!("{}/{}", o.base_currency, o.quote_currency);
-        let from = chrono::NaiveDate::parse_from_str(&self.from, "%Y-%m-%d").ok();
-        (self.pair.is_empty() || self.pair == pair)
-            && (self.side.is_empty() || o.side.eq_ignore_ascii_case(&self.side))
-            && from.is_none_or(|day| o.created_at.date_naive() >= day)
+    /// Whether the pair and side, which the service doesn't filter by,
+    /// keep `o`.
+    fn keeps(pair: &str, side: &str, o: &Order) -> bool {
+        (pair.is_empty() || pair == format!("{}/{}", o.base_currency, o.quote_currency))
+            && (side.is_empty() || o.side.eq_ignore_ascii_case(side))
+    }
+
+    fn status(&self) -> Option<String> {
+        Some(self.status.clone()).filter(|s| !s.is_empty())
     }
 
     /// Filters read from the page need bigger pages to fill one.
     fn page_size(&self) -> u32 {
-        match self.pair.is_empty() && self.side.is_empty() && self.from.is_empty() {
+        match self.pair.is_empty() && self.side.is_empty() {
             true => 25,
             false => 100,
         }
@@ -118,7 +122,9 @@ struct Page {
     quoting: Option<Quoting>,
     filters: OrderFilters,
     rows: Rows,
+    capped: bool,
     error: Problem,
+    export_query: String,
 }
 
 fn rows(l: Listing<Order>) -> Rows {
@@ -151,14 +157,88 @@ async fn blank_quoting(state: &AppState, member: &Member) -> Result<Quoting, Por
     quoting(state, member, QuoteForm::default(), FieldErrors::default(), None).await
 }
 
-/// A page of orders with the filters.
+/// Every order the filters match (dates aside), newest first, a page at a
+/// time.
+fn every(client: &Client, filters: &OrderFilters) -> impl Stream<Item = Result<Order, ApiError>> + 'static {
+    let (client, status) = (client.clone(), filters.status());
+    let (pair, side) = (filters.pair.clone(), filters.side.clone());
+    listing::all_pages(move |cursor| {
+        let (client, status) = (client.clone(), status.clone());
+        async move {
+            let p = client.orders(status.as_deref(), cursor, Some(100)).await?;
+            Ok((p.orders, p.has_more.then_some(p.next_cursor)))
+        }
+    })
+    .try_filter(move |o| std::future::ready(OrderFilters::keeps(&pair, &side, o)))
+}
+
+/// The orders the filters ask for (see `listing::page_or_range`).
 async fn orders(client: &Client, filters: &OrderFilters) -> Result<Listing<Order>, ApiError> {
-    let status = Some(filters.status.as_str()).filter(|s| !s.is_empty());
-    let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
-    let page = client.orders(status, cursor, Some(filters.page_size())).await?;
-    let next = page.has_more.then_some(page.next_cursor.as_str());
-    let kept = page.orders.into_iter().filter(|o| filters.keeps(o)).collect();
-    Ok(Listing::new(kept, page.total, next, filters))
+    let page = async {
+        let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
+        let page = client
+            .orders(filters.status().as_deref(), cursor, Some(filters.page_size()))
+            .await?;
+        let next = page.has_more.then_some(page.next_cursor.as_str());
+        let kept = page
+            .orders
+            .into_iter()
+            .filter(|o| OrderFilters::keeps(&filters.pair, &filters.side, o))
+            .collect();
+        Ok(Listing::new(kept, page.total, next, filters))
+    };
+    let all = every(client, filters);
+    listing::page_or_range(filters.dates.range(), page, all, |o| o.created_at, filters).await
+}
+
+impl CsvRecord for Order {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "pair",
+        "side",
+        "type",
+        "quantity",
+        "price",
+        "filled_quantity",
+        "status",
+        "exchange",
+        "reference",
+        "updated_at",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            format!("{}/{}", self.base_currency, self.quote_currency),
+            self.side.clone(),
+            self.order_type.clone(),
+            self.quantity.to_string(),
+            self.price.to_string(),
+            self.filled_quantity.to_string(),
+            self.status.clone(),
+            self.exchange.clone().unwrap_or_default(),
+            self.reference.clone(),
+            self.updated_at.to_rfc3339(),
+        ]
+    }
+}
+
+/// Streams every order the filters match as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<OrderFilters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRead).await?;
+    let rows = filters
+        .dates
+        .range()
+        .within(every(&client, &filters), |o| o.created_at);
+    let response = listing::export("orders", rows).await?;
+    audit::exported(&state.pool, &member, "orders", &*filters).await?;
+    Ok(response)
 }
 
 /// The trading page, the quoting part as given, the first orders below.
@@ -172,12 +252,14 @@ async fn whole_page(state: &AppState, member: &Member, quoting: Quoting) -> Resu
             Some(describe_upstream(&e)),
         ),
     };
-    let (shell, rows, quoting) = (Shell::new(member, "/trading"), rows(listing), Some(quoting));
+    let (shell, capped) = (Shell::new(member, "/trading"), listing.capped);
     Ok(Page {
         shell,
-        quoting,
+        quoting: Some(quoting),
+        export_query: listing::query(&filters, None),
         filters,
-        rows,
+        rows: rows(listing),
+        capped,
         error,
     }
     .render()?)
@@ -204,12 +286,14 @@ async fn page(
         loaded,
         |l| rows(l).render(),
         |l, error| {
-            let (shell, rows) = (Shell::new(&member, "/trading"), rows(l));
+            let (shell, capped) = (Shell::new(&member, "/trading"), l.capped);
             Page {
                 shell,
                 quoting,
+                export_query: listing::query(&filters, None),
                 filters,
-                rows,
+                rows: rows(l),
+                capped,
                 error,
             }
             .render()

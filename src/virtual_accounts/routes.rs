@@ -5,23 +5,27 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
+use futures_util::Stream;
 use paydesk_api::models::transactions::Transaction;
 use paydesk_api::models::virtual_accounts::VirtualAccount;
 use paydesk_api::units::Currency;
+use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::accounts::{self, IssueForm, TransferForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
-use crate::web::listing::{self, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{done, html, ok, unprocessable, Section, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/virtual-accounts", web::get().to(list))
+        .route("/virtual-accounts/export.csv", web::get().to(export))
         .route("/virtual-accounts/{id}", web::get().to(page))
         .route("/virtual-accounts/{id}/deposits", web::get().to(deposits))
         .route(
@@ -35,8 +39,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 pub struct Filters {
     #[serde(default)]
     customer_id: String,
+    #[serde(flatten)]
+    dates: Dates,
     #[serde(default)]
     cursor: String,
+}
+
+impl Filters {
+    fn customer(&self) -> Option<String> {
+        Some(self.customer_id.trim().to_owned()).filter(|c| !c.is_empty())
+    }
 }
 
 #[derive(Template)]
@@ -60,7 +72,88 @@ struct ListPage {
     filters: Filters,
     rows: Rows,
     total: u64,
+    capped: bool,
     error: Problem,
+    export_query: String,
+}
+
+/// Every account of the customer filter, newest first, a page at a time.
+fn every(
+    client: &Client,
+    filters: &Filters,
+) -> impl Stream<Item = Result<VirtualAccount, ApiError>> + 'static {
+    let (client, customer) = (client.clone(), filters.customer());
+    listing::all_pages(move |cursor| {
+        let (client, customer) = (client.clone(), customer.clone());
+        async move {
+            let p = client
+                .virtual_accounts(customer.as_deref(), cursor, Some(100))
+                .await?;
+            Ok((p.virtual_accounts, p.has_more.then_some(p.next_cursor)))
+        }
+    })
+}
+
+/// The page the filters ask for (see `listing::page_or_range`).
+async fn load(client: &Client, filters: &Filters) -> Result<Listing<VirtualAccount>, ApiError> {
+    let page = async {
+        let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
+        let p = client
+            .virtual_accounts(filters.customer().as_deref(), cursor, Some(25))
+            .await?;
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Ok(Listing::new(p.virtual_accounts, p.total, next, filters))
+    };
+    let all = every(client, filters);
+    listing::page_or_range(filters.dates.range(), page, all, |a| a.created_at, filters).await
+}
+
+impl CsvRecord for VirtualAccount {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "customer_id",
+        "account_number",
+        "account_name",
+        "bank_name",
+        "bank_code",
+        "currency",
+        "status",
+        "reference",
+        "total_received",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            self.customer_id.to_string(),
+            self.account_number.clone(),
+            self.account_name.clone(),
+            self.bank_name.clone(),
+            self.bank_code.clone(),
+            self.currency.clone(),
+            self.status.clone(),
+            self.reference.clone(),
+            self.total_received.to_string(),
+        ]
+    }
+}
+
+/// Streams every account the filters match as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::VirtualAccountsRead).await?;
+    let rows = filters
+        .dates
+        .range()
+        .within(every(&client, &filters), |a| a.created_at);
+    let response = listing::export("virtual-accounts", rows).await?;
+    audit::exported(&state.pool, &member, "virtual_accounts", &*filters).await?;
+    Ok(response)
 }
 
 async fn list(
@@ -71,27 +164,21 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::VirtualAccountsRead).await?;
     let filters = filters.into_inner();
-    let customer = Some(filters.customer_id.trim()).filter(|c| !c.is_empty());
-    let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
-    let loaded = client
-        .virtual_accounts(customer, cursor, Some(25))
-        .await
-        .map(|p| {
-            let next = p.has_more.then_some(p.next_cursor.as_str());
-            Listing::new(p.virtual_accounts, p.total, next, &filters)
-        });
+    let loaded = load(&client, &filters).await;
     listing::respond(
         &req,
         !filters.cursor.is_empty(),
         loaded,
         |l| rows(l).render(),
         |l, error| {
-            let (shell, total) = (Shell::new(&member, "/virtual-accounts"), l.total);
+            let (shell, total, capped) = (Shell::new(&member, "/virtual-accounts"), l.total, l.capped);
             ListPage {
                 shell,
+                export_query: listing::query(&filters, None),
                 filters,
                 rows: rows(l),
                 total,
+                capped,
                 error,
             }
             .render()

@@ -1,7 +1,6 @@
 use actix_web::web::{Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use futures_util::{StreamExt, TryStreamExt};
 use paydesk_api::models::transactions::{Transaction, TransactionQuery, TransactionState, TransactionType};
 use paydesk_api::units::Currency;
 use paydesk_api::{ApiError, Client};
@@ -12,7 +11,7 @@ use crate::access::Member;
 use crate::audit::{self, Event};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
-use crate::web::listing::{self, CsvRecord, Listing, Problem, Range};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{html, Shell};
 
 const PAGE_SIZE: u32 = 25;
@@ -26,16 +25,11 @@ pub struct Filters {
     status: String,
     #[serde(default)]
     currency: String,
-    #[serde(default)]
-    from: String,
-    #[serde(default)]
-    to: String,
+    #[serde(flatten)]
+    dates: Dates,
     #[serde(default)]
     cursor: String,
 }
-
-/// A page of a date range shows at most this many rows; the export has all.
-const RANGE_ROWS: usize = 500;
 
 impl Filters {
     /// The upstream query; a value that is not one of the options is
@@ -73,42 +67,29 @@ impl Filters {
             cursor: Some(self.cursor.clone()).filter(|c| !c.is_empty()),
             limit,
         };
-        let (_, range_notes) = Range::parse(&self.from, &self.to);
-        notes.extend(range_notes);
+        notes.extend(self.dates.notes());
         (query, notes)
-    }
-
-    fn range(&self) -> Range {
-        Range::parse(&self.from, &self.to).0
     }
 }
 
-/// The page the filters ask for: a page of the service's list with its
-/// cursor, or, for a date range, the range's first rows read from the
-/// newest-first history (no further pages: the export has the rest).
+/// The page the filters ask for (see `listing::page_or_range`).
 async fn load(
     client: &Client,
     filters: &Filters,
     query: TransactionQuery,
 ) -> Result<Listing<Transaction>, ApiError> {
-    let range = filters.range();
-    if !range.is_set() {
-        let p = client.transactions(&query).await?;
-        let next = p.has_more.then_some(p.next_cursor.as_str());
-        return Ok(Listing::new(p.transactions, p.total_count, next, filters));
-    }
     let all = TransactionQuery {
         cursor: None,
         limit: Some(100),
-        ..query
+        ..query.clone()
     };
-    let rows: Vec<Transaction> = range
-        .within(client.all_transactions(all), |t| t.created_at)
-        .take(RANGE_ROWS)
-        .try_collect()
-        .await?;
-    let total = rows.len() as u64;
-    Ok(Listing::new(rows, total, None, filters))
+    let page = async {
+        let p = client.transactions(&query).await?;
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Ok(Listing::new(p.transactions, p.total_count, next, filters))
+    };
+    let all = client.all_transactions(all);
+    listing::page_or_range(filters.dates.range(), page, all, |t| t.created_at, filters).await
 }
 
 /// The rows and the "load more" link: the same fragment serves the full
@@ -131,15 +112,9 @@ struct ListPage {
     error: Problem,
     total: u64,
     rows: Rows,
+    capped: bool,
     can_export: bool,
     export_query: String,
-}
-
-impl ListPage {
-    /// Whether a date range had more rows than a page shows.
-    fn capped(&self) -> bool {
-        self.filters.range().is_set() && self.total as usize >= RANGE_ROWS
-    }
 }
 
 pub async fn list(
@@ -171,6 +146,7 @@ pub async fn list(
                 notes,
                 error,
                 total: l.total,
+                capped: l.capped,
                 rows: rows(l),
                 can_export: member.can(Permission::TransactionsExport),
             }
@@ -292,6 +268,7 @@ pub async fn export(
     let (mut query, _) = filters.query(Some(100));
     query.cursor = None;
     let rows = filters
+        .dates
         .range()
         .within(client.all_transactions(query), |t| t.created_at);
     let response = listing::export("transactions", rows).await?;
@@ -317,8 +294,7 @@ mod tests {
             kind: "GIFT".into(),
             status: "settled".into(),
             currency: "USDT".into(),
-            from: String::new(),
-            to: String::new(),
+            dates: Dates::default(),
             cursor: String::new(),
         };
         let (q, notes) = f.query(None);

@@ -12,7 +12,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, NaiveDate, Utc};
 use futures_util::{stream, Stream, StreamExt, TryStreamExt};
 use paydesk_api::ApiError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::csv;
@@ -25,6 +25,9 @@ pub struct Listing<T> {
     pub rows: Vec<T>,
     pub total: u64,
     pub next: Option<String>,
+    /// A date range matched more rows than a page shows (the export has
+    /// them all).
+    pub capped: bool,
 }
 
 impl<T> Listing<T> {
@@ -35,6 +38,7 @@ impl<T> Listing<T> {
             next: next_cursor
                 .filter(|c| !c.is_empty())
                 .map(|c| query(filters, Some(c))),
+            capped: false,
         }
     }
 
@@ -43,6 +47,7 @@ impl<T> Listing<T> {
             rows: Vec::new(),
             total: 0,
             next: None,
+            capped: false,
         }
     }
 }
@@ -128,6 +133,16 @@ impl Range {
         self.from.is_some() || self.to.is_some()
     }
 
+    /// The range as instants for a query: from the start of `from`
+    /// (included) to the start of the day after `to` (excluded).
+    pub fn bounds(&self) -> (Option<DateTime<Utc>>, Option<DateTime<Utc>>) {
+        let start = |d: NaiveDate| d.and_hms_opt(0, 0, 0).map(|t| t.and_utc());
+        (
+            self.from.and_then(start),
+            self.to.and_then(|d| d.succ_opt()).and_then(start),
+        )
+    }
+
     /// The rows of a newest-first stream that fall in the range.
     pub fn within<T, E>(
         self,
@@ -144,13 +159,58 @@ impl Range {
     }
 }
 
+/// A list's From and To boxes as they appear in its query string; each
+/// list's filters take them in with `#[serde(flatten)]`.
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
+pub struct Dates {
+    #[serde(default)]
+    pub from: String,
+    #[serde(default)]
+    pub to: String,
+}
+
+impl Dates {
+    pub fn range(&self) -> Range {
+        Range::parse(&self.from, &self.to).0
+    }
+
+    /// A sentence for each box that is not a date (and is left out).
+    pub fn notes(&self) -> Vec<String> {
+        Range::parse(&self.from, &self.to).1
+    }
+}
+
+/// A page of a date range shows at most this many rows; the export has all.
+pub const RANGE_ROWS: usize = 500;
+
+/// The page a list's filters ask for: without dates, the one page `page`
+/// loads (with its cursor); with dates, the range's first rows read from
+/// the newest-first stream `all` (no further pages: the export has the
+/// rest). Only the one needed is ever polled.
+pub async fn page_or_range<T>(
+    range: Range,
+    page: impl Future<Output = Result<Listing<T>, ApiError>>,
+    all: impl Stream<Item = Result<T, ApiError>>,
+    at: impl Fn(&T) -> DateTime<Utc> + Copy,
+    filters: &impl Serialize,
+) -> Result<Listing<T>, ApiError> {
+    if !range.is_set() {
+        return page.await;
+    }
+    let rows: Vec<T> = range.within(all, at).take(RANGE_ROWS).try_collect().await?;
+    let total = rows.len() as u64;
+    let mut listing = Listing::new(rows, total, None, filters);
+    listing.capped = listing.rows.len() >= RANGE_ROWS;
+    Ok(listing)
+}
+
 /// Every row of every page, each page fetched when the stream reaches it.
 /// `fetch` takes the cursor (none for the first page) and gives the page's
 /// rows and the next cursor (none or empty on the last page).
-pub fn all_pages<T, F, Fut>(mut fetch: F) -> impl Stream<Item = Result<T, ApiError>>
+pub fn all_pages<T, E, F, Fut>(mut fetch: F) -> impl Stream<Item = Result<T, E>>
 where
     F: FnMut(Option<String>) -> Fut,
-    Fut: Future<Output = Result<(Vec<T>, Option<String>), ApiError>>,
+    Fut: Future<Output = Result<(Vec<T>, Option<String>), E>>,
 {
     stream::try_unfold(Some(None), move |cursor: Option<Option<String>>| {
         let next = cursor.map(&mut fetch);
@@ -254,7 +314,7 @@ mod tests {
     #[tokio::test]
     async fn all_pages_reads_until_the_last_cursor() {
         let pages = all_pages(|cursor: Option<String>| async move {
-            Ok(match cursor.as_deref() {
+            Ok::<_, ApiError>(match cursor.as_deref() {
                 None => (vec![1, 2], Some("b".to_owned())),
                 Some("b") => (vec![3], Some(String::new())),
                 _ => unreachable!("no page after the last"),

@@ -2,8 +2,9 @@ use actix_web::http::StatusCode;
 use actix_web::web::{self, Bytes, Data, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
+use futures_util::Stream;
 use paydesk_api::webhook::SIGNATURE_HEADER;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -11,9 +12,10 @@ use super::receiver::{self, Accepted, Rejected};
 use super::store::{self, EventRow};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::audit::Actor;
+use crate::audit::{self, Actor};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Range};
 use crate::web::middleware::{client_ip, user_agent};
 use crate::web::page::{done, html, is_htmx, Shell};
 
@@ -26,6 +28,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(receive)),
     )
     .route("/events", web::get().to(list))
+    .route("/events/export.csv", web::get().to(export))
     .route("/events/{id}", web::get().to(one))
     .route("/events/{id}/replay", web::post().to(replay));
 }
@@ -74,43 +77,121 @@ async fn receive(
 #[template(path = "webhooks/rows.html")]
 struct Rows {
     events: Vec<EventRow>,
-    next: Option<i64>,
+    next: Option<String>,
 }
 
 #[derive(Template)]
 #[template(path = "webhooks/list.html")]
 struct ListPage {
     shell: Shell,
+    filters: Filters,
     rows: Rows,
+    export_query: String,
 }
 
-#[derive(Deserialize)]
-pub struct Before {
+/// The list's filters; the cursor is the id of the last event shown.
+#[derive(Debug, Default, Deserialize, Serialize)]
+pub struct Filters {
+    #[serde(flatten)]
+    dates: Dates,
     #[serde(default)]
-    before: Option<i64>,
+    cursor: String,
+}
+
+impl Filters {
+    fn before(&self) -> Option<i64> {
+        self.cursor.parse().ok()
+    }
+}
+
+fn require_events(member: &Member) -> Result<(), PortalError> {
+    match member.can(Permission::AuditRead) {
+        true => Ok(()),
+        false => member.require(Permission::WebhooksRead),
+    }
 }
 
 async fn list(
     state: Data<AppState>,
     member: Member,
     req: HttpRequest,
-    q: Query<Before>,
+    filters: Query<Filters>,
 ) -> Result<HttpResponse, PortalError> {
-    if !member.can(Permission::AuditRead) {
-        member.require(Permission::WebhooksRead)?;
-    }
-    let mut events = store::list(&state.pool, member.tenant_id, q.before, PAGE_SIZE + 1).await?;
+    require_events(&member)?;
+    let filters = filters.into_inner();
+    let range = filters.dates.range();
+    let mut events = store::list(
+        &state.pool,
+        member.tenant_id,
+        filters.before(),
+        range,
+        PAGE_SIZE + 1,
+    )
+    .await?;
     let more = events.len() as i64 > PAGE_SIZE;
     events.truncate(PAGE_SIZE as usize);
-    let next = if more { events.last().map(|e| e.id) } else { None };
-    let rows = Rows { events, next };
-    if is_htmx(&req) && q.before.is_some() {
+    let last = events.last().filter(|_| more).map(|e| e.id.to_string());
+    let page = Listing::new(events, 0, last.as_deref(), &filters);
+    let rows = Rows {
+        events: page.rows,
+        next: page.next,
+    };
+    if is_htmx(&req) && filters.before().is_some() {
         return html(&rows);
     }
     html(&ListPage {
         shell: Shell::new(&member, "/events"),
+        export_query: listing::query(&filters, None),
+        filters,
         rows,
     })
+}
+
+/// Every event the dates match, newest first, read 500 at a time.
+fn every(
+    state: &AppState,
+    member: &Member,
+    range: Range,
+) -> impl Stream<Item = Result<EventRow, sqlx::Error>> {
+    let (pool, tenant) = (state.pool.clone(), member.tenant_id);
+    listing::all_pages(move |cursor| {
+        let pool = pool.clone();
+        async move {
+            let before = cursor.and_then(|c| c.parse().ok());
+            let rows = store::list(&pool, tenant, before, range, EXPORT_PAGE).await?;
+            let next = rows.last().filter(|_| rows.len() as i64 == EXPORT_PAGE);
+            let next = next.map(|e| e.id.to_string());
+            Ok((rows, next))
+        }
+    })
+}
+
+const EXPORT_PAGE: i64 = 500;
+
+impl CsvRecord for EventRow {
+    const HEADER: &'static [&'static str] = &["received_at", "event_id", "event", "connection", "payload"];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.received_at.to_rfc3339(),
+            self.event_id.clone(),
+            self.event.clone(),
+            self.connection_name.clone(),
+            self.payload.to_string(),
+        ]
+    }
+}
+
+/// Streams every event the dates match as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    require_events(&member)?;
+    let response = listing::export("events", every(&state, &member, filters.dates.range())).await?;
+    audit::exported(&state.pool, &member, "events", &*filters).await?;
+    Ok(response)
 }
 
 #[derive(Template)]
@@ -123,9 +204,7 @@ struct DetailPage {
 }
 
 async fn one(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<HttpResponse, PortalError> {
-    if !member.can(Permission::AuditRead) {
-        member.require(Permission::WebhooksRead)?;
-    }
+    require_events(&member)?;
     let event = store::find(&state.pool, member.tenant_id, *id)
         .await?
         .ok_or_else(|| PortalError::NotFound("no such event".to_owned()))?;

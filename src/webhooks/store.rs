@@ -4,6 +4,8 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::web::listing::Range;
+
 /// Stores an event unless this connection already has one with its id;
 /// true when it was new.
 pub async fn store_once(
@@ -40,20 +42,29 @@ pub struct EventRow {
 }
 
 /// A tenant's events, newest first, older than `before` when given.
+/// Received events, newest first: those before the event `before`, within
+/// the days of `received`.
 pub async fn list(
     pool: &PgPool,
     tenant_id: Uuid,
     before: Option<i64>,
+    received: Range,
     limit: i64,
 ) -> Result<Vec<EventRow>, sqlx::Error> {
+    let (from, until) = received.bounds();
     sqlx::query_as!(
         EventRow,
         "SELECT e.id, c.name AS connection_name, e.event_id, e.event, e.payload, e.received_at \
          FROM webhook_events e JOIN connections c ON c.id = e.connection_id \
-         WHERE e.tenant_id = $1 AND ($2::bigint IS NULL OR e.id < $2) ORDER BY e.id DESC LIMIT $3",
+         WHERE e.tenant_id = $1 AND ($2::bigint IS NULL OR e.id < $2) \
+           AND ($4::timestamptz IS NULL OR e.received_at >= $4) \
+           AND ($5::timestamptz IS NULL OR e.received_at < $5) \
+         ORDER BY e.id DESC LIMIT $3",
         tenant_id,
         before,
         limit,
+        from,
+        until,
     )
     .fetch_all(pool)
     .await

@@ -5,10 +5,11 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
+use futures_util::Stream;
 use paydesk_api::models::transactions::Transaction;
 use paydesk_api::models::withdrawals::Withdrawal;
 use paydesk_api::units::format_decimal;
-use paydesk_api::Client;
+use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -18,18 +19,19 @@ use super::{explorer_url, needs_memo, short_address};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::action::Action;
-
 use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::FieldErrors;
-use crate::web::listing::{self, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/withdrawals", web::get().to(list))
         .route("/withdrawals", web::post().to(file))
+        .route("/withdrawals/export.csv", web::get().to(export))
         .route("/withdrawals/new", web::get().to(new_form))
         .route("/withdrawals/check", web::get().to(check))
         .route("/withdrawals/{id}", web::get().to(detail))
@@ -57,8 +59,16 @@ fn shown(units: paydesk_api::units::BaseUnits, currency: &str) -> String {
 pub struct Filters {
     #[serde(default)]
     status: String,
+    #[serde(flatten)]
+    dates: Dates,
     #[serde(default)]
     cursor: String,
+}
+
+impl Filters {
+    fn status(&self) -> Option<String> {
+        Some(self.status.clone()).filter(|s| !s.is_empty())
+    }
 }
 
 #[derive(Template)]
@@ -85,19 +95,38 @@ struct ListPage {
     filters: Filters,
     rows: Rows,
     total: u64,
+    capped: bool,
     error: Problem,
+    export_query: String,
     /// Requests still waiting for approval: not sent yet.
     waiting: Vec<ActionRequest>,
     can_request: bool,
 }
 
-/// The service's withdrawals, newest first, one page at a time.
-async fn load_page(client: &Client, filters: &Filters) -> Result<Listing<Withdrawal>, paydesk_api::ApiError> {
-    let status = Some(filters.status.as_str()).filter(|s| !s.is_empty());
-    let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
-    let p = client.withdrawals(status, cursor, Some(25)).await?;
-    let next = p.has_more.then_some(p.next_cursor.as_str());
-    Ok(Listing::new(p.withdrawals, p.total_count, next, filters))
+/// Every withdrawal of the status filter, newest first, a page at a time.
+fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Withdrawal, ApiError>> + 'static {
+    let (client, status) = (client.clone(), filters.status());
+    listing::all_pages(move |cursor| {
+        let (client, status) = (client.clone(), status.clone());
+        async move {
+            let p = client.withdrawals(status.as_deref(), cursor, Some(100)).await?;
+            Ok((p.withdrawals, p.has_more.then_some(p.next_cursor)))
+        }
+    })
+}
+
+/// The page the filters ask for (see `listing::page_or_range`).
+async fn load(client: &Client, filters: &Filters) -> Result<Listing<Withdrawal>, ApiError> {
+    let page = async {
+        let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
+        let p = client
+            .withdrawals(filters.status().as_deref(), cursor, Some(25))
+            .await?;
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Ok(Listing::new(p.withdrawals, p.total_count, next, filters))
+    };
+    let all = every(client, filters);
+    listing::page_or_range(filters.dates.range(), page, all, |w| w.created_at, filters).await
 }
 
 async fn list(
@@ -108,7 +137,7 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::WithdrawalsRead).await?;
     let filters = filters.into_inner();
-    let loaded = load_page(&client, &filters).await;
+    let loaded = load(&client, &filters).await;
     let waiting = approvals::pending_of(&state.pool, member.tenant_id, &[WithdrawalAction::KIND]).await?;
     let rows = |l: Listing<Withdrawal>| Rows {
         withdrawals: l.rows,
@@ -123,7 +152,9 @@ async fn list(
             ListPage {
                 shell: Shell::new(&member, "/withdrawals"),
                 can_request: member.can(Permission::WithdrawalsRequest),
+                export_query: listing::query(&filters, None),
                 total: l.total,
+                capped: l.capped,
                 rows: rows(l),
                 filters,
                 error,
@@ -132,6 +163,58 @@ async fn list(
             .render()
         },
     )
+}
+
+impl CsvRecord for Withdrawal {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "status",
+        "currency",
+        "amount",
+        "fee",
+        "chain",
+        "to_address",
+        "memo",
+        "tx_hash",
+        "reference",
+        "completed_at",
+        "failure_reason",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            self.status.clone(),
+            self.currency.clone(),
+            self.amount.to_string(),
+            self.fee.to_string(),
+            self.chain.clone(),
+            self.to_address.clone(),
+            self.memo.clone(),
+            self.tx_hash.clone(),
+            self.reference.clone(),
+            self.completed_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            self.failure_reason.clone().unwrap_or_default(),
+        ]
+    }
+}
+
+/// Streams every withdrawal the filters match as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::WithdrawalsRead).await?;
+    let rows = filters
+        .dates
+        .range()
+        .within(every(&client, &filters), |w| w.created_at);
+    let response = listing::export("withdrawals", rows).await?;
+    audit::exported(&state.pool, &member, "withdrawals", &*filters).await?;
+    Ok(response)
 }
 
 // --- Form ----------------------------------------------------------------------

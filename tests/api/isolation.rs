@@ -62,6 +62,7 @@ pub const ROUTES: &[Route] = &[
         &[("currency", "USDT"), ("amount", "1")],
     ),
     ("GET", "/virtual-accounts", &[]),
+    ("GET", "/virtual-accounts/export.csv", &[]),
     ("GET", "/virtual-accounts/{va}", &[]),
     ("GET", "/virtual-accounts/{va}/deposits", &[]),
     ("POST", "/virtual-accounts/{va}/transfers", &[("amount", "100")]),
@@ -92,7 +93,9 @@ pub const ROUTES: &[Route] = &[
         &[("request", "{ln_request}")],
     ),
     ("GET", "/trading", &[]),
+    ("GET", "/trading/export.csv", &[]),
     ("GET", "/lightning", &[]),
+    ("GET", "/lightning/export.csv", &[]),
     ("GET", "/lightning/invoices/new", &[]),
     (
         "POST",
@@ -162,6 +165,7 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/audit/{audit}", &[]),
     ("GET", "/audit/export.csv", &[]),
     ("GET", "/events", &[]),
+    ("GET", "/events/export.csv", &[]),
     ("GET", "/events/{event}", &[]),
     ("POST", "/events/{event}/replay", &[]),
     ("POST", "/audit/verify", &[]),
@@ -177,6 +181,7 @@ pub const ROUTES: &[Route] = &[
     ("POST", "/roles/matrix", &[]),
     ("POST", "/roles/{role}/delete", &[]),
     ("GET", "/members", &[]),
+    ("GET", "/members/export.csv", &[]),
     (
         "POST",
         "/members",
@@ -324,6 +329,7 @@ pub const ROUTES: &[Route] = &[
         &[("amount", "1"), ("merchant", "x")],
     ),
     ("GET", "/withdrawals", &[]),
+    ("GET", "/withdrawals/export.csv", &[]),
     ("GET", "/withdrawals/new", &[]),
     (
         "GET",
@@ -344,6 +350,7 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/withdrawals/{withdrawal}", &[]),
     ("GET", "/withdrawals/{withdrawal}/live", &[]),
     ("GET", "/bulk-transfers", &[]),
+    ("GET", "/bulk-transfers/export.csv", &[]),
     ("GET", "/bulk-transfers/template.csv", &[]),
     (
         "POST",
