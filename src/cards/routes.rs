@@ -125,6 +125,20 @@ fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Card, 
     })
 }
 
+/// The page the filters ask for (see `listing::page_or_range`).
+async fn load(client: &Client, filters: &Filters) -> Result<Listing<Card>, ApiError> {
+    let page = async {
+        let p = client.cards(&filters.query()).await?;
+        let next = p
+            .page_info
+            .has_next_page
+            .then_some(p.page_info.next_cursor.as_str());
+        Ok(Listing::new(p.cards, p.page_info.total, next, filters))
+    };
+    let all = every(client, filters);
+    listing::page_or_range(filters.dates.range(), page, all, |c| c.created_at, filters).await
+}
+
 async fn list(
     state: Data<AppState>,
     member: Member,
@@ -133,16 +147,7 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CardsRead).await?;
     let filters = filters.into_inner();
-    let page = async {
-        let p = client.cards(&filters.query()).await?;
-        let next = p
-            .page_info
-            .has_next_page
-            .then_some(p.page_info.next_cursor.as_str());
-        Ok(Listing::new(p.cards, p.page_info.total, next, &filters))
-    };
-    let all = every(&client, &filters);
-    let loaded = listing::page_or_range(filters.dates.range(), page, all, |c| c.created_at, &filters).await;
+    let loaded = load(&client, &filters).await;
     let rows = |l: Listing<Card>| Rows {
         cards: l.rows,
         next: l.next,
