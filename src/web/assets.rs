@@ -17,14 +17,14 @@ const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("../../static/htmx-2.0.11.min.js"),
     ),
     (
-        "paydesk-4.js",
+        "paydesk-5.js",
         "text/javascript; charset=utf-8",
-        include_bytes!("../../static/paydesk-4.js"),
+        include_bytes!("../../static/paydesk-5.js"),
     ),
     (
-        "paydesk-7.css",
+        "paydesk-8.css",
         "text/css; charset=utf-8",
-        include_bytes!("../../static/paydesk-7.css"),
+        include_bytes!("../../static/paydesk-8.css"),
     ),
 ];
 

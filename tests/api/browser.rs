@@ -118,15 +118,25 @@ async fn snap_both(c: &Client, name: &str) {
     c.set_window_size(390, 844).await.unwrap();
     snap(c, &format!("{name}-narrow")).await;
     // Nothing widens the page at the narrow width: wide tables scroll in place.
-    let overflow = c
-        .execute(
-            "return document.documentElement.scrollWidth > document.documentElement.clientWidth + 1;",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert_eq!(overflow, json!(false), "{name} overflows a phone's width");
+    let overflow = overflowing(c).await;
+    assert_eq!(overflow, json!([]), "{name} overflows a phone's width");
     c.set_window_size(1280, 900).await.unwrap();
+}
+
+/// The outermost elements reaching past the right edge of the window,
+/// named (none when the page fits).
+async fn overflowing(c: &Client) -> serde_json::Value {
+    c.execute(
+        "const w = document.documentElement.clientWidth;
+         if (document.documentElement.scrollWidth <= w + 1) return [];
+         return [...document.querySelectorAll('body *')]
+           .filter(e => e.getBoundingClientRect().right > w + 1 && !e.parentElement.closest('.table-scroll, table'))
+           .filter(e => !e.parentElement || e.parentElement.getBoundingClientRect().right <= w + 1)
+           .map(e => e.tagName + '.' + e.className + ': ' + (e.textContent || '').trim().slice(0, 40));",
+        vec![],
+    )
+    .await
+    .unwrap()
 }
 
 /// The page's text once it shows `expected` (pages load after clicks).
@@ -920,4 +930,63 @@ async fn each_role_walks_through_a_day_in_the_browser() {
     for c in [operator, approver, auditor, viewer] {
         c.close().await.unwrap();
     }
+}
+
+/// The visual pass: every page of the route table (filled with one of
+/// everything), as an owner sees it, at desktop and phone widths, kept as
+/// screenshots. No page fails, widens past a phone's width, or lacks a
+/// heading; numbers in tables are right-aligned.
+#[tokio::test]
+async fn every_page_looks_finished_at_desktop_and_phone_widths() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let a = crate::isolation::populate_a(&app).await;
+    crate::approvals::members(&app, "Owner", &["owner-look@example.com".into()]).await;
+    let driver = start_driver().await;
+    let c = browser(&driver).await;
+    c.set_window_size(1280, 900).await.unwrap();
+    sign_in(&c, &app, "owner-look@example.com", "member-password-123").await;
+    let (mut seen, mut wide) = (0, Vec::new());
+    for (method, template, _) in crate::isolation::ROUTES {
+        let path = crate::isolation::fill(template, &a);
+        // Downloads and the live parts pages poll are not pages to look at.
+        let part = [
+            ".csv", ".json", "/live", "/waiting", "/check", "/lookup", "/convert", "/logout",
+        ]
+        .iter()
+        .any(|p| path.contains(p));
+        if *method != "GET" || part {
+            continue;
+        }
+        c.goto(&app.url(&path)).await.unwrap();
+        let shape = c
+            .execute(
+                "return [document.contentType, !!document.querySelector('nav'), !!document.querySelector('main h1'),
+                         [...document.querySelectorAll('td.num')].every(td => getComputedStyle(td).textAlign === 'right')];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        if shape[0] != json!("text/html") || shape[1] != json!(true) {
+            continue;
+        }
+        let text = c.find(Locator::Css("body")).await.unwrap().text().await.unwrap();
+        assert!(!text.contains("Something went wrong"), "{path}: {text}");
+        assert_eq!(shape[2], json!(true), "{path} has a heading");
+        assert_eq!(shape[3], json!(true), "{path} right-aligns its numbers");
+        let name = template
+            .trim_start_matches('/')
+            .replace(['/', '?', '=', '&', '{', '}'], "-");
+        snap(&c, &format!("look-{name}-desktop")).await;
+        c.set_window_size(390, 844).await.unwrap();
+        snap(&c, &format!("look-{name}-narrow")).await;
+        let overflow = overflowing(&c).await;
+        if overflow != json!([]) {
+            wide.push(format!("{path}: {overflow}"));
+        }
+        c.set_window_size(1280, 900).await.unwrap();
+        seen += 1;
+    }
+    assert!(seen > 40, "looked at {seen} pages");
+    assert!(wide.is_empty(), "pages wider than a phone:\n{}", wide.join("\n"));
 }

@@ -78,6 +78,12 @@
   }
 
   ready(function () {
+    // On a phone the menu is one scrolling row: bring the current page's
+    // entry into view.
+    var current = document.querySelector(".sidebar [aria-current=page]");
+    if (current && current.parentNode.parentNode.scrollWidth > 0 && window.innerWidth <= 720) {
+      current.scrollIntoView({ block: "nearest", inline: "center" });
+    }
     scheduleExpiry(document);
     showFilePickers(document);
     // <button data-print hidden> prints the page; hidden without scripts,
