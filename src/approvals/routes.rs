@@ -33,6 +33,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/approvals", web::get().to(inbox))
         .route("/approvals/bulk", web::post().to(bulk_approve))
         .route("/approvals/waiting", web::get().to(waiting))
+        .route("/approvals/rows", web::get().to(waiting_rows))
         .route("/approvals/export.csv", web::get().to(export))
         .route("/approvals/{id}", web::get().to(detail))
         .route("/approvals/{id}/approve", web::post().to(approve))
@@ -175,6 +176,63 @@ pub struct InboxRow {
     request: ActionRequest,
     kind_label: &'static str,
     age: String,
+    /// The row's pick: `<request id>:<digest>`.
+    pick: String,
+    /// Ticked on the page before the rows were drawn again.
+    picked: bool,
+}
+
+/// The inbox's rows for `requests`, the `picked` ones ticked.
+fn inbox_rows(state: &AppState, requests: Vec<ActionRequest>, picked: &[String]) -> Vec<InboxRow> {
+    requests
+        .into_iter()
+        .map(|request| {
+            let pick = format!("{}:{}", request.id, request.digest);
+            InboxRow {
+                kind_label: state
+                    .gate
+                    .get(&request.kind)
+                    .map(|a| a.kind().label)
+                    .unwrap_or("Unknown kind"),
+                age: age(request.created_at),
+                picked: picked.contains(&pick),
+                pick,
+                request,
+            }
+        })
+        .collect()
+}
+
+/// The inbox's table alone, which the waiting tab draws again every few
+/// seconds (`approvals/inbox_rows.html`).
+#[derive(Template)]
+#[template(path = "approvals/inbox_rows.html")]
+struct InboxRows {
+    shell: Shell,
+    all_tab: bool,
+    rows: Vec<InboxRow>,
+}
+
+/// The waiting tab's rows again, for its poll: requests someone else
+/// decided leave, new ones arrive, and the picks the page sent stay ticked.
+async fn waiting_rows(
+    state: Data<AppState>,
+    member: Member,
+    picks: Query<Vec<(String, String)>>,
+) -> Result<HttpResponse, PortalError> {
+    require_read(&state, &member)?;
+    let picked: Vec<String> = picks
+        .into_inner()
+        .into_iter()
+        .filter(|(k, _)| k == "pick")
+        .map(|(_, v)| v)
+        .collect();
+    let rows = inbox_rows(&state, waiting_for_me(&state, &member).await?, &picked);
+    html(&InboxRows {
+        shell: Shell::new(&member, "/approvals"),
+        all_tab: false,
+        rows,
+    })
 }
 
 #[derive(Template)]
@@ -288,18 +346,7 @@ async fn render_inbox(
     } else {
         waiting
     };
-    let rows = requests
-        .into_iter()
-        .map(|request| InboxRow {
-            kind_label: state
-                .gate
-                .get(&request.kind)
-                .map(|a| a.kind().label)
-                .unwrap_or("Unknown kind"),
-            age: age(request.created_at),
-            request,
-        })
-        .collect();
+    let rows = inbox_rows(state, requests, &[]);
     html(&InboxPage {
         shell: Shell::new(member, "/approvals"),
         all_tab,

@@ -204,12 +204,31 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
     );
     let line = approver.get_html("/approvals/waiting?as=line").await;
     assert!(line.contains("1 request waits for your approval."), "{line}");
+    // The waiting tab's rows are drawn again every 10 s, ticked picks kept.
+    assert!(inbox.contains(r#"hx-get="/approvals/rows" hx-trigger="every 10s""#));
+    let pick = inbox
+        .split(r#"name="pick" value=""#)
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let rows = approver.get_html(&format!("/approvals/rows?pick={pick}")).await;
+    assert!(
+        rows.contains(&format!(r#"value="{pick}" checked"#)) && !rows.contains("<html"),
+        "{rows}"
+    );
     assert!(
         !operator.get_html("/approvals/waiting").await.contains("badge"),
         "nothing waits for the maker"
     );
     let res = decide(&approver, &id, "approve", "ok").await;
     assert_eq!(res.status().as_u16(), 303);
+    let rows = approver.get_html("/approvals/rows").await;
+    assert!(
+        rows.contains("Nothing waits for your decision."),
+        "decided rows leave: {rows}"
+    );
     wait_for_finalize(&app, &id).await;
 
     let (payout_id, reference): (String, String) = sqlx::query_as(

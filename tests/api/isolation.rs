@@ -261,6 +261,7 @@ pub const ROUTES: &[Route] = &[
     ),
     ("GET", "/approvals", &[]),
     ("GET", "/approvals/waiting", &[]),
+    ("GET", "/approvals/rows", &[]),
     ("GET", "/approvals/export.csv", &[]),
     ("GET", "/approvals/{request}", &[]),
     ("POST", "/approvals/bulk", &[("pick", "{request}:0")]),
