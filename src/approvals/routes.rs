@@ -452,6 +452,27 @@ struct DetailPage {
     confirming: Option<String>,
     /// Confirming asks for a code: the last proof is over 5 minutes old.
     step_up: bool,
+    /// Once it reached the service, on a sandbox whose clock was moved:
+    /// which times are on which clock.
+    clock: Option<String>,
+}
+
+/// The sandbox clock's note for a request that reached the service (its
+/// movements carry the service's times; the timeline the portal's).
+async fn clock_note(state: &AppState, member: &Member, request: &ActionRequest) -> Option<String> {
+    let reached = matches!(
+        request.status,
+        RequestStatus::Executing | RequestStatus::Executed | RequestStatus::Failed
+    );
+    if !reached || member.environment.as_deref() != Some("sandbox") {
+        return None;
+    }
+    let client = state
+        .upstreams
+        .for_member(&state.pool, &state.key, &state.audit, member)
+        .await
+        .ok()?;
+    crate::sandbox_tools::clock::note(&client, member).await
 }
 
 async fn render_detail(
@@ -504,6 +525,7 @@ async fn render_detail_confirming(
     };
     Ok(DetailPage {
         waiting_for,
+        clock: clock_note(state, member, &request).await,
         shell: Shell::new(member, "/approvals"),
         facts: action
             .describe(&request.payload.0)

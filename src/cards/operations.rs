@@ -13,13 +13,13 @@ use uuid::Uuid;
 use super::money::{
     self, FundingAction, FundingPayload, IssueAction, IssuePayload, StatusAction, StatusPayload,
 };
-use super::routes::service_now;
 use super::rules::{self, CardDraft};
 use super::termination::{TerminationAction, TerminationPayload};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::engine::Filing;
 use crate::approvals::executor::{gate, Gated};
+use crate::sandbox_tools::clock::service_now;
 use crate::startup::AppState;
 use crate::web::error::user_fixable;
 use crate::web::form::{Failure, Refusal};

@@ -1,7 +1,6 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use chrono::{DateTime, Utc};
 use futures_util::Stream;
 use paydesk_api::models::cards::{Card, CardQuery, CardTransaction};
 use paydesk_api::models::customers::{Customer, CustomerQuery};
@@ -17,6 +16,7 @@ use crate::access::Member;
 use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
 use crate::audit::{self, Event};
+use crate::sandbox_tools::clock::service_now;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::Refusal;
@@ -42,18 +42,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             "/cards/{id}/terminate",
             web::post().to(actions::request_termination),
         );
-}
-
-/// The service's time: on a sandbox connection its clock (which tests and
-/// demos move forward), else this machine's. Card ages and "today" for
-/// lite cards are measured on it.
-pub(super) async fn service_now(client: &Client, member: &Member) -> DateTime<Utc> {
-    if member.environment.as_deref() == Some("sandbox") {
-        if let Ok(clock) = client.sandbox_clock().await {
-            return clock.now;
-        }
-    }
-    Utc::now()
 }
 
 // --- List --------------------------------------------------------------

@@ -5,5 +5,6 @@
 //! the journal of calls and the webhook deliveries. Purchases on cards are
 //! simulated from the card's page.
 
+pub mod clock;
 pub mod controls;
 pub mod routes;

@@ -162,6 +162,8 @@ struct DetailPage {
     tx: Transaction,
     metadata: Vec<(String, String)>,
     related: Vec<(&'static str, String)>,
+    /// On a sandbox whose clock was moved: which times are on which clock.
+    clock: Option<String>,
 }
 
 /// The service's metadata keys that name the record a movement belongs
@@ -215,6 +217,7 @@ pub async fn one(
     let request = crate::approvals::store::filed_as(&state.pool, member.tenant_id, &tx.reference).await?;
     html(&DetailPage {
         shell: Shell::new(&member, "/transactions"),
+        clock: crate::sandbox_tools::clock::note(&client, &member).await,
         related: related(&tx, request),
         tx,
         metadata,

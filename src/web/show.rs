@@ -68,9 +68,36 @@ pub fn humanize(code: impl std::fmt::Display) -> String {
     }
 }
 
+/// A length of time as people say it, in its two largest units:
+/// "2 days 3 hours", "5 hours 10 minutes", "45 minutes".
+pub fn span(d: chrono::Duration) -> String {
+    let unit = |n: i64, one: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {one}s"),
+    };
+    let (days, hours, minutes) = (d.num_days(), d.num_hours() % 24, d.num_minutes() % 60);
+    match (days, hours) {
+        (0, 0) => unit(minutes, "minute"),
+        (0, h) if minutes == 0 => unit(h, "hour"),
+        (0, h) => format!("{} {}", unit(h, "hour"), unit(minutes, "minute")),
+        (d, 0) => unit(d, "day"),
+        (d, h) => format!("{} {}", unit(d, "day"), unit(h, "hour")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_read_in_their_two_largest_units() {
+        let m = chrono::Duration::minutes;
+        assert_eq!(span(m(45)), "45 minutes");
+        assert_eq!(span(m(60)), "1 hour");
+        assert_eq!(span(m(5 * 60 + 10)), "5 hours 10 minutes");
+        assert_eq!(span(m(2 * 1440 + 3 * 60 + 7)), "2 days 3 hours");
+        assert_eq!(span(m(1440)), "1 day");
+    }
 
     #[test]
     fn amounts_are_grouped_by_thousands() {

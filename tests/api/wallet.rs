@@ -142,6 +142,18 @@ async fn transactions_filter_load_more_detail_and_export() {
     let detail = app.get_html(&format!("/transactions/{id}")).await;
     assert!(detail.contains("Deposit confirmed"), "codes read as words");
     assert!(detail.contains("opening_balance"));
+    assert!(
+        !detail.contains("sandbox's clock"),
+        "an unmoved clock goes unsaid"
+    );
+    // Once the sandbox's clock moves, the page says whose times are whose.
+    let two_days = 2 * 86_400 + 3 * 3_600 + 60;
+    app.sandbox().await.sandbox_advance_clock(two_days).await.unwrap();
+    let detail = app.get_html(&format!("/transactions/{id}")).await;
+    assert!(
+        detail.contains("The sandbox&#39;s clock is 2 days 3 hours ahead of real time"),
+        "{detail}"
+    );
     assert_eq!(app.get("/transactions/no-such-ref").await.status().as_u16(), 404);
 
     let csv = app.get("/transactions/export.csv?currency=USDT").await;
