@@ -1,9 +1,11 @@
 //! The payees' pages: list, page with its edit form, new, delete.
 
-use actix_web::web::{self, Data, Form, Path};
+use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
+use futures_util::{stream, TryStreamExt};
 use paydesk_api::models::beneficiaries::Beneficiary;
+use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
 
 use super::action::{describe_destination, Payee, PayeeChangeAction};
@@ -14,13 +16,16 @@ use crate::approvals::action::Action;
 use crate::approvals::engine::{self, ApprovalError, Filing};
 use crate::approvals::routes::{confirm_page, submit_control, Submission};
 use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
+use crate::web::listing::{self, CsvRecord, Dates, Range};
 use crate::web::page::{done, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/beneficiaries", web::get().to(list))
+        .route("/beneficiaries/export.csv", web::get().to(export))
         .route("/beneficiaries", web::post().to(create))
         .route("/beneficiaries/new", web::get().to(new_form))
         .route("/beneficiaries/{id}", web::get().to(detail))
@@ -48,6 +53,8 @@ fn row(beneficiary: Beneficiary) -> Row {
 #[template(path = "beneficiaries/list.html")]
 struct ListPage {
     shell: Shell,
+    dates: Dates,
+    export_query: String,
     rows: Vec<Row>,
     total: u64,
     can_manage: bool,
@@ -55,17 +62,39 @@ struct ListPage {
     pending: Vec<ActionRequest>,
 }
 
+/// Every payee saved on the days of `saved`, as the service lists them (a
+/// company keeps tens of payees, not thousands: all are read).
+async fn saved_within(client: &Client, saved: Range) -> Result<Vec<Beneficiary>, ApiError> {
+    let client = client.clone();
+    listing::all_pages(move |offset| {
+        let client = client.clone();
+        let offset: u32 = offset.and_then(|o| o.parse().ok()).unwrap_or(0);
+        async move {
+            let p = client.beneficiaries(Some(100), Some(offset)).await?;
+            let read = offset + p.beneficiaries.len() as u32;
+            let more = !p.beneficiaries.is_empty() && u64::from(read) < p.total;
+            Ok((p.beneficiaries, more.then(|| read.to_string())))
+        }
+    })
+    .try_filter(|b| std::future::ready(saved.contains(b.created_at)))
+    .try_collect()
+    .await
+}
+
 async fn render_list(
     state: &AppState,
     member: &Member,
     error: Option<String>,
+    dates: Dates,
 ) -> Result<String, PortalError> {
     let client = state.client_for(member, Permission::BeneficiariesRead).await?;
-    let page = client.beneficiaries(Some(100), None).await?;
+    let payees = saved_within(&client, dates.range()).await?;
     Ok(ListPage {
         shell: Shell::new(member, "/beneficiaries"),
-        total: page.total,
-        rows: page.beneficiaries.into_iter().map(row).collect(),
+        total: payees.len() as u64,
+        rows: payees.into_iter().map(row).collect(),
+        export_query: listing::query(&dates, None),
+        dates,
         can_manage: member.can(Permission::BeneficiariesManage),
         error,
         pending: approvals::pending_of(&state.pool, member.tenant_id, &[PayeeChangeAction::KIND]).await?,
@@ -73,8 +102,57 @@ async fn render_list(
     .render()?)
 }
 
-async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    Ok(ok(render_list(&state, &member, None).await?))
+async fn list(
+    state: Data<AppState>,
+    member: Member,
+    dates: Query<Dates>,
+) -> Result<HttpResponse, PortalError> {
+    Ok(ok(render_list(&state, &member, None, dates.into_inner()).await?))
+}
+
+impl CsvRecord for Beneficiary {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "name",
+        "type",
+        "paid_to",
+        "status",
+        "created_by",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        let status = match (self.is_blacklisted, self.is_active) {
+            (true, _) => "blacklisted",
+            (false, true) => "active",
+            (false, false) => "inactive",
+        };
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            self.name.clone(),
+            self.kind.clone(),
+            describe_destination(&self.destination),
+            status.to_owned(),
+            self.created_by.clone(),
+        ]
+    }
+}
+
+/// The payees saved on the dates chosen, as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    dates: Query<Dates>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::BeneficiariesRead).await?;
+    let payees = saved_within(&client, dates.range()).await?;
+    audit::exported(&state.pool, &member, "payees", &*dates).await?;
+    listing::export(
+        "payees",
+        stream::iter(payees.into_iter().map(Ok::<_, PortalError>)),
+    )
+    .await
 }
 
 #[derive(Template)]
@@ -209,7 +287,7 @@ async fn delete(
         )? {
             Ok(notice) => Ok(done("/beneficiaries", notice)),
             Err(refusal) => Ok(unprocessable(
-                render_list(&state, &member, Some(refusal.message)).await?,
+                render_list(&state, &member, Some(refusal.message), Dates::default()).await?,
             )),
         };
     }

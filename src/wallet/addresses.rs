@@ -1,18 +1,21 @@
 use actix_web::web::{Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
+use chrono::{DateTime, Utc};
+use futures_util::Stream;
 use paydesk_api::models::addresses::{
     Address, AddressQuery, AddressStatus, AddressValidation, GenerateAddress, SupportedChain, ValidateAddress,
 };
-use paydesk_api::ApiError;
+use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::{describe_upstream, PortalError};
-use crate::web::listing::{self, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{html, is_htmx, redirect, unprocessable, Section, Shell};
 
 /// Chains the list filter offers (generation offers the supported ones).
@@ -37,6 +40,8 @@ pub struct Filters {
     status: String,
     #[serde(default)]
     address: String,
+    #[serde(flatten)]
+    dates: Dates,
     #[serde(default)]
     cursor: String,
 }
@@ -86,8 +91,10 @@ struct ListPage {
     filters: Filters,
     filter_chains: &'static [&'static str],
     rows: Rows,
+    capped: bool,
     error: Problem,
     generate: Option<GenerateForm>,
+    export_query: String,
 }
 
 async fn generate_form(
@@ -118,13 +125,15 @@ async fn generate_form(
 fn list_page(
     member: &Member,
     filters: Filters,
-    rows: Rows,
+    (rows, capped): (Rows, bool),
     error: Problem,
     generate: Option<GenerateForm>,
 ) -> ListPage {
     ListPage {
         shell: Shell::new(member, "/addresses"),
         generate,
+        export_query: listing::query(&filters, None),
+        capped,
         filters,
         filter_chains: FILTER_CHAINS,
         rows,
@@ -139,11 +148,77 @@ fn rows(l: Listing<Address>) -> Rows {
     }
 }
 
-async fn first_page(client: &paydesk_api::Client, filters: &Filters) -> Result<Listing<Address>, ApiError> {
-    client.list_addresses(&filters.query()).await.map(|p| {
-        let next = p.has_more.then_some(p.next_cursor.as_str());
-        Listing::new(p.addresses, 0, next, filters)
+/// When the service made the address (the start of time when it doesn't
+/// say, so a date range leaves it out).
+fn made(a: &Address) -> DateTime<Utc> {
+    a.created_at.unwrap_or_default()
+}
+
+/// Every address the filters match (dates aside), newest first, a page at
+/// a time.
+fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Address, ApiError>> + 'static {
+    let (client, query) = (client.clone(), filters.query());
+    listing::all_pages(move |cursor| {
+        let (client, query) = (
+            client.clone(),
+            AddressQuery {
+                cursor,
+                limit: Some(100),
+                ..query.clone()
+            },
+        );
+        async move {
+            let p = client.list_addresses(&query).await?;
+            Ok((p.addresses, p.has_more.then_some(p.next_cursor)))
+        }
     })
+}
+
+/// The page the filters ask for (see `listing::page_or_range`).
+async fn first_page(client: &Client, filters: &Filters) -> Result<Listing<Address>, ApiError> {
+    let page = async {
+        let p = client.list_addresses(&filters.query()).await?;
+        let next = p.has_more.then_some(p.next_cursor.as_str());
+        Ok(Listing::new(p.addresses, 0, next, filters))
+    };
+    listing::page_or_range(filters.dates.range(), page, every(client, filters), made, filters).await
+}
+
+impl CsvRecord for Address {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "chain",
+        "address",
+        "label",
+        "status",
+        "reference",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            self.id.to_string(),
+            self.chain.clone(),
+            self.address.clone(),
+            self.label.clone(),
+            format!("{:?}", self.status).to_lowercase(),
+            self.reference.clone(),
+        ]
+    }
+}
+
+/// Streams every address the filters match as CSV, on record.
+pub async fn export(
+    state: Data<AppState>,
+    member: Member,
+    filters: Query<Filters>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::AddressesRead).await?;
+    let rows = filters.dates.range().within(every(&client, &filters), made);
+    let response = listing::export("addresses", rows).await?;
+    audit::exported(&state.pool, &member, "addresses", &*filters).await?;
+    Ok(response)
 }
 
 pub async fn list(
@@ -166,7 +241,10 @@ pub async fn list(
         more,
         loaded,
         |l| rows(l).render(),
-        |l, error| list_page(&member, filters, rows(l), error, generate).render(),
+        |l, error| {
+            let capped = l.capped;
+            list_page(&member, filters, (rows(l), capped), error, generate).render()
+        },
     )
 }
 
@@ -208,7 +286,7 @@ pub async fn generate(
         .await
         .unwrap_or_else(|_| Listing::new(Vec::new(), 0, None, &filters));
     Ok(unprocessable(
-        list_page(&member, filters, rows(listed), None, generate).render()?,
+        list_page(&member, filters, (rows(listed), false), None, generate).render()?,
     ))
 }
 

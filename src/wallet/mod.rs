@@ -18,6 +18,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/transactions/{id}", web::get().to(transactions::one))
         .route("/addresses", web::get().to(addresses::list))
         .route("/addresses", web::post().to(addresses::generate))
+        .route("/addresses/export.csv", web::get().to(addresses::export))
         .route("/addresses/validate", web::post().to(addresses::validate))
         .route("/addresses/{id}", web::get().to(addresses::one))
         .route("/chains", web::get().to(addresses::chains));

@@ -133,6 +133,12 @@ impl Range {
         self.from.is_some() || self.to.is_some()
     }
 
+    /// Whether `at` falls on one of the range's days.
+    pub fn contains(&self, at: DateTime<Utc>) -> bool {
+        let day = at.date_naive();
+        self.from.is_none_or(|f| day >= f) && self.to.is_none_or(|t| day <= t)
+    }
+
     /// The range as instants for a query: from the start of `from`
     /// (included) to the start of the day after `to` (excluded).
     pub fn bounds(&self) -> (Option<DateTime<Utc>>, Option<DateTime<Utc>>) {
@@ -150,12 +156,11 @@ impl Range {
         at: impl Fn(&T) -> DateTime<Utc> + Copy,
     ) -> impl Stream<Item = Result<T, E>> {
         let from = self.from;
-        let to = self.to;
         rows.try_take_while(move |row| {
             let keep = from.is_none_or(|f| at(row).date_naive() >= f);
             std::future::ready(Ok(keep))
         })
-        .try_filter(move |row| std::future::ready(to.is_none_or(|t| at(row).date_naive() <= t)))
+        .try_filter(move |row| std::future::ready(self.contains(at(row))))
     }
 }
 

@@ -149,6 +149,7 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/cards/export.csv", &[]),
     ("GET", "/transactions/{tx}", &[]),
     ("GET", "/addresses", &[]),
+    ("GET", "/addresses/export.csv", &[]),
     ("GET", "/addresses/{address}", &[]),
     (
         "POST",
@@ -235,6 +236,7 @@ pub const ROUTES: &[Route] = &[
         ],
     ),
     ("GET", "/beneficiaries", &[]),
+    ("GET", "/beneficiaries/export.csv", &[]),
     ("GET", "/beneficiaries/new", &[]),
     (
         "POST",

@@ -98,6 +98,8 @@ const LISTS: &[(&str, &str)] = &[
     ("/lightning", "/lightning/export.csv"),
     ("/trading", "/trading/export.csv"),
     ("/virtual-accounts", "/virtual-accounts/export.csv"),
+    ("/addresses", "/addresses/export.csv"),
+    ("/beneficiaries", "/beneficiaries/export.csv"),
     ("/cards", "/cards/export.csv"),
     ("/customers", "/customers/export.csv"),
     ("/events", "/events/export.csv"),
