@@ -2,10 +2,12 @@
 //! pause, resume and cancel buttons, and the form for a new one. Every
 //! change goes through the gate.
 
-use actix_web::web::{self, Data, Form, Path};
+use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
+use futures_util::stream;
 use paydesk_api::models::bulk::BulkSchedule;
+use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
 
 use super::schedules::{self, BulkScheduleAction, BulkScheduleChangeAction, ScheduleDraft};
@@ -15,15 +17,18 @@ use crate::approvals::action::Action;
 use crate::approvals::executor::Gated;
 use crate::approvals::routes::{confirm_page, Submission};
 use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::audit;
 use crate::startup::AppState;
 use crate::trading::schedules::{Change, WEEKDAYS};
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
+use crate::web::listing::{self, CsvRecord, Dates, Range};
 use crate::web::page::{done, ok, redirect, unprocessable, Shell};
 
 /// Registered before `/bulk-transfers/{id}`, which would take "schedules".
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/bulk-transfers/schedules", web::get().to(list))
+        .route("/bulk-transfers/schedules/export.csv", web::get().to(export))
         .route("/bulk-transfers/schedules", web::post().to(create))
         .route("/bulk-transfers/schedules/{id}/{change}", web::post().to(change));
 }
@@ -32,6 +37,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[template(path = "bulk/schedules.html")]
 struct ListPage {
     shell: Shell,
+    dates: Dates,
+    export_query: String,
     schedules: Vec<BulkSchedule>,
     waiting: Vec<ActionRequest>,
     draft: ScheduleDraft,
@@ -53,14 +60,16 @@ impl ListPage {
 async fn render_list(
     state: &AppState,
     member: &Member,
-    draft: ScheduleDraft,
-    errors: FieldErrors,
+    (draft, errors): (ScheduleDraft, FieldErrors),
+    dates: Dates,
 ) -> Result<String, PortalError> {
     let client = state.client_for(member, Permission::BulkRead).await?;
     let kinds = [BulkScheduleAction::KIND, BulkScheduleChangeAction::KIND];
     Ok(ListPage {
         shell: Shell::new(member, "/bulk-transfers"),
-        schedules: client.bulk_schedules().await?,
+        schedules: created_within(&client, dates.range()).await?,
+        export_query: listing::query(&dates, None),
+        dates,
         waiting: approvals::pending_of(&state.pool, member.tenant_id, &kinds).await?,
         can_request: member.can(Permission::BulkRequest),
         weekdays: WEEKDAYS,
@@ -70,14 +79,72 @@ async fn render_list(
     .render()?)
 }
 
-async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
-    Ok(ok(render_list(
-        &state,
-        &member,
-        ScheduleDraft::fresh(),
-        FieldErrors::default(),
+/// The recurring batches created on the days of `created`.
+async fn created_within(client: &Client, created: Range) -> Result<Vec<BulkSchedule>, ApiError> {
+    let all = client.bulk_schedules().await?;
+    Ok(all
+        .into_iter()
+        .filter(|s| created.contains(s.created_at))
+        .collect())
+}
+
+impl CsvRecord for BulkSchedule {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "name",
+        "currency",
+        "payments",
+        "each_run",
+        "frequency",
+        "execution_time",
+        "status",
+        "next_execution_at",
+        "runs",
+        "reference",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            self.name.clone(),
+            self.currency.clone(),
+            self.items.len().to_string(),
+            schedules::per_run(self),
+            self.frequency.clone(),
+            self.execution_time.clone(),
+            self.status.clone(),
+            self.next_execution_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            self.total_executions.to_string(),
+            self.reference.clone(),
+        ]
+    }
+}
+
+/// The recurring batches created on the dates chosen, as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    dates: Query<Dates>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::BulkRead).await?;
+    let rows = created_within(&client, dates.range()).await?;
+    audit::exported(&state.pool, &member, "bulk_schedules", &*dates).await?;
+    listing::export(
+        "recurring-batches",
+        stream::iter(rows.into_iter().map(Ok::<_, PortalError>)),
     )
-    .await?))
+    .await
+}
+
+async fn list(
+    state: Data<AppState>,
+    member: Member,
+    dates: Query<Dates>,
+) -> Result<HttpResponse, PortalError> {
+    let form = (ScheduleDraft::fresh(), FieldErrors::default());
+    Ok(ok(render_list(&state, &member, form, dates.into_inner()).await?))
 }
 
 /// Checks the form, shows what will be approved, then files it.
@@ -101,7 +168,7 @@ async fn create(
         Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
         Ok(Gated::Done(_)) => Ok(done(back, "Recurring batch created; it runs on the service.")),
         Err(refusal) => Ok(unprocessable(
-            render_list(&state, &member, draft, refusal.into()).await?,
+            render_list(&state, &member, (draft, refusal.into()), Dates::default()).await?,
         )),
     }
 }
@@ -135,7 +202,13 @@ async fn change(
             format!("The recurring batch: {}d.", change.verb().to_lowercase()),
         )),
         Err(refusal) => Ok(unprocessable(
-            render_list(&state, &member, ScheduleDraft::fresh(), refusal.into()).await?,
+            render_list(
+                &state,
+                &member,
+                (ScheduleDraft::fresh(), refusal.into()),
+                Dates::default(),
+            )
+            .await?,
         )),
     }
 }

@@ -1,10 +1,12 @@
 //! `/trading/scheduled`: the schedules with the form for a new one, a
 //! schedule's page with its executions and totals, pause, resume, cancel.
 
-use actix_web::web::{self, Data, Form, Path};
+use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
+use futures_util::stream;
 use paydesk_api::models::trading::{Execution, Schedule};
+use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
 
 use super::schedules::{self, cadence, whole, Change, ScheduleForm, ASSETS, QUOTE_CURRENCIES, WEEKDAYS};
@@ -12,13 +14,16 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{FieldErrors, Refusal};
+use crate::web::listing::{self, CsvRecord, Dates, Range};
 use crate::web::page::{done, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/trading/scheduled", web::get().to(list))
+        .route("/trading/scheduled/export.csv", web::get().to(export))
         .route("/trading/scheduled", web::post().to(create))
         .route("/trading/scheduled/{id}", web::get().to(page))
         .route("/trading/scheduled/{id}/{change}", web::post().to(change));
@@ -28,6 +33,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[template(path = "trading/scheduled.html")]
 struct ListPage {
     shell: Shell,
+    dates: Dates,
+    export_query: String,
     schedules: Vec<Schedule>,
     form: ScheduleForm,
     errors: FieldErrors,
@@ -50,8 +57,8 @@ impl ListPage {
 async fn render_list(
     state: &AppState,
     member: &Member,
-    form: ScheduleForm,
-    errors: FieldErrors,
+    (form, errors): (ScheduleForm, FieldErrors),
+    dates: Dates,
 ) -> Result<String, PortalError> {
     let client = state.client_for(member, Permission::TradingRead).await?;
     let form = match form.reference.is_empty() {
@@ -63,7 +70,9 @@ async fn render_list(
     };
     Ok(ListPage {
         shell: Shell::new(member, "/trading"),
-        schedules: client.scheduled_orders(None).await?,
+        schedules: created_within(&client, dates.range()).await?,
+        export_query: listing::query(&dates, None),
+        dates,
         form,
         errors,
         can_request: member.can(Permission::TradingRequest),
@@ -74,7 +83,72 @@ async fn render_list(
     .render()?)
 }
 
-async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+/// The schedules created on the days of `created`.
+async fn created_within(client: &Client, created: Range) -> Result<Vec<Schedule>, ApiError> {
+    let all = client.scheduled_orders(None).await?;
+    Ok(all
+        .into_iter()
+        .filter(|s| created.contains(s.created_at))
+        .collect())
+}
+
+impl CsvRecord for Schedule {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "buys",
+        "with",
+        "amount_each",
+        "frequency",
+        "execution_time",
+        "status",
+        "next_execution_at",
+        "executions",
+        "spent",
+        "acquired",
+        "reference",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            self.currency.clone(),
+            self.quote_currency.clone(),
+            self.amount.to_string(),
+            self.frequency.clone(),
+            self.execution_time.clone(),
+            self.status.clone(),
+            self.next_execution_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+            self.total_executions.to_string(),
+            self.total_amount_spent.to_string(),
+            self.total_quantity_acquired.to_string(),
+            self.reference.clone(),
+        ]
+    }
+}
+
+/// The schedules created on the dates chosen, as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    dates: Query<Dates>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRead).await?;
+    let rows = created_within(&client, dates.range()).await?;
+    audit::exported(&state.pool, &member, "scheduled_orders", &*dates).await?;
+    listing::export(
+        "scheduled-orders",
+        stream::iter(rows.into_iter().map(Ok::<_, PortalError>)),
+    )
+    .await
+}
+
+async fn list(
+    state: Data<AppState>,
+    member: Member,
+    dates: Query<Dates>,
+) -> Result<HttpResponse, PortalError> {
     let form = ScheduleForm {
         currency: "BTC".into(),
         quote_currency: "USDT".into(),
@@ -82,9 +156,13 @@ async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, Por
         execution_time: "09:00".into(),
         ..ScheduleForm::default()
     };
-    Ok(ok(
-        render_list(&state, &member, form, FieldErrors::default()).await?
-    ))
+    Ok(ok(render_list(
+        &state,
+        &member,
+        (form, FieldErrors::default()),
+        dates.into_inner(),
+    )
+    .await?))
 }
 
 /// Creates a schedule after a confirmation that shows the per-tick amount
@@ -109,7 +187,7 @@ async fn create(
     match answer_gate(&member, gated, confirm, &submission, ran)? {
         Ok(answer) => Ok(answer),
         Err(refusal) => Ok(unprocessable(
-            render_list(&state, &member, typed, refusal.into()).await?,
+            render_list(&state, &member, (typed, refusal.into()), Dates::default()).await?,
         )),
     }
 }

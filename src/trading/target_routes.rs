@@ -1,10 +1,12 @@
 //! `/trading/targets`: target orders with the form for a new one (its
 //! escrow shown before confirming), an order's page, and cancelling.
 
-use actix_web::web::{self, Data, Form, Path};
+use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
+use futures_util::stream;
 use paydesk_api::models::trading::TargetOrder;
+use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
 
 use super::spot::pairs;
@@ -13,13 +15,16 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::audit;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{FieldErrors, Refusal};
+use crate::web::listing::{self, CsvRecord, Dates, Range};
 use crate::web::page::{done, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/trading/targets", web::get().to(list))
+        .route("/trading/targets/export.csv", web::get().to(export))
         .route("/trading/targets", web::post().to(create))
         .route("/trading/targets/{id}", web::get().to(page))
         .route("/trading/targets/{id}/cancel", web::post().to(cancel));
@@ -29,6 +34,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 #[template(path = "trading/targets.html")]
 struct ListPage {
     shell: Shell,
+    dates: Dates,
+    export_query: String,
     orders: Vec<TargetOrder>,
     pairs: Vec<String>,
     form: TargetForm,
@@ -39,8 +46,8 @@ struct ListPage {
 async fn render_list(
     state: &AppState,
     member: &Member,
-    form: TargetForm,
-    errors: FieldErrors,
+    (form, errors): (TargetForm, FieldErrors),
+    dates: Dates,
 ) -> Result<String, PortalError> {
     let client = state.client_for(member, Permission::TradingRead).await?;
     let form = match form.reference.is_empty() {
@@ -52,7 +59,9 @@ async fn render_list(
     };
     Ok(ListPage {
         shell: Shell::new(member, "/trading"),
-        orders: client.target_orders(None).await?,
+        orders: created_within(&client, dates.range()).await?,
+        export_query: listing::query(&dates, None),
+        dates,
         pairs: pairs(&client, false).await?,
         form,
         errors,
@@ -61,15 +70,86 @@ async fn render_list(
     .render()?)
 }
 
-async fn list(state: Data<AppState>, member: Member) -> Result<HttpResponse, PortalError> {
+/// The target orders created on the days of `created`.
+async fn created_within(client: &Client, created: Range) -> Result<Vec<TargetOrder>, ApiError> {
+    let all = client.target_orders(None).await?;
+    Ok(all
+        .into_iter()
+        .filter(|o| created.contains(o.created_at))
+        .collect())
+}
+
+impl CsvRecord for TargetOrder {
+    const HEADER: &'static [&'static str] = &[
+        "created_at",
+        "id",
+        "pair",
+        "side",
+        "quantity",
+        "target_price",
+        "filled_quantity",
+        "average_fill_price",
+        "locked",
+        "still_locked",
+        "locked_currency",
+        "status",
+        "expires_at",
+        "reference",
+    ];
+
+    fn fields(&self) -> Vec<String> {
+        vec![
+            self.created_at.to_rfc3339(),
+            self.id.to_string(),
+            format!("{}/{}", self.base_currency, self.quote_currency),
+            self.side.clone(),
+            self.quantity.to_string(),
+            self.target_price.to_string(),
+            self.filled_quantity.to_string(),
+            self.average_fill_price.clone(),
+            self.locked_amount.to_string(),
+            self.remaining_locked.to_string(),
+            self.locked_currency.clone(),
+            self.status.clone(),
+            self.expires_at.clone(),
+            self.reference.clone(),
+        ]
+    }
+}
+
+/// The target orders created on the dates chosen, as CSV, on record.
+async fn export(
+    state: Data<AppState>,
+    member: Member,
+    dates: Query<Dates>,
+) -> Result<HttpResponse, PortalError> {
+    let client = state.client_for(&member, Permission::TradingRead).await?;
+    let rows = created_within(&client, dates.range()).await?;
+    audit::exported(&state.pool, &member, "target_orders", &*dates).await?;
+    listing::export(
+        "target-orders",
+        stream::iter(rows.into_iter().map(Ok::<_, PortalError>)),
+    )
+    .await
+}
+
+async fn list(
+    state: Data<AppState>,
+    member: Member,
+    dates: Query<Dates>,
+) -> Result<HttpResponse, PortalError> {
     let form = TargetForm {
         side: "buy".into(),
         pair: "BTC/USDT".into(),
         ..TargetForm::default()
     };
-    Ok(ok(
-        render_list(&state, &member, form, FieldErrors::default()).await?
-    ))
+    Ok(ok(render_list(
+        &state,
+        &member,
+        (form, FieldErrors::default()),
+        dates.into_inner(),
+    )
+    .await?))
 }
 
 /// Creates a target order after a confirmation that shows what it locks.
@@ -89,7 +169,7 @@ async fn create(
     match answer_gate(&member, gated, confirm, &submission, ran)? {
         Ok(answer) => Ok(answer),
         Err(refusal) => Ok(unprocessable(
-            render_list(&state, &member, typed, refusal.into()).await?,
+            render_list(&state, &member, (typed, refusal.into()), Dates::default()).await?,
         )),
     }
 }

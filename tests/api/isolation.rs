@@ -126,6 +126,7 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/trading/orders/{order}", &[]),
     ("POST", "/trading/orders/{order}/cancel", &[]),
     ("GET", "/trading/scheduled", &[]),
+    ("GET", "/trading/scheduled/export.csv", &[]),
     (
         "POST",
         "/trading/scheduled",
@@ -134,6 +135,7 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/trading/scheduled/{schedule}", &[]),
     ("POST", "/trading/scheduled/{schedule}/pause", &[]),
     ("GET", "/trading/targets", &[]),
+    ("GET", "/trading/targets/export.csv", &[]),
     (
         "POST",
         "/trading/targets",
@@ -370,6 +372,7 @@ pub const ROUTES: &[Route] = &[
     ("GET", "/bulk-transfers/{bulk}/live", &[]),
     ("POST", "/bulk-transfers/{bulk}/retry", &[]),
     ("GET", "/bulk-transfers/schedules", &[]),
+    ("GET", "/bulk-transfers/schedules/export.csv", &[]),
     (
         "POST",
         "/bulk-transfers/schedules",

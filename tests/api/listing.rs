@@ -100,6 +100,12 @@ const LISTS: &[(&str, &str)] = &[
     ("/virtual-accounts", "/virtual-accounts/export.csv"),
     ("/addresses", "/addresses/export.csv"),
     ("/beneficiaries", "/beneficiaries/export.csv"),
+    ("/trading/scheduled", "/trading/scheduled/export.csv"),
+    ("/trading/targets", "/trading/targets/export.csv"),
+    (
+        "/bulk-transfers/schedules",
+        "/bulk-transfers/schedules/export.csv",
+    ),
     ("/cards", "/cards/export.csv"),
     ("/customers", "/customers/export.csv"),
     ("/events", "/events/export.csv"),
