@@ -80,7 +80,8 @@ pub struct CompanyWrite {
     /// Every row of the company is written anew (a reset or a restored
     /// snapshot): the rows it had are dropped first.
     pub replaced: bool,
-    pub head: String,
+    /// None when the head did not change since it was last written.
+    pub head: Option<String>,
     /// (kind, the kind's place among the company's books, change) of each
     /// changed record.
     pub rows: Vec<(&'static str, usize, RowChange)>,
@@ -322,7 +323,9 @@ impl Disk {
                     tx.execute("DELETE FROM records WHERE id BETWEEN ?1 AND ?2", [low, high])?;
                     tx.execute("DELETE FROM companies WHERE id = ?1", [&id])?;
                 }
-                put_head.execute(params![id, company.head])?;
+                if let Some(head) = &company.head {
+                    put_head.execute(params![id, head])?;
+                }
                 for (kind, kind_slot, change) in &company.rows {
                     match change {
                         RowChange::Put { ord, record, .. } => {

@@ -349,7 +349,7 @@ impl Store {
 
     /// What the data directory is to write of a touched company: its head
     /// row and its changed records; forgets the changes.
-    fn company_write(&mut self, id: Uuid, now: DateTime<Utc>) -> Result<Option<CompanyWrite>, DiskError> {
+    fn company_write(&mut self, id: Uuid) -> Result<Option<CompanyWrite>, DiskError> {
         let replaced = self.replaced.remove(&id);
         let Some(company) = self.companies.get_mut(&id) else {
             return Ok(None);
@@ -363,13 +363,15 @@ impl Store {
             shelf.take_changes(&mut changes);
             rows.extend(changes.drain(..).map(|c| (kind, kind_slot, c)));
         }
-        let head = book::with_books_elided(|| self.snapshot_text(id, now))
+        // A head's `taken_at` is never read back: a fixed one lets a head
+        // that did not change compare equal to the one kept (`keep_all`).
+        let head = book::with_books_elided(|| self.snapshot_text(id, DateTime::UNIX_EPOCH))
             .map_err(|e| DiskError::Unreadable(e.to_string()))?;
         Ok(Some(CompanyWrite {
             id,
             slot: self.slots.get(&id).copied().unwrap_or_default(),
             replaced,
-            head,
+            head: Some(head),
             rows,
         }))
     }
@@ -605,6 +607,8 @@ struct KeptMark {
     offset_ms: Option<i64>,
     /// The market's change count when last written.
     market_version: Option<u64>,
+    /// Each company's head row as last written.
+    heads: HashMap<Uuid, String>,
 }
 
 /// Writes waiting to be kept: each takes a ticket after it ran; a keep
@@ -759,13 +763,12 @@ impl Shared {
             (std::mem::take(&mut waiting.nonces), waiting.last_ticket)
         };
         let offset_ms = self.clock.offset_ms();
-        let write = {
+        let mut write = {
             let mut store = self.store();
-            let now = self.clock.now();
             let mut companies = Vec::new();
             let touched: Vec<Uuid> = store.touched.drain().collect();
             for id in touched {
-                companies.extend(store.company_write(id, now)?);
+                companies.extend(store.company_write(id)?);
             }
             let market_version = store.market.version();
             let globals = if kept.offset_ms != Some(offset_ms) || kept.market_version != Some(market_version)
@@ -787,6 +790,18 @@ impl Shared {
                 nonces,
             }
         };
+        // A head row is written only when it changed (most writes change
+        // records, not what the head holds).
+        for company in &mut write.companies {
+            if !company.replaced && kept.heads.get(&company.id) == company.head.as_ref() {
+                company.head = None;
+            } else if let Some(head) = &company.head {
+                kept.heads.insert(company.id, head.clone());
+            }
+        }
+        write
+            .companies
+            .retain(|c| c.replaced || c.head.is_some() || !c.rows.is_empty());
         if !write.companies.is_empty() || write.globals.is_some() || !write.nonces.is_empty() {
             let ids: Vec<Uuid> = write.companies.iter().map(|c| c.id).collect();
             if let Err(e) = disk.keep(write, now_unix) {
@@ -794,7 +809,10 @@ impl Shared {
                 // shared state whole.
                 kept.offset_ms = None;
                 let mut store = self.store();
-                ids.into_iter().for_each(|id| store.replace(id));
+                for id in ids {
+                    kept.heads.remove(&id);
+                    store.replace(id);
+                }
                 return Err(e);
             }
         }

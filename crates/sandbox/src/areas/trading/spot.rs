@@ -268,7 +268,9 @@ pub struct Resting {
 pub struct TradeBook {
     pub(crate) quotes: Book<QuoteRecord>,
     pub(crate) orders: Book<OrderRecord>,
-    /// Quotes made since the last sweep of old ones.
+    /// Quotes made since the last sweep of old ones (not kept: it changes
+    /// with every quote, and a restart merely sweeps a little later).
+    #[serde(skip)]
     since_sweep: u32,
     /// Limit orders resting until the market reaches their price.
     #[serde(default)]
