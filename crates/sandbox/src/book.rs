@@ -157,6 +157,13 @@ impl<R: Record> Book<R> {
         Some(&mut self[last])
     }
 
+    /// The record at `index`, to change what is derived from other
+    /// records (not marked: the data directory does not write the change,
+    /// and whoever reads the records back derives it again).
+    pub fn derived_mut(&mut self, index: usize) -> Option<&mut R> {
+        self.records.get_mut(index)
+    }
+
     /// Removes and returns the record at `index`.
     pub fn remove(&mut self, index: usize) -> R {
         let record = self.records.remove(index);
@@ -438,6 +445,18 @@ mod tests {
         assert_eq!(keys(&out), ["delete 1", "delete 2", "put 4"]);
         assert_eq!(book.by_key(&4).unwrap().text, "changed");
         assert_eq!(book.position_of(&3), Some(0));
+    }
+
+    #[test]
+    fn a_derived_change_is_not_handed_out() {
+        let mut book = Book::default();
+        book.push(note(1, "a"));
+        book.take_changes(&mut Vec::new());
+        book.derived_mut(0).unwrap().text = "derived".into();
+        let mut out = Vec::new();
+        book.take_changes(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(book[0].text, "derived");
     }
 
     #[test]

@@ -148,6 +148,7 @@ impl Company {
     /// back (from a snapshot or the data directory).
     pub fn reindex(&mut self) {
         self.ledger.reindex();
+        self.trades.reindex();
     }
 }
 

@@ -203,6 +203,13 @@ async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore(
     let c = &second.client;
     for o in &orders {
         assert_eq!(c.order(&o.id.to_string()).await.unwrap().status, o.status);
+        // A quote's row is written once; its consumption comes back from
+        // the order placed on it.
+        let quote = c.trading_quote(&o.quote_id.to_string()).await.unwrap();
+        assert_eq!(
+            (quote.orders_count, quote.is_exhausted, quote.consumed_quantity),
+            (1, true, o.quantity)
+        );
     }
     assert_eq!((usdt(c).await, transaction_count(c).await), after_trades);
     // Writes after a restart join the records read back.
