@@ -2,7 +2,7 @@
 //! list of records with an index by key that also remembers which records
 //! changed since the data directory last kept them. That is what lets
 //! `--data-dir` write only the records a call changed (one row each, keyed
-//! by company, kind and key) instead of the company's whole state.
+//! by company, kind and order) instead of the company's whole state.
 //!
 //! Reading a book is reading a slice (`Deref<Target = [R]>`); changing one
 //! goes through `push`, `IndexMut` (`book[i].field = …`), `get_mut`,
@@ -25,6 +25,8 @@ use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::disk::{self, Body};
+
 /// A record kept in a book. Records are `Clone + Send`: a changed record
 /// is cloned out of its book under the state's lock and serialized by the
 /// data directory's keeper thread, after the lock is released.
@@ -40,14 +42,14 @@ pub trait Record: Serialize + DeserializeOwned + Clone + Send + 'static {
 }
 
 /// A changed record as the data directory writes it: a copy taken under
-/// the state's lock, serialized later into the keeper's buffer.
+/// the state's lock, encoded later into the keeper's buffer.
 pub trait Row: Send {
-    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+    fn encode(&self, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error>;
 }
 
 impl<R: Record> Row for R {
-    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-        serde_json::to_writer(out, self)
+    fn encode(&self, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error> {
+        disk::encode(self, out)
     }
 }
 
@@ -248,8 +250,8 @@ impl<R: Record> Book<R> {
 
     /// Adds a record read back from the data directory (rows arrive in
     /// `ord` order); not marked as changed.
-    pub fn load_row(&mut self, ord: u64, json: &str) -> Result<(), serde_json::Error> {
-        let record: R = serde_json::from_str(json)?;
+    pub fn load_row(&mut self, ord: u64, body: &Body) -> Result<(), String> {
+        let record: R = body.decode()?;
         self.append(record, Some(ord));
         Ok(())
     }
@@ -286,7 +288,7 @@ pub trait Shelf {
     fn take_changes(&mut self, out: &mut Vec<RowChange>);
     fn forget_changes(&mut self);
     fn mark_all(&mut self);
-    fn load_row(&mut self, ord: u64, json: &str) -> Result<(), serde_json::Error>;
+    fn load_row(&mut self, ord: u64, body: &Body) -> Result<(), String>;
 }
 
 impl<R: Record> Shelf for Book<R> {
@@ -302,8 +304,8 @@ impl<R: Record> Shelf for Book<R> {
         Book::mark_all(self)
     }
 
-    fn load_row(&mut self, ord: u64, json: &str) -> Result<(), serde_json::Error> {
-        Book::load_row(self, ord, json)
+    fn load_row(&mut self, ord: u64, body: &Body) -> Result<(), String> {
+        Book::load_row(self, ord, body)
     }
 }
 
@@ -475,18 +477,22 @@ mod tests {
     #[test]
     fn rows_read_back_keep_their_order_and_new_ones_follow() {
         let mut book: Book<Note> = Book::default();
-        book.load_row(7, r#"{"id":1,"text":"a"}"#).unwrap();
-        book.load_row(9, r#"{"id":2,"text":"b"}"#).unwrap();
+        book.load_row(7, &Body::Json(r#"{"id":1,"text":"a"}"#.to_owned()))
+            .unwrap();
+        let mut packed = Vec::new();
+        disk::encode(&note(2, "b"), &mut packed).unwrap();
+        book.load_row(9, &Body::Packed(packed)).unwrap();
         book.push(note(3, "c"));
         let mut out = Vec::new();
         book.take_changes(&mut out);
         let [RowChange::Put { key, ord, record }] = &out[..] else {
             panic!("one put");
         };
-        let mut json = Vec::new();
-        record.write_json(&mut json).unwrap();
+        let mut body = Vec::new();
+        record.encode(&mut body).unwrap();
         assert_eq!((key.as_str(), *ord), ("3", 10));
-        assert_eq!(String::from_utf8(json).unwrap(), r#"{"id":3,"text":"c"}"#);
+        assert_eq!(Body::Packed(body).decode::<Note>().unwrap(), note(3, "c"));
+        assert_eq!(book.to_vec(), vec![note(1, "a"), note(2, "b"), note(3, "c")]);
     }
 
     #[test]
