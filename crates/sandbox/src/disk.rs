@@ -5,9 +5,9 @@
 //!
 //! One mechanism for every area: each area keeps its records in a record
 //! book (`book::Book<R>`), and each record is its own row of `record_rows`,
-//! keyed by one integer made of its company's slot, its kind and its order
-//! in the book (so new records append, and the key is all a row needs
-//! besides its body); a book hands out only the records changed since the
+//! keyed by one integer made of its company's slot, its order (one counter
+//! for every book, so the records a write adds append side by side) and
+//! its kind (the key is all a row needs besides its body); a book hands out only the records changed since the
 //! last keep (and the keys it dropped), so a write costs what it changed,
 //! not the company's history. What is not in a book (name, webhook
 //! setting, wallets, faults, pending clock-driven steps…) is the company's
@@ -185,10 +185,11 @@ pub struct Disk {
 /// the file each time) than the checkpoints do.
 const CHECKPOINT_PAGES: u32 = 1_000;
 
-/// A record's row id: its company's slot, its kind's place among the
-/// company's books and its order in the book, in one integer, so a
-/// book's new records are appended at the end of their range (SQLite
-/// writes few pages per commit) and a company's rows are one range.
+/// A record's row id: its company's slot, its order (one counter for all
+/// books, `book::NEXT_ORD`) and its kind's place among the company's
+/// books, in one integer, so the records a write adds are appended side
+/// by side at the end of the company's range (SQLite writes one leaf page
+/// for them, not one per kind) and a company's rows are one range.
 const ORD_BITS: u32 = 45;
 const KIND_BITS: u32 = 6;
 const SLOT_BITS: u32 = 12;
@@ -199,15 +200,15 @@ fn row_id(slot: usize, kind: usize, ord: u64) -> Result<i64, DiskError> {
             "a record beyond what a row id holds (company {slot}, kind {kind}, order {ord})"
         )));
     }
-    Ok(((slot as i64) << (ORD_BITS + KIND_BITS)) | ((kind as i64) << ORD_BITS) | ord as i64)
+    Ok(((slot as i64) << (ORD_BITS + KIND_BITS)) | ((ord as i64) << KIND_BITS) | kind as i64)
 }
 
 /// (slot, kind, order) of a row id.
 fn row_parts(id: i64) -> (i64, usize, u64) {
     (
         id >> (ORD_BITS + KIND_BITS),
-        ((id >> ORD_BITS) & ((1 << KIND_BITS) - 1)) as usize,
-        (id & ((1 << ORD_BITS) - 1)) as u64,
+        (id & ((1 << KIND_BITS) - 1)) as usize,
+        ((id >> KIND_BITS) & ((1 << ORD_BITS) - 1)) as u64,
     )
 }
 
@@ -425,7 +426,8 @@ impl Disk {
                 .ok_or_else(|| DiskError::Unreadable(format!("records of an unknown kind {kind_name}")))?;
             rows_of.entry(row.get(1)?).or_default().push(KeptRow {
                 kind,
-                ord: row_parts(row.get(0)?).2,
+                // Format 1's row ids put the kind above the order.
+                ord: (row.get::<_, i64>(0)? & ((1 << ORD_BITS) - 1)) as u64,
                 body: Body::Json(row.get(3)?),
             });
         }
