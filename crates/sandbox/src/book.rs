@@ -2,7 +2,7 @@
 //! list of records with an index by key that also remembers which records
 //! changed since the data directory last kept them. That is what lets
 //! `--data-dir` write only the records a call changed (one row each, keyed
-//! by company, kind and key) instead of the company's whole state.
+//! by company, kind and order) instead of the company's whole state.
 //!
 //! Reading a book is reading a slice (`Deref<Target = [R]>`); changing one
 //! goes through `push`, `IndexMut` (`book[i].field = …`), `get_mut`,
@@ -20,10 +20,13 @@ use std::fmt;
 use std::hash::Hash;
 use std::marker::PhantomData;
 use std::ops::{Deref, Index, IndexMut};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::disk::{self, Body};
 
 /// A record kept in a book. Records are `Clone + Send`: a changed record
 /// is cloned out of its book under the state's lock and serialized by the
@@ -40,14 +43,14 @@ pub trait Record: Serialize + DeserializeOwned + Clone + Send + 'static {
 }
 
 /// A changed record as the data directory writes it: a copy taken under
-/// the state's lock, serialized later into the keeper's buffer.
+/// the state's lock, encoded later into the keeper's buffer.
 pub trait Row: Send {
-    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+    fn encode(&self, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error>;
 }
 
 impl<R: Record> Row for R {
-    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-        serde_json::to_writer(out, self)
+    fn encode(&self, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error> {
+        disk::encode(self, out)
     }
 }
 
@@ -64,11 +67,16 @@ pub enum RowChange {
     Delete { key: String, ord: u64 },
 }
 
+/// The next order number. One counter for every book of the process, so
+/// the records one write adds, of whatever kind, get neighbouring row ids
+/// in the data directory and land in the same pages (one leaf written per
+/// commit rather than one per kind).
+static NEXT_ORD: AtomicU64 = AtomicU64::new(0);
+
 pub struct Book<R: Record> {
     records: Vec<R>,
     /// Insertion order numbers, parallel to `records`: the rows' order.
     ords: Vec<u64>,
-    next_ord: u64,
     index: HashMap<R::Key, usize>,
     /// Positions changed since the last `take_changes`.
     dirty: Vec<usize>,
@@ -81,7 +89,6 @@ impl<R: Record> Default for Book<R> {
         Book {
             records: Vec::new(),
             ords: Vec::new(),
-            next_ord: 0,
             index: HashMap::new(),
             dirty: Vec::new(),
             removed: Vec::new(),
@@ -100,7 +107,6 @@ impl<R: Record + Clone> Clone for Book<R> {
         Book {
             records: self.records.clone(),
             ords: self.ords.clone(),
-            next_ord: self.next_ord,
             index: self.index.clone(),
             dirty: self.dirty.clone(),
             removed: self.removed.clone(),
@@ -123,8 +129,13 @@ impl<R: Record> Book<R> {
     }
 
     fn append(&mut self, record: R, ord: Option<u64>) {
-        let ord = ord.unwrap_or(self.next_ord);
-        self.next_ord = self.next_ord.max(ord + 1);
+        let ord = match ord {
+            Some(ord) => {
+                NEXT_ORD.fetch_max(ord + 1, Ordering::Relaxed);
+                ord
+            }
+            None => NEXT_ORD.fetch_add(1, Ordering::Relaxed),
+        };
         self.index.insert(record.key(), self.records.len());
         self.records.push(record);
         self.ords.push(ord);
@@ -155,6 +166,13 @@ impl<R: Record> Book<R> {
     pub fn last_mut(&mut self) -> Option<&mut R> {
         let last = self.records.len().checked_sub(1)?;
         Some(&mut self[last])
+    }
+
+    /// The record at `index`, to change what is derived from other
+    /// records (not marked: the data directory does not write the change,
+    /// and whoever reads the records back derives it again).
+    pub fn derived_mut(&mut self, index: usize) -> Option<&mut R> {
+        self.records.get_mut(index)
     }
 
     /// Removes and returns the record at `index`.
@@ -241,8 +259,8 @@ impl<R: Record> Book<R> {
 
     /// Adds a record read back from the data directory (rows arrive in
     /// `ord` order); not marked as changed.
-    pub fn load_row(&mut self, ord: u64, json: &str) -> Result<(), serde_json::Error> {
-        let record: R = serde_json::from_str(json)?;
+    pub fn load_row(&mut self, ord: u64, body: &Body) -> Result<(), String> {
+        let record: R = body.decode()?;
         self.append(record, Some(ord));
         Ok(())
     }
@@ -279,7 +297,7 @@ pub trait Shelf {
     fn take_changes(&mut self, out: &mut Vec<RowChange>);
     fn forget_changes(&mut self);
     fn mark_all(&mut self);
-    fn load_row(&mut self, ord: u64, json: &str) -> Result<(), serde_json::Error>;
+    fn load_row(&mut self, ord: u64, body: &Body) -> Result<(), String>;
 }
 
 impl<R: Record> Shelf for Book<R> {
@@ -295,8 +313,8 @@ impl<R: Record> Shelf for Book<R> {
         Book::mark_all(self)
     }
 
-    fn load_row(&mut self, ord: u64, json: &str) -> Result<(), serde_json::Error> {
-        Book::load_row(self, ord, json)
+    fn load_row(&mut self, ord: u64, body: &Body) -> Result<(), String> {
+        Book::load_row(self, ord, body)
     }
 }
 
@@ -441,6 +459,18 @@ mod tests {
     }
 
     #[test]
+    fn a_derived_change_is_not_handed_out() {
+        let mut book = Book::default();
+        book.push(note(1, "a"));
+        book.take_changes(&mut Vec::new());
+        book.derived_mut(0).unwrap().text = "derived".into();
+        let mut out = Vec::new();
+        book.take_changes(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(book[0].text, "derived");
+    }
+
+    #[test]
     fn forgotten_changes_are_not_handed_out() {
         let mut book = Book::default();
         book.push(note(1, "a"));
@@ -456,18 +486,23 @@ mod tests {
     #[test]
     fn rows_read_back_keep_their_order_and_new_ones_follow() {
         let mut book: Book<Note> = Book::default();
-        book.load_row(7, r#"{"id":1,"text":"a"}"#).unwrap();
-        book.load_row(9, r#"{"id":2,"text":"b"}"#).unwrap();
+        book.load_row(7, &Body::Json(r#"{"id":1,"text":"a"}"#.to_owned()))
+            .unwrap();
+        let mut packed = Vec::new();
+        disk::encode(&note(2, "b"), &mut packed).unwrap();
+        book.load_row(9, &Body::Packed(packed)).unwrap();
         book.push(note(3, "c"));
         let mut out = Vec::new();
         book.take_changes(&mut out);
         let [RowChange::Put { key, ord, record }] = &out[..] else {
             panic!("one put");
         };
-        let mut json = Vec::new();
-        record.write_json(&mut json).unwrap();
-        assert_eq!((key.as_str(), *ord), ("3", 10));
-        assert_eq!(String::from_utf8(json).unwrap(), r#"{"id":3,"text":"c"}"#);
+        let mut body = Vec::new();
+        record.encode(&mut body).unwrap();
+        assert_eq!(key, "3");
+        assert!(*ord > 9, "a new record follows those read back");
+        assert_eq!(Body::Packed(body).decode::<Note>().unwrap(), note(3, "c"));
+        assert_eq!(book.to_vec(), vec![note(1, "a"), note(2, "b"), note(3, "c")]);
     }
 
     #[test]

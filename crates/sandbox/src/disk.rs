@@ -4,27 +4,42 @@
 //! restart, and clock-driven steps resume.
 //!
 //! One mechanism for every area: each area keeps its records in a record
-//! book (`book::Book<R>`), and each record is its own row of `records`,
-//! keyed by its company's slot, its kind and its order in the book (one
-//! integer, so new records append) and holding the record's JSON; a book
-//! hands out only the records changed since the last keep (and the keys
-//! it dropped), so a write costs what it changed, not the company's
-//! history. What is not in a book (name, webhook setting, wallets'
-//! totals, faults, pending clock-driven steps…) is the company's head
-//! row: its snapshot document with every book left empty. A keep writes,
-//! in one transaction before the answer is sent, the head and changed
+//! book (`book::Book<R>`), and each record is its own row of `record_rows`,
+//! keyed by one integer made of its company's slot, its order (one counter
+//! for every book, so the records a write adds append side by side) and
+//! its kind (the key is all a row needs besides its body); a book hands out only the records changed since the
+//! last keep (and the keys it dropped), so a write costs what it changed,
+//! not the company's history. What is not in a book (name, webhook
+//! setting, wallets, faults, pending clock-driven steps…) is the company's
+//! head row in `company_heads`, keyed by its slot: its snapshot document
+//! with every book left empty, written only when it changed. What is
+//! derived from records is not kept at all (wallet totals, a quote's
+//! consumption: `Company::reindex` rebuilds it at load). A keep writes,
+//! in one transaction before the answer is sent, the changed heads and
 //! rows of the companies touched since the last keep, the shared state
 //! (clock offset, market prices, the Lightning node key) when it changed,
 //! and the nonces of the writes kept. Writes are kept by one keeper thread
 //! (`Shared::keep_write`) that takes every write waiting and keeps them in
 //! one transaction (group commit); the worker goes on serving meanwhile.
 //! Under the state's lock the keeper only copies the changed records; it
-//! serializes them after releasing it, as it writes them.
+//! encodes them after releasing it, as it writes them.
 //! Write nonces are keyed by their expiry, so they too append, and expired
-//! ones are deleted once a minute. A reset or a
-//! restored snapshot rewrites all of its company's rows. A directory an
-//! older sandbox wrote (one whole snapshot document per company, table
-//! `companies`) is read at start and then kept as rows.
+//! ones are deleted once a minute. A reset or a restored snapshot rewrites
+//! all of its company's rows.
+//!
+//! The format is versioned (`meta` key `format`, `FORMAT`): format 2 keeps
+//! heads and records as MessagePack (rmp-serde, fields by name). Named
+//! fields keep it self-describing, which the records need: amounts and
+//! decimals read either strings or numbers (`deserialize_any`), metadata
+//! are JSON values and many fields are skipped when empty, none of which a
+//! positional format (postcard, bincode) reads back. Against JSON it drops
+//! the quotes, separators and escaping, and writes ids as 16 bytes. A
+//! directory of an older format is read and rewritten whole at the start:
+//! format 1 (JSON rows, tables `heads` and `records` with company and kind
+//! columns) and the first one (one whole snapshot document per company,
+//! table `companies`, and table `nonces`); their tables are dropped in the
+//! same transaction. A directory of any other format (a newer sandbox's)
+//! is refused with the format it holds.
 //!
 //! Why SQLite: its write-ahead log with `synchronous=NORMAL` is documented
 //! to keep every committed transaction across an application crash (only a
@@ -39,14 +54,23 @@
 //! directory was first started with is kept in it and used on every later
 //! start, and another fixture given for the same directory is refused.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use uuid::Uuid;
 
 use crate::book::RowChange;
 use crate::fixture::Fixture;
+
+/// The format this sandbox writes (see the module's comment).
+pub const FORMAT: u32 = 2;
+
+/// Tables of the older formats, read once and then dropped.
+const LEGACY_TABLES: [&str; 4] = ["companies", "heads", "records", "nonces"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiskError {
@@ -56,10 +80,33 @@ pub enum DiskError {
     Sqlite(#[from] rusqlite::Error),
     #[error("the data directory holds state this sandbox can't read: {0}")]
     Unreadable(String),
+    #[error("the data directory holds format {found}, which a newer sandbox wrote; this sandbox reads formats up to {FORMAT}: use that sandbox, or an empty directory")]
+    Format { found: String },
     #[error("keeping the state was interrupted: {0}")]
     Interrupted(String),
     #[error("the data directory was started with another fixture; give the same fixture, none, or an empty directory")]
     OtherFixture,
+}
+
+/// A row's body as kept: MessagePack (format 2), or the JSON text of an
+/// older format.
+pub enum Body {
+    Packed(Vec<u8>),
+    Json(String),
+}
+
+impl Body {
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, String> {
+        match self {
+            Body::Packed(bytes) => rmp_serde::from_slice(bytes).map_err(|e| e.to_string()),
+            Body::Json(text) => serde_json::from_str(text).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// Appends `value` as format 2 keeps it.
+pub fn encode<T: Serialize + ?Sized>(value: &T, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error> {
+    value.serialize(&mut rmp_serde::Serializer::new(out).with_struct_map())
 }
 
 /// The kept shared state besides the companies.
@@ -71,8 +118,8 @@ pub struct Globals {
 }
 
 /// What one write keeps of a company: its head row (the snapshot
-/// document with its books left empty) and the rows of its books that
-/// changed.
+/// document with its books left empty, encoded) when it changed, and the
+/// rows of its books that changed.
 pub struct CompanyWrite {
     pub id: Uuid,
     /// The company's place in the fixture (part of its rows' ids).
@@ -80,10 +127,11 @@ pub struct CompanyWrite {
     /// Every row of the company is written anew (a reset or a restored
     /// snapshot): the rows it had are dropped first.
     pub replaced: bool,
-    pub head: String,
-    /// (kind, the kind's place among the company's books, change) of each
+    /// None when the head did not change since it was last written.
+    pub head: Option<Vec<u8>>,
+    /// (the kind's place among the company's books, change) of each
     /// changed record.
-    pub rows: Vec<(&'static str, usize, RowChange)>,
+    pub rows: Vec<(usize, RowChange)>,
 }
 
 /// What one acknowledged write keeps.
@@ -96,27 +144,37 @@ pub struct Write {
     pub nonces: Vec<(Uuid, String, i64)>,
 }
 
-/// A company as a start finds it: its head row and its records' rows
-/// (kind, order, JSON), in order.
+/// A record as a start finds it.
+pub struct KeptRow {
+    /// The kind's place among the company's books.
+    pub kind: usize,
+    pub ord: u64,
+    pub body: Body,
+}
+
+/// A company as a start finds it: its head row (or an older format's
+/// whole document) and its records' rows, in order.
 pub struct KeptCompany {
-    pub head: String,
-    pub rows: Vec<(String, u64, String)>,
+    pub head: Body,
+    pub rows: Vec<KeptRow>,
 }
 
 /// What a start finds in the directory.
 pub struct Kept {
     pub companies: Vec<KeptCompany>,
-    /// Whole snapshot documents an older sandbox kept (one per company);
-    /// read once and then written as rows.
-    pub documents: Vec<String>,
     pub globals: Option<Globals>,
     pub nonces: Vec<(Uuid, String, i64)>,
+    /// Read from an older format: every company is to be written anew.
+    pub legacy: bool,
 }
 
 pub struct Disk {
     conn: Mutex<Connection>,
     /// When expired nonces were last deleted (Unix seconds).
     purged_at: Mutex<i64>,
+    /// The older format's tables still there (dropped by the next keep,
+    /// which rewrites every company).
+    legacy: Mutex<Vec<&'static str>>,
 }
 
 /// Pages the write-ahead log may hold before the commit that passes it
@@ -127,10 +185,11 @@ pub struct Disk {
 /// the file each time) than the checkpoints do.
 const CHECKPOINT_PAGES: u32 = 1_000;
 
-/// A record's row id: its company's slot, its kind's place among the
-/// company's books and its order in the book, in one integer, so a
-/// book's new records are appended at the end of their range (SQLite
-/// writes few pages per commit) and a company's rows are one range.
+/// A record's row id: its company's slot, its order (one counter for all
+/// books, `book::NEXT_ORD`) and its kind's place among the company's
+/// books, in one integer, so the records a write adds are appended side
+/// by side at the end of the company's range (SQLite writes one leaf page
+/// for them, not one per kind) and a company's rows are one range.
 const ORD_BITS: u32 = 45;
 const KIND_BITS: u32 = 6;
 const SLOT_BITS: u32 = 12;
@@ -141,7 +200,16 @@ fn row_id(slot: usize, kind: usize, ord: u64) -> Result<i64, DiskError> {
             "a record beyond what a row id holds (company {slot}, kind {kind}, order {ord})"
         )));
     }
-    Ok(((slot as i64) << (ORD_BITS + KIND_BITS)) | ((kind as i64) << ORD_BITS) | ord as i64)
+    Ok(((slot as i64) << (ORD_BITS + KIND_BITS)) | ((ord as i64) << KIND_BITS) | kind as i64)
+}
+
+/// (slot, kind, order) of a row id.
+fn row_parts(id: i64) -> (i64, usize, u64) {
+    (
+        id >> (ORD_BITS + KIND_BITS),
+        (id & ((1 << KIND_BITS) - 1)) as usize,
+        ((id >> KIND_BITS) & ((1 << ORD_BITS) - 1)) as u64,
+    )
 }
 
 /// The row ids of a company's records.
@@ -150,8 +218,20 @@ fn company_rows(slot: usize) -> (i64, i64) {
     (low, low + (1i64 << (ORD_BITS + KIND_BITS)) - 1)
 }
 
+fn table_exists(conn: &Connection, name: &str) -> Result<bool, DiskError> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [name],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
 impl Disk {
-    /// Opens (or creates) the database in `dir`.
+    /// Opens (or creates) the database in `dir`; refuses a format this
+    /// sandbox does not read.
     pub fn open(dir: &Path) -> Result<Self, DiskError> {
         std::fs::create_dir_all(dir).map_err(|source| DiskError::Directory {
             path: dir.display().to_string(),
@@ -165,22 +245,36 @@ impl Disk {
         // start a second one beside the first): wait for its write rather
         // than fail.
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        // `companies` (whole documents) and `nonces` are what older
-        // sandboxes wrote: still read, no longer written.
         conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS companies (id TEXT PRIMARY KEY, state TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS heads (company TEXT PRIMARY KEY, state TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS records (id INTEGER PRIMARY KEY, company TEXT NOT NULL,
-                 kind TEXT NOT NULL, body TEXT NOT NULL);
-             CREATE TABLE IF NOT EXISTS nonces (client TEXT NOT NULL, nonce TEXT NOT NULL,
-                 expires INTEGER NOT NULL, PRIMARY KEY (client, nonce));
+             CREATE TABLE IF NOT EXISTS company_heads (slot INTEGER PRIMARY KEY, body BLOB NOT NULL);
+             CREATE TABLE IF NOT EXISTS record_rows (id INTEGER PRIMARY KEY, body BLOB NOT NULL);
              CREATE TABLE IF NOT EXISTS write_nonces (expires INTEGER NOT NULL, client TEXT NOT NULL,
                  nonce TEXT NOT NULL, PRIMARY KEY (expires, client, nonce)) WITHOUT ROWID;",
         )?;
+        let mut legacy = Vec::new();
+        for table in LEGACY_TABLES {
+            if table_exists(&conn, table)? {
+                legacy.push(table);
+            }
+        }
+        match Self::meta(&conn, "format")? {
+            Some(found) if found == FORMAT.to_string() => {}
+            Some(found) => return Err(DiskError::Format { found }),
+            // Format 1 and the first one wrote no format: they are read,
+            // and the first keep writes the format with their rows.
+            None if !legacy.is_empty() => {}
+            None => {
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('format', ?1)",
+                    [FORMAT.to_string()],
+                )?;
+            }
+        }
         Ok(Disk {
             conn: Mutex::new(conn),
             purged_at: Mutex::new(0),
+            legacy: Mutex::new(legacy),
         })
     }
 
@@ -228,36 +322,36 @@ impl Disk {
         Ok(fixture)
     }
 
-    /// Everything kept, for a start.
-    pub fn load(&self, now_unix: i64) -> Result<Kept, DiskError> {
+    /// Everything kept, for a start. `kinds` names the books' kinds in
+    /// their order (the rows of format 1 name their kind).
+    pub fn load(&self, kinds: &[&str], now_unix: i64) -> Result<Kept, DiskError> {
         let conn = self.conn();
-        let documents = conn
-            .prepare("SELECT state FROM companies")?
-            .query_map([], |row| row.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
-        let heads = conn
-            .prepare("SELECT company, state FROM heads")?
-            .query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))?
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut rows_of: std::collections::HashMap<String, Vec<(String, u64, String)>> = Default::default();
+        let mut rows_of: BTreeMap<i64, Vec<KeptRow>> = BTreeMap::new();
         {
-            let mut all = conn.prepare("SELECT id, company, kind, body FROM records ORDER BY id")?;
+            let mut all = conn.prepare("SELECT id, body FROM record_rows ORDER BY id")?;
             let mut rows = all.query([])?;
             while let Some(row) = rows.next()? {
-                let ord = (row.get::<_, i64>(0)? as u64) & ((1 << ORD_BITS) - 1);
-                rows_of
-                    .entry(row.get(1)?)
-                    .or_default()
-                    .push((row.get(2)?, ord, row.get(3)?));
+                let (slot, kind, ord) = row_parts(row.get(0)?);
+                rows_of.entry(slot).or_default().push(KeptRow {
+                    kind,
+                    ord,
+                    body: Body::Packed(row.get(1)?),
+                });
             }
         }
-        let companies = heads
-            .into_iter()
-            .map(|(company, head)| KeptCompany {
-                rows: rows_of.remove(&company).unwrap_or_default(),
-                head,
+        let mut companies = conn
+            .prepare("SELECT slot, body FROM company_heads")?
+            .query_map([], |row| Ok((row.get::<_, i64>(0)?, row.get::<_, Vec<u8>>(1)?)))?
+            .map(|row| {
+                let (slot, head) = row?;
+                Ok(KeptCompany {
+                    head: Body::Packed(head),
+                    rows: rows_of.remove(&slot).unwrap_or_default(),
+                })
             })
-            .collect();
+            .collect::<Result<Vec<_>, DiskError>>()?;
+        let legacy = self.legacy.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        companies.extend(Self::load_legacy(&conn, &legacy, kinds)?);
         let globals = match (
             Self::meta(&conn, "clock_offset_ms")?,
             Self::meta(&conn, "market")?,
@@ -272,12 +366,15 @@ impl Disk {
             }),
             _ => None,
         };
+        let query = if legacy.contains(&"nonces") {
+            "SELECT client, nonce, expires FROM nonces WHERE expires > ?1
+             UNION ALL SELECT client, nonce, expires FROM write_nonces WHERE expires > ?1
+             ORDER BY expires"
+        } else {
+            "SELECT client, nonce, expires FROM write_nonces WHERE expires > ?1"
+        };
         let nonces = conn
-            .prepare(
-                "SELECT client, nonce, expires FROM nonces WHERE expires > ?1
-                 UNION ALL SELECT client, nonce, expires FROM write_nonces WHERE expires > ?1
-                 ORDER BY expires",
-            )?
+            .prepare(query)?
             .query_map([now_unix], |row| {
                 Ok((
                     row.get::<_, String>(0)?,
@@ -292,50 +389,96 @@ impl Disk {
             .collect();
         Ok(Kept {
             companies,
-            documents,
             globals,
             nonces,
+            legacy: !legacy.is_empty(),
         })
+    }
+
+    /// The companies an older format kept: whole documents (table
+    /// `companies`), or JSON heads and rows (format 1).
+    fn load_legacy(
+        conn: &Connection,
+        tables: &[&str],
+        kinds: &[&str],
+    ) -> Result<Vec<KeptCompany>, DiskError> {
+        let mut companies = Vec::new();
+        if tables.contains(&"companies") {
+            let mut documents = conn.prepare("SELECT state FROM companies")?;
+            for document in documents.query_map([], |row| row.get::<_, String>(0))? {
+                companies.push(KeptCompany {
+                    head: Body::Json(document?),
+                    rows: Vec::new(),
+                });
+            }
+        }
+        if !(tables.contains(&"heads") && tables.contains(&"records")) {
+            return Ok(companies);
+        }
+        let mut rows_of: BTreeMap<String, Vec<KeptRow>> = BTreeMap::new();
+        let mut all = conn.prepare("SELECT id, company, kind, body FROM records ORDER BY id")?;
+        let mut rows = all.query([])?;
+        while let Some(row) = rows.next()? {
+            let kind_name: String = row.get(2)?;
+            let kind = kinds
+                .iter()
+                .position(|k| *k == kind_name)
+                .ok_or_else(|| DiskError::Unreadable(format!("records of an unknown kind {kind_name}")))?;
+            rows_of.entry(row.get(1)?).or_default().push(KeptRow {
+                kind,
+                // Format 1's row ids put the kind above the order.
+                ord: (row.get::<_, i64>(0)? & ((1 << ORD_BITS) - 1)) as u64,
+                body: Body::Json(row.get(3)?),
+            });
+        }
+        let mut heads = conn.prepare("SELECT company, state FROM heads")?;
+        for head in heads.query_map([], |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)))? {
+            let (company, head) = head?;
+            companies.push(KeptCompany {
+                head: Body::Json(head),
+                rows: rows_of.remove(&company).unwrap_or_default(),
+            });
+        }
+        Ok(companies)
     }
 
     /// Keeps one write, in one transaction.
     pub fn keep(&self, write: Write, now_unix: i64) -> Result<(), DiskError> {
         let mut conn = self.conn();
+        let mut legacy = self.legacy.lock().unwrap_or_else(|p| p.into_inner());
         let tx = conn.transaction()?;
         {
             let mut put_head = tx.prepare_cached(
-                "INSERT INTO heads (company, state) VALUES (?1, ?2)
-                 ON CONFLICT (company) DO UPDATE SET state = excluded.state",
+                "INSERT INTO company_heads (slot, body) VALUES (?1, ?2)
+                 ON CONFLICT (slot) DO UPDATE SET body = excluded.body",
             )?;
             let mut put = tx.prepare_cached(
-                "INSERT INTO records (id, company, kind, body) VALUES (?1, ?2, ?3, ?4)
+                "INSERT INTO record_rows (id, body) VALUES (?1, ?2)
                  ON CONFLICT (id) DO UPDATE SET body = excluded.body",
             )?;
-            let mut delete = tx.prepare_cached("DELETE FROM records WHERE id = ?1")?;
-            // Records are serialized here, on the keeper thread after the
+            let mut delete = tx.prepare_cached("DELETE FROM record_rows WHERE id = ?1")?;
+            // Records are encoded here, on the keeper thread after the
             // state's lock was released, into one buffer reused row by row.
-            let mut json = Vec::with_capacity(1024);
+            let mut body = Vec::with_capacity(1024);
             for company in &write.companies {
-                let id = company.id.to_string();
                 if company.replaced {
                     let (low, high) = company_rows(company.slot);
-                    tx.execute("DELETE FROM records WHERE id BETWEEN ?1 AND ?2", [low, high])?;
-                    tx.execute("DELETE FROM companies WHERE id = ?1", [&id])?;
+                    tx.execute("DELETE FROM record_rows WHERE id BETWEEN ?1 AND ?2", [low, high])?;
                 }
-                put_head.execute(params![id, company.head])?;
-                for (kind, kind_slot, change) in &company.rows {
+                if let Some(head) = &company.head {
+                    put_head.execute(params![company.slot as i64, head])?;
+                }
+                for (kind, change) in &company.rows {
                     match change {
                         RowChange::Put { ord, record, .. } => {
-                            json.clear();
-                            record
-                                .write_json(&mut json)
-                                .map_err(|e| DiskError::Unreadable(format!("a record of {kind}: {e}")))?;
-                            let text = std::str::from_utf8(&json)
-                                .map_err(|e| DiskError::Unreadable(format!("a record of {kind}: {e}")))?;
-                            put.execute(params![row_id(company.slot, *kind_slot, *ord)?, id, kind, text])?;
+                            body.clear();
+                            record.encode(&mut body).map_err(|e| {
+                                DiskError::Unreadable(format!("a record of kind {kind}: {e}"))
+                            })?;
+                            put.execute(params![row_id(company.slot, *kind, *ord)?, body])?;
                         }
                         RowChange::Delete { ord, .. } => {
-                            delete.execute([row_id(company.slot, *kind_slot, *ord)?])?;
+                            delete.execute([row_id(company.slot, *kind, *ord)?])?;
                         }
                     }
                 }
@@ -362,14 +505,32 @@ impl Disk {
                 put.execute(params![expires, client.to_string(), nonce])?;
             }
         }
+        // The first keep after reading an older format (it rewrote every
+        // company) drops that format's tables.
+        if !legacy.is_empty() {
+            if legacy.contains(&"nonces") {
+                tx.execute_batch(
+                    "INSERT OR IGNORE INTO write_nonces (expires, client, nonce)
+                     SELECT expires, client, nonce FROM nonces",
+                )?;
+            }
+            for table in legacy.iter() {
+                tx.execute_batch(&format!("DROP TABLE {table}"))?;
+            }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('format', ?1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [FORMAT.to_string()],
+            )?;
+        }
         // Expired nonces go once a minute, not at every write.
         let mut purged = self.purged_at.lock().unwrap_or_else(|p| p.into_inner());
         if now_unix >= *purged + 60 {
-            tx.execute("DELETE FROM nonces WHERE expires <= ?1", [now_unix])?;
             tx.execute("DELETE FROM write_nonces WHERE expires <= ?1", [now_unix])?;
             *purged = now_unix;
         }
         tx.commit()?;
+        legacy.clear();
         Ok(())
     }
 }

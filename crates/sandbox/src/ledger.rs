@@ -31,8 +31,14 @@ pub struct Account {
     pub number: String,
     pub currency: Currency,
     pub created_at: DateTime<Utc>,
+    // The totals are derived from the entries (`Ledger::reindex`), not
+    // kept: they change with every movement, and keeping them would
+    // rewrite the company's head row (`--data-dir`) at every write.
+    #[serde(skip)]
     settled: i64,
+    #[serde(skip)]
     pending_in: i64,
+    #[serde(skip)]
     pending_out: i64,
 }
 
@@ -103,6 +109,9 @@ pub struct Ledger {
     /// Rebuilt from the entries (`reindex`), not kept.
     #[serde(skip)]
     by_reference: HashMap<String, usize>,
+    /// The last entry's `seq` (entries are never removed); rebuilt from
+    /// the entries, not kept.
+    #[serde(skip)]
     next_seq: u64,
 }
 
@@ -149,7 +158,8 @@ impl Ledger {
     }
 
     /// Rebuilds what is derived from the entries, after they were read
-    /// back.
+    /// back: the index by reference, the last `seq` and every account's
+    /// totals.
     pub fn reindex(&mut self) {
         self.by_reference = self
             .entries
@@ -157,9 +167,15 @@ impl Ledger {
             .enumerate()
             .map(|(i, e)| (e.tx.reference.clone(), i))
             .collect();
-        self.next_seq = self
-            .next_seq
-            .max(self.entries.iter().map(|e| e.seq).max().unwrap_or(0));
+        self.next_seq = self.entries.iter().map(|e| e.seq).max().unwrap_or(0);
+        for account in &mut self.accounts {
+            (account.settled, account.pending_in, account.pending_out) = (0, 0, 0);
+        }
+        for entry in self.entries.iter() {
+            if let Some(account) = self.accounts.iter_mut().find(|a| a.currency == entry.tx.currency) {
+                account.apply(&entry.tx, 1);
+            }
+        }
     }
 
     /// Records a movement. Credits open the wallet if needed; debits need a
@@ -410,6 +426,27 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(err.code(), codes::INVALID_STATE);
+    }
+
+    #[test]
+    fn totals_and_the_last_seq_are_rebuilt_from_the_entries_read_back() {
+        let now = Utc::now();
+        let mut ledger = Ledger::default();
+        ledger
+            .post(movement(1_000, 0, TransactionState::Settled), now)
+            .unwrap();
+        ledger
+            .post(movement(500, 0, TransactionState::Pending), now)
+            .unwrap();
+        ledger
+            .post(movement(-300, 3, TransactionState::Pending), now)
+            .unwrap();
+        let text = serde_json::to_string(&ledger).unwrap();
+        assert!(!text.contains("pending_out"), "totals are not kept: {text}");
+        let mut back: Ledger = serde_json::from_str(&text).unwrap();
+        back.reindex();
+        assert_eq!(totals(&back), totals(&ledger));
+        assert_eq!(back.next_seq, ledger.next_seq);
     }
 
     #[test]

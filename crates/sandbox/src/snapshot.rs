@@ -38,9 +38,9 @@ pub struct Snapshot {
 }
 
 /// A snapshot serialized through a borrowed view, so the company is not
-/// cloned.
+/// cloned (also the data directory's head row, with its books elided).
 #[derive(Serialize)]
-struct View<'a> {
+pub struct View<'a> {
     snapshot_version: u32,
     company_id: Uuid,
     taken_at: DateTime<Utc>,
@@ -49,7 +49,7 @@ struct View<'a> {
 }
 
 impl Store {
-    fn view(&self, company_id: Uuid, now: DateTime<Utc>) -> Result<View<'_>, ApiError> {
+    pub fn view(&self, company_id: Uuid, now: DateTime<Utc>) -> Result<View<'_>, ApiError> {
         let company = self
             .companies
             .get(&company_id)
@@ -66,13 +66,6 @@ impl Store {
     /// The company's state as a snapshot.
     pub fn snapshot(&self, company_id: Uuid, now: DateTime<Utc>) -> Result<serde_json::Value, ApiError> {
         serde_json::to_value(self.view(company_id, now)?)
-            .map_err(|e| ApiError::invalid(format!("the company's state could not be written: {e}")))
-    }
-
-    /// The same snapshot as JSON text, written straight from the state
-    /// (the data directory's path, where no JSON tree is needed).
-    pub fn snapshot_text(&self, company_id: Uuid, now: DateTime<Utc>) -> Result<String, ApiError> {
-        serde_json::to_string(&self.view(company_id, now)?)
             .map_err(|e| ApiError::invalid(format!("the company's state could not be written: {e}")))
     }
 

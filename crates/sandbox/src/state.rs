@@ -27,7 +27,7 @@ use crate::areas::withdrawals::{self, WithdrawalBook};
 use crate::areas::{addresses::AddressBook, deposits};
 use crate::book::{self, Shelf};
 use crate::clock::SandboxClock;
-use crate::disk::{CompanyWrite, Disk, DiskError, Globals, Write};
+use crate::disk::{self, Body, CompanyWrite, Disk, DiskError, Globals, Write};
 use crate::error::ApiError;
 use crate::faults::Fault;
 use crate::fixture::{CompanyFixture, Fixture};
@@ -119,28 +119,48 @@ impl Company {
 }
 
 impl Company {
-    /// Every book of the company with the kind its rows are kept under
-    /// (`--data-dir`): each record of these is its own row; everything
-    /// else is the company's head row. A kind's place in this list is part
-    /// of its rows' ids: add new kinds at the end, never reorder.
-    pub fn shelves(&mut self) -> [(&'static str, &mut dyn Shelf); 16] {
+    /// The kinds of records the company's books hold, in the order of
+    /// `shelves` (`--data-dir`): a kind's place is part of its rows' ids,
+    /// so add new kinds at the end, never reorder.
+    pub const KINDS: [&'static str; 16] = [
+        "ledger",
+        "addresses",
+        "payouts",
+        "beneficiaries",
+        "customers",
+        "cards",
+        "withdrawals",
+        "trade_quotes",
+        "trade_orders",
+        "target_orders",
+        "scheduled_orders",
+        "lightning",
+        "bulk_transfers",
+        "bulk_schedules",
+        "virtual_accounts",
+        "idempotency",
+    ];
+
+    /// Every book of the company, in the order of `KINDS`: each record of
+    /// these is its own row; everything else is the company's head row.
+    pub fn shelves(&mut self) -> [&mut dyn Shelf; 16] {
         [
-            ("ledger", self.ledger.entry_book()),
-            ("addresses", &mut self.addresses.records),
-            ("payouts", &mut self.payouts.records),
-            ("beneficiaries", &mut self.beneficiaries.records),
-            ("customers", &mut self.customers.records),
-            ("cards", &mut self.cards.records),
-            ("withdrawals", &mut self.withdrawals.records),
-            ("trade_quotes", &mut self.trades.quotes),
-            ("trade_orders", &mut self.trades.orders),
-            ("target_orders", &mut self.targets.records),
-            ("scheduled_orders", &mut self.schedules.records),
-            ("lightning", &mut self.lightning.records),
-            ("bulk_transfers", &mut self.batches.records),
-            ("bulk_schedules", &mut self.bulk_schedules.records),
-            ("virtual_accounts", &mut self.virtual_accounts.records),
-            ("idempotency", self.idempotency.book()),
+            self.ledger.entry_book(),
+            &mut self.addresses.records,
+            &mut self.payouts.records,
+            &mut self.beneficiaries.records,
+            &mut self.customers.records,
+            &mut self.cards.records,
+            &mut self.withdrawals.records,
+            &mut self.trades.quotes,
+            &mut self.trades.orders,
+            &mut self.targets.records,
+            &mut self.schedules.records,
+            &mut self.lightning.records,
+            &mut self.batches.records,
+            &mut self.bulk_schedules.records,
+            &mut self.virtual_accounts.records,
+            self.idempotency.book(),
         ]
     }
 
@@ -148,6 +168,7 @@ impl Company {
     /// back (from a snapshot or the data directory).
     pub fn reindex(&mut self) {
         self.ledger.reindex();
+        self.trades.reindex();
     }
 }
 
@@ -340,7 +361,7 @@ impl Store {
         self.replaced.clear();
         for id in touched {
             if let Some(company) = self.companies.get_mut(&id) {
-                for (_, shelf) in company.shelves() {
+                for shelf in company.shelves() {
                     shelf.forget_changes();
                 }
             }
@@ -349,27 +370,33 @@ impl Store {
 
     /// What the data directory is to write of a touched company: its head
     /// row and its changed records; forgets the changes.
-    fn company_write(&mut self, id: Uuid, now: DateTime<Utc>) -> Result<Option<CompanyWrite>, DiskError> {
+    fn company_write(&mut self, id: Uuid) -> Result<Option<CompanyWrite>, DiskError> {
         let replaced = self.replaced.remove(&id);
         let Some(company) = self.companies.get_mut(&id) else {
             return Ok(None);
         };
         let mut rows = Vec::new();
         let mut changes = Vec::new();
-        for (kind_slot, (kind, shelf)) in company.shelves().into_iter().enumerate() {
+        for (kind, shelf) in company.shelves().into_iter().enumerate() {
             if replaced {
                 shelf.mark_all();
             }
             shelf.take_changes(&mut changes);
-            rows.extend(changes.drain(..).map(|c| (kind, kind_slot, c)));
+            rows.extend(changes.drain(..).map(|c| (kind, c)));
         }
-        let head = book::with_books_elided(|| self.snapshot_text(id, now))
-            .map_err(|e| DiskError::Unreadable(e.to_string()))?;
+        // A head's `taken_at` is never read back: a fixed one lets a head
+        // that did not change compare equal to the one kept (`keep_all`).
+        let mut head = Vec::new();
+        book::with_books_elided(|| {
+            let view = self.view(id, DateTime::UNIX_EPOCH)?;
+            disk::encode(&view, &mut head).map_err(|e| ApiError::invalid(e.to_string()))
+        })
+        .map_err(|e| DiskError::Unreadable(format!("the company's head: {e}")))?;
         Ok(Some(CompanyWrite {
             id,
             slot: self.slots.get(&id).copied().unwrap_or_default(),
             replaced,
-            head,
+            head: Some(head),
             rows,
         }))
     }
@@ -378,17 +405,31 @@ impl Store {
         self.touched.insert(company_id);
     }
 
-    /// A kept snapshot document (or head row) of one of the fixture's
-    /// companies.
-    fn read_kept(&self, text: &str) -> Result<snapshot::Snapshot, DiskError> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| DiskError::Unreadable(e.to_string()))?;
-        let id = value["company_id"]
-            .as_str()
-            .and_then(|id| Uuid::parse_str(id).ok())
-            .filter(|id| self.companies.contains_key(id))
-            .ok_or_else(|| DiskError::Unreadable("a company the fixture lacks".to_owned()))?;
-        snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))
+    /// A kept head row (or an older format's whole document) of one of
+    /// the fixture's companies, as a snapshot.
+    fn read_kept(&self, head: &Body) -> Result<snapshot::Snapshot, DiskError> {
+        let lacking = || DiskError::Unreadable("a company the fixture lacks".to_owned());
+        match head {
+            Body::Packed(_) => {
+                let snapshot: snapshot::Snapshot = head
+                    .decode()
+                    .map_err(|e| DiskError::Unreadable(format!("a company's head: {e}")))?;
+                if !self.companies.contains_key(&snapshot.company_id) {
+                    return Err(lacking());
+                }
+                Ok(snapshot)
+            }
+            Body::Json(text) => {
+                let value: serde_json::Value =
+                    serde_json::from_str(text).map_err(|e| DiskError::Unreadable(e.to_string()))?;
+                let id = value["company_id"]
+                    .as_str()
+                    .and_then(|id| Uuid::parse_str(id).ok())
+                    .filter(|id| self.companies.contains_key(id))
+                    .ok_or_else(lacking)?;
+                snapshot::parse(value, id).map_err(|e| DiskError::Unreadable(e.to_string()))
+            }
+        }
     }
 
     /// Deliveries to send now; held ones get their release jobs.
@@ -605,6 +646,8 @@ struct KeptMark {
     offset_ms: Option<i64>,
     /// The market's change count when last written.
     market_version: Option<u64>,
+    /// Each company's head row as last written.
+    heads: HashMap<Uuid, Vec<u8>>,
 }
 
 /// Writes waiting to be kept: each takes a ticket after it ran; a keep
@@ -635,7 +678,7 @@ impl Shared {
                 let disk = Disk::open(dir)?;
                 let fixture = disk.settle_fixture(fixture)?;
                 let mut store = Store::from_fixture(&fixture, clock.now())?;
-                let kept = disk.load(Utc::now().timestamp())?;
+                let kept = disk.load(&Company::KINDS, Utc::now().timestamp())?;
                 if let Some(g) = kept.globals {
                     clock.resume(g.clock_offset_ms);
                     store.market = serde_json::from_str(&g.market)
@@ -643,31 +686,26 @@ impl Shared {
                     store.node.key = NodeKey::from_secret_hex(&g.node_secret)
                         .ok_or_else(|| DiskError::Unreadable("the Lightning node key".to_owned()))?;
                 }
-                // Whole documents of an older sandbox first, written as rows
-                // at the first keep; then heads with their rows.
-                for text in kept.documents {
-                    let snapshot = store.read_kept(&text)?;
-                    let id = snapshot.company_id;
-                    store.restore(snapshot);
-                    store.replace(id);
-                }
+                // Heads with their rows; read from an older format, every
+                // company is written anew at the first keep.
                 for company in kept.companies {
                     let mut snapshot = store.read_kept(&company.head)?;
                     {
-                        let mut shelves = snapshot.company.shelves();
-                        for (kind, ord, json) in &company.rows {
-                            let (_, shelf) =
-                                shelves.iter_mut().find(|(k, _)| k == kind).ok_or_else(|| {
-                                    DiskError::Unreadable(format!("records of an unknown kind {kind}"))
-                                })?;
-                            shelf
-                                .load_row(*ord, json)
+                        let shelves = snapshot.company.shelves();
+                        for row in &company.rows {
+                            let kind = Company::KINDS.get(row.kind).ok_or_else(|| {
+                                DiskError::Unreadable(format!("records of an unknown kind {}", row.kind))
+                            })?;
+                            shelves[row.kind]
+                                .load_row(row.ord, &row.body)
                                 .map_err(|e| DiskError::Unreadable(format!("a record of {kind}: {e}")))?;
                         }
                     }
                     let id = snapshot.company_id;
                     store.restore(snapshot);
-                    store.replaced.remove(&id);
+                    if !kept.legacy {
+                        store.replaced.remove(&id);
+                    }
                 }
                 for (client, nonce, expiry) in kept.nonces {
                     nonces.resume(client, nonce, expiry);
@@ -759,13 +797,12 @@ impl Shared {
             (std::mem::take(&mut waiting.nonces), waiting.last_ticket)
         };
         let offset_ms = self.clock.offset_ms();
-        let write = {
+        let mut write = {
             let mut store = self.store();
-            let now = self.clock.now();
             let mut companies = Vec::new();
             let touched: Vec<Uuid> = store.touched.drain().collect();
             for id in touched {
-                companies.extend(store.company_write(id, now)?);
+                companies.extend(store.company_write(id)?);
             }
             let market_version = store.market.version();
             let globals = if kept.offset_ms != Some(offset_ms) || kept.market_version != Some(market_version)
@@ -787,6 +824,18 @@ impl Shared {
                 nonces,
             }
         };
+        // A head row is written only when it changed (most writes change
+        // records, not what the head holds).
+        for company in &mut write.companies {
+            if !company.replaced && kept.heads.get(&company.id) == company.head.as_ref() {
+                company.head = None;
+            } else if let Some(head) = &company.head {
+                kept.heads.insert(company.id, head.clone());
+            }
+        }
+        write
+            .companies
+            .retain(|c| c.replaced || c.head.is_some() || !c.rows.is_empty());
         if !write.companies.is_empty() || write.globals.is_some() || !write.nonces.is_empty() {
             let ids: Vec<Uuid> = write.companies.iter().map(|c| c.id).collect();
             if let Err(e) = disk.keep(write, now_unix) {
@@ -794,7 +843,10 @@ impl Shared {
                 // shared state whole.
                 kept.offset_ms = None;
                 let mut store = self.store();
-                ids.into_iter().for_each(|id| store.replace(id));
+                for id in ids {
+                    kept.heads.remove(&id);
+                    store.replace(id);
+                }
                 return Err(e);
             }
         }

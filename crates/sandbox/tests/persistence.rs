@@ -203,6 +203,13 @@ async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore(
     let c = &second.client;
     for o in &orders {
         assert_eq!(c.order(&o.id.to_string()).await.unwrap().status, o.status);
+        // A quote's row is written once; its consumption comes back from
+        // the order placed on it.
+        let quote = c.trading_quote(&o.quote_id.to_string()).await.unwrap();
+        assert_eq!(
+            (quote.orders_count, quote.is_exhausted, quote.consumed_quantity),
+            (1, true, o.quantity)
+        );
     }
     assert_eq!((usdt(c).await, transaction_count(c).await), after_trades);
     // Writes after a restart join the records read back.
@@ -235,11 +242,11 @@ async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore(
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A data directory an older sandbox wrote (each company as one whole
-/// snapshot document, some books as JSON objects) is read, then kept as
-/// rows.
-#[tokio::test]
-async fn a_data_directory_of_whole_documents_is_read_and_then_kept_as_rows() {
+/// A data directory of an older format is read, rewritten in this
+/// sandbox's format at the start, and its tables dropped. `make_older`
+/// turns the directory (its tables emptied) into the older format, from a
+/// snapshot document of the company holding one order.
+async fn an_older_directory_is_read_then_rewritten(make_older: fn(&rusqlite::Connection, serde_json::Value)) {
     let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     let fixture = Fixture::demo();
@@ -250,64 +257,50 @@ async fn a_data_directory_of_whole_documents_is_read_and_then_kept_as_rows() {
     let mut first = start(&fixture_path, &data, &fixture).await;
     let c = &first.client;
     let order = trade(c, "old-order").await;
-    let mut document = c.sandbox_snapshot().await.unwrap();
+    let document = c.sandbox_snapshot().await.unwrap();
     let kept = (usdt(c).await, transaction_count(c).await);
     first.child.start_kill().unwrap();
     first.child.wait().await.unwrap();
 
-    // The older shape: quotes and idempotency records keyed by id.
-    let company = &mut document["company"];
-    let by_key = |records: &serde_json::Value, key: &dyn Fn(&serde_json::Value) -> String| {
-        serde_json::Value::Object(
-            records
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| (key(r), r.clone()))
-                .collect(),
-        )
-    };
-    company["trades"]["quotes"] = by_key(&company["trades"]["quotes"], &|r| {
-        r["quote"]["id"].as_str().unwrap().to_owned()
-    });
-    company["idempotency"]["saved"] = by_key(&company["idempotency"]["saved"], &|r| {
-        r["key"].as_str().unwrap().to_owned()
-    });
-    for saved in company["idempotency"]["saved"]
-        .as_object_mut()
-        .unwrap()
-        .values_mut()
-    {
-        saved.as_object_mut().unwrap().remove("key");
-    }
     let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
-    db.execute_batch("DELETE FROM heads; DELETE FROM records;")
-        .unwrap();
-    db.execute(
-        "INSERT INTO companies (id, state) VALUES (?1, ?2)",
-        [document["company_id"].as_str().unwrap(), &document.to_string()],
+    db.execute_batch(
+        "DELETE FROM company_heads; DELETE FROM record_rows; DELETE FROM meta WHERE key = 'format';",
     )
     .unwrap();
+    make_older(&db, document);
     drop(db);
 
     let mut second = start(&fixture_path, &data, &fixture).await;
     let c = &second.client;
     assert_eq!((usdt(c).await, transaction_count(c).await), kept);
     assert_eq!(c.order(&order.id.to_string()).await.unwrap().id, order.id);
+    let quote = c.trading_quote(&order.quote_id.to_string()).await.unwrap();
+    assert!(quote.is_exhausted, "the quote's consumption comes from its order");
     // The idempotency record came through: the same reference replays.
     assert_eq!(order_on(c, order.quote_id, "old-order").await.id, order.id);
     second.child.start_kill().unwrap();
     second.child.wait().await.unwrap();
 
     let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
-    let documents: i64 = db
-        .query_row("SELECT count(*) FROM companies", [], |r| r.get(0))
+    let older_tables: i64 = db
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name IN ('companies', 'heads', 'records', 'nonces')",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     let rows: i64 = db
-        .query_row("SELECT count(*) FROM records", [], |r| r.get(0))
+        .query_row("SELECT count(*) FROM record_rows", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(documents, 0, "the whole document is gone once kept as rows");
+    let format: String = db
+        .query_row("SELECT value FROM meta WHERE key = 'format'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        older_tables, 0,
+        "the older format's tables are gone once rewritten"
+    );
     assert!(rows > 0);
+    assert_eq!(format, paydesk_sandbox::disk::FORMAT.to_string());
     drop(db);
     let mut third = start(&fixture_path, &data, &fixture).await;
     assert_eq!(
@@ -317,6 +310,101 @@ async fn a_data_directory_of_whole_documents_is_read_and_then_kept_as_rows() {
     third.child.start_kill().unwrap();
     third.child.wait().await.unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The first format: each company as one whole snapshot document, some
+/// books as JSON objects keyed by the records' keys.
+#[tokio::test]
+async fn a_data_directory_of_whole_documents_is_read_and_then_kept_as_rows() {
+    an_older_directory_is_read_then_rewritten(|db, mut document| {
+        let company = &mut document["company"];
+        let by_key = |records: &serde_json::Value, key: &dyn Fn(&serde_json::Value) -> String| {
+            serde_json::Value::Object(
+                records
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| (key(r), r.clone()))
+                    .collect(),
+            )
+        };
+        company["trades"]["quotes"] = by_key(&company["trades"]["quotes"], &|r| {
+            r["quote"]["id"].as_str().unwrap().to_owned()
+        });
+        company["idempotency"]["saved"] = by_key(&company["idempotency"]["saved"], &|r| {
+            r["key"].as_str().unwrap().to_owned()
+        });
+        for saved in company["idempotency"]["saved"]
+            .as_object_mut()
+            .unwrap()
+            .values_mut()
+        {
+            saved.as_object_mut().unwrap().remove("key");
+        }
+        db.execute_batch("CREATE TABLE companies (id TEXT PRIMARY KEY, state TEXT NOT NULL);")
+            .unwrap();
+        db.execute(
+            "INSERT INTO companies (id, state) VALUES (?1, ?2)",
+            [document["company_id"].as_str().unwrap(), &document.to_string()],
+        )
+        .unwrap();
+    })
+    .await;
+}
+
+/// Format 1: JSON heads, and JSON rows naming their company and kind.
+#[tokio::test]
+async fn a_data_directory_of_json_rows_is_read_and_rewritten() {
+    an_older_directory_is_read_then_rewritten(|db, mut document| {
+        let company_id = document["company_id"].as_str().unwrap().to_owned();
+        let orders = document["company"]["trades"]["orders"].take();
+        document["company"]["trades"]["orders"] = serde_json::json!([]);
+        db.execute_batch(
+            "CREATE TABLE heads (company TEXT PRIMARY KEY, state TEXT NOT NULL);
+             CREATE TABLE records (id INTEGER PRIMARY KEY, company TEXT NOT NULL,
+                 kind TEXT NOT NULL, body TEXT NOT NULL);",
+        )
+        .unwrap();
+        db.execute(
+            "INSERT INTO heads (company, state) VALUES (?1, ?2)",
+            [&company_id, &document.to_string()],
+        )
+        .unwrap();
+        // Row ids: the company's slot (0), the kind's place (8 for orders)
+        // and the record's order, as format 2 has them too.
+        for (ord, order) in orders.as_array().unwrap().iter().enumerate() {
+            db.execute(
+                "INSERT INTO records (id, company, kind, body) VALUES (?1, ?2, 'trade_orders', ?3)",
+                rusqlite::params![(8i64 << 45) | ord as i64, company_id, order.to_string()],
+            )
+            .unwrap();
+        }
+    })
+    .await;
+}
+
+/// A directory a newer sandbox wrote (another format) is refused, naming
+/// the format it holds.
+#[tokio::test]
+async fn a_data_directory_of_a_newer_format_is_refused() {
+    use paydesk_sandbox::state::{Options, Shared};
+    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
+    let options = || Options {
+        data_dir: Some(dir.clone()),
+        ..Options::default()
+    };
+    let fixture = Fixture::demo();
+    drop(Shared::with_options(&fixture, options()).unwrap());
+    let db = rusqlite::Connection::open(dir.join("sandbox.sqlite3")).unwrap();
+    db.execute("UPDATE meta SET value = '99' WHERE key = 'format'", [])
+        .unwrap();
+    drop(db);
+    let refused = Shared::with_options(&fixture, options())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(refused.contains("format 99"), "{refused}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// The portal's tests start a second sandbox on a directory while the

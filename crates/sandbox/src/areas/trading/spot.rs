@@ -25,6 +25,8 @@
 //! hour after it expires, then is forgotten (404); quoted prices keep 15
 //! significant digits; a trade is at most 10^12 units of its base.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Duration, Utc};
 use paydesk_api::models::trading::{
     Exchange, Fill, Order, OrderRequest, Quote, QuoteConsumption, QuoteRequest,
@@ -268,7 +270,9 @@ pub struct Resting {
 pub struct TradeBook {
     pub(crate) quotes: Book<QuoteRecord>,
     pub(crate) orders: Book<OrderRecord>,
-    /// Quotes made since the last sweep of old ones.
+    /// Quotes made since the last sweep of old ones (not kept: it changes
+    /// with every quote, and a restart merely sweeps a little later).
+    #[serde(skip)]
     since_sweep: u32,
     /// Limit orders resting until the market reaches their price.
     #[serde(default)]
@@ -315,6 +319,29 @@ impl TradeBook {
         self.quotes
             .by_key(&id)
             .filter(|r| now < r.quote.expires_at + Duration::seconds(QUOTE_RETENTION_SECS))
+    }
+
+    /// Rebuilds each quote's consumption from the orders placed on it,
+    /// after the records were read back: the data directory writes a
+    /// quote once, when it is made, and each order after it.
+    pub fn reindex(&mut self) {
+        let mut placed: HashMap<Uuid, (Decimal, u32)> = HashMap::new();
+        for r in self.orders.iter() {
+            if self.quotes.position_of(&r.order.quote_id).is_some() {
+                let (quantity, orders) = placed.entry(r.order.quote_id).or_default();
+                *quantity += r.order.quantity;
+                *orders += 1;
+            }
+        }
+        for i in 0..self.quotes.len() {
+            let record = self.quotes.derived_mut(i).expect("within the book");
+            let (consumed, orders) = placed.get(&record.quote.id).copied().unwrap_or_default();
+            record.orders = orders;
+            let q = &mut record.quote;
+            q.consumed_quantity = consumed.normalize();
+            q.remaining_quantity = (q.original_quantity - q.consumed_quantity).normalize();
+            q.is_exhausted = q.remaining_quantity.is_zero();
+        }
     }
 
     /// A quote as it stands now (expiry read on the clock).
@@ -497,11 +524,15 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
         }
     }
 
-    let record = company
+    // The quote's consumption is derived from its orders
+    // (`TradeBook::reindex`): the order is the row the data directory
+    // writes, and the quote's row stays as it was first written.
+    let index = company
         .trades
         .quotes
-        .by_key_mut(&req.quote_id)
+        .position_of(&req.quote_id)
         .expect("found above");
+    let record = company.trades.quotes.derived_mut(index).expect("found above");
     record.orders += 1;
     let q = &mut record.quote;
     q.consumed_quantity = (q.consumed_quantity + quantity).normalize();
