@@ -7,8 +7,8 @@
 # tenant to the sandbox, then drives both with wrk. With BASE_BIN=PATH (a
 # portal binary built from an earlier commit) that portal runs too, on its
 # own database, and each measurement takes both in turn: before and after
-# from one run.
-# Usage: [BASE_BIN=PATH] bench/portal_balances.sh [SECONDS] [CONNECTIONS]
+# from one run. BIN_DIR=DIR runs the binaries in DIR instead of building.
+# Usage: [BIN_DIR=DIR] [BASE_BIN=PATH] bench/portal_balances.sh [SECONDS] [CONNECTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,10 +19,12 @@ PORTAL_PORT=18081
 OUT=bench/results
 mkdir -p "$OUT"
 SERVER="${DATABASE_SERVER:-postgres://postgres@127.0.0.1:5432}"
-TARGET="${CARGO_TARGET_DIR:-target}"
 
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-cargo build --release -q -p paydesk-sandbox -p paydesk
+if [ -z "${BIN_DIR:-}" ]; then
+  cargo build --release -q -p paydesk-sandbox -p paydesk
+  BIN_DIR="${CARGO_TARGET_DIR:-target}/release"
+fi
 
 CLIENT_ID=3f1e0c52-8a8e-4c3b-9d2a-6b7f1a2c9e01
 SECRET=bench-secret-not-for-production
@@ -32,7 +34,7 @@ cat > "$OUT/fixture.json" <<JSON
   "clients": [{"client_id": "$CLIENT_ID", "client_secret": "$SECRET", "name": "bench"}]}]}
 JSON
 
-"$TARGET/release/paydesk-sandbox" --listen "127.0.0.1:$SANDBOX_PORT" --fixture "$OUT/fixture.json" --workers 1 >"$OUT/sandbox.log" 2>&1 &
+"$BIN_DIR/paydesk-sandbox" --listen "127.0.0.1:$SANDBOX_PORT" --fixture "$OUT/fixture.json" --workers 1 >"$OUT/sandbox.log" 2>&1 &
 PIDS=($!)
 trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$SANDBOX_PORT/healthz" >/dev/null && break; sleep 0.1; done
@@ -70,7 +72,7 @@ start_portal() { # name port binary
   echo "$cookie" >"$OUT/cookie-$name"
 }
 PORTALS=(after)
-start_portal after "$PORTAL_PORT" "$TARGET/release/paydesk"
+start_portal after "$PORTAL_PORT" "$BIN_DIR/paydesk"
 COOKIE_after=$(cat "$OUT/cookie-after")
 if [ -n "${BASE_BIN:-}" ]; then
   PORTALS=(before after)
