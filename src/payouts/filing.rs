@@ -51,13 +51,16 @@ const KEEP_CORRIDOR: Duration = Duration::from_secs(60);
 /// A corridor and its banks, as the service gave them.
 type CorridorBanks = Arc<(Corridor, Vec<Bank>)>;
 
+/// What is kept: by connection, its version and the country; when read.
+type Kept = HashMap<(Uuid, DateTime<Utc>, String), (Instant, CorridorBanks)>;
+
 /// Each country's corridor and bank list, kept per connection (and its
 /// version) for a minute: every payout filed needs both, and the service
 /// changes them rarely, so a filing makes two calls fewer. A bank the
 /// service adds is offered within the minute.
 #[derive(Default)]
 pub struct Corridors {
-    kept: Mutex<HashMap<(Uuid, DateTime<Utc>, String), (Instant, CorridorBanks)>>,
+    kept: Mutex<Kept>,
 }
 
 impl Corridors {
@@ -82,9 +85,7 @@ impl Corridors {
         Ok(fresh)
     }
 
-    fn kept(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(Uuid, DateTime<Utc>, String), (Instant, CorridorBanks)>> {
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
