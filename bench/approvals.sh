@@ -5,7 +5,10 @@
 # payouts for SECONDS, approvers approve them in bulk, the replicas' job
 # runners execute them; then prints executions/min, approval-to-execution
 # p50/p95 and the payouts the sandbox holds (each executed exactly once).
-# Usage: bench/approvals.sh [SECONDS]
+# BIN_DIR=DIR runs the binaries (paydesk, paydesk-sandbox, approvals_load)
+# found in DIR instead of building them: a build of another commit, for
+# before and after on one machine.
+# Usage: [BIN_DIR=DIR] bench/approvals.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,9 +19,14 @@ OUT=bench/results
 mkdir -p "$OUT"
 SERVER="${DATABASE_SERVER:-postgres://postgres@127.0.0.1:5432}"
 DB="${BENCH_DB:-paydesk_bench_approvals}"
-TARGET="${CARGO_TARGET_DIR:-target}"
-
-cargo build --release -q -p paydesk-sandbox -p paydesk --bins --example approvals_load
+if [ -n "${BIN_DIR:-}" ]; then
+  SANDBOX_BIN="$BIN_DIR/paydesk-sandbox" PORTAL_BIN="$BIN_DIR/paydesk" LOAD_BIN="$BIN_DIR/approvals_load"
+else
+  TARGET="${CARGO_TARGET_DIR:-target}"
+  cargo build --release -q -p paydesk-sandbox -p paydesk --bins --example approvals_load
+  SANDBOX_BIN="$TARGET/release/paydesk-sandbox" PORTAL_BIN="$TARGET/release/paydesk"
+  LOAD_BIN="$TARGET/release/examples/approvals_load"
+fi
 
 CLIENT_ID=5d0c3b1e-7f3a-4c55-8a2b-1e9f0c7d4a11
 SECRET=bench-secret-not-for-production
@@ -30,14 +38,14 @@ JSON
 
 psql "$SERVER/postgres" -qc "DROP DATABASE IF EXISTS $DB" >/dev/null
 KEY="$(head -c 32 /dev/urandom | base64)"
-"$TARGET/release/paydesk-sandbox" --listen "127.0.0.1:$SANDBOX_PORT" --fixture "$OUT/approvals-fixture.json" \
+"$SANDBOX_BIN" --listen "127.0.0.1:$SANDBOX_PORT" --fixture "$OUT/approvals-fixture.json" \
   --workers 1 >"$OUT/approvals-sandbox.log" 2>&1 &
 PIDS=($!)
 trap 'kill "${PIDS[@]}" 2>/dev/null || true' EXIT
 portal() { # port: a replica on the shared database
   PAYDESK_LISTEN="127.0.0.1:$1" DATABASE_URL="$SERVER/$DB" PAYDESK_BUILTIN_SANDBOX=false \
     PAYDESK_MASTER_KEY="$KEY" PAYDESK_DATA_DIR="$OUT/approvals-data-$1" RUST_LOG=warn \
-    "$TARGET/release/paydesk" >"$OUT/approvals-portal-$1.log" 2>&1 &
+    "$PORTAL_BIN" >"$OUT/approvals-portal-$1.log" 2>&1 &
   PIDS+=($!)
   for _ in $(seq 1 100); do
     curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return
@@ -72,5 +80,5 @@ echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 BENCH_PORTALS="http://127.0.0.1:${PORTAL_PORTS[0]},http://127.0.0.1:${PORTAL_PORTS[1]}" \
   DATABASE_URL="$SERVER/$DB" PAYDESK_MASTER_KEY="$KEY" BENCH_TENANT="Bench Co" BENCH_SECONDS="$SECONDS_TO_RUN" \
   SANDBOX_URL="http://127.0.0.1:$SANDBOX_PORT" SANDBOX_CLIENT_ID="$CLIENT_ID" SANDBOX_CLIENT_SECRET="$SECRET" \
-  "$TARGET/release/examples/approvals_load" | tee "$OUT/approvals.txt"
+  "$LOAD_BIN" | tee "$OUT/approvals.txt"
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

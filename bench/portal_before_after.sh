@@ -60,6 +60,11 @@ start_portal() { # name port
   post /login /login --data-urlencode "email=admin@paydesk.local" --data-urlencode "password=$one_time"
   post /account/password /account/password --data-urlencode "current_password=$one_time" \
     --data-urlencode "new_password=bench-password-123" --data-urlencode "confirm_password=bench-password-123"
+  # The admin's role requires two-factor: enrol with a code computed here.
+  local secret_2fa
+  secret_2fa=$(curl -s -c "$jar" -b "$jar" --data-urlencode "csrf_token=$(token /account/security)" \
+    "$p/account/security/two-factor" | grep -o '<code class="totp-secret">[^<]*' | sed 's/.*>//')
+  post /account/security /account/security/two-factor/confirm --data-urlencode "code=$(python3 bench/lib/totp.py "$secret_2fa")"
   post /account/password /platform/tenants --data-urlencode "name=Bench Co"
   post /platform /platform/allowlist --data-urlencode "base_url=http://127.0.0.1:$SANDBOX_PORT"
   post /connections /connections --data-urlencode "name=Bench sandbox" --data-urlencode "environment=sandbox" \

@@ -58,19 +58,22 @@ pub async fn record_requests(
     Ok(res)
 }
 
-/// The operation a call was, by its method and path template.
+/// The operation a call was, by its method and path template. Runs for
+/// every upstream call, so it compares segments as it splits them rather
+/// than collecting each of the hundred templates.
 fn operation(method: &str, path: &str) -> &'static str {
-    let concrete: Vec<&str> = path.split('?').next().unwrap_or_default().split('/').collect();
+    let concrete = path.split('?').next().unwrap_or_default();
     Operation::ALL
         .iter()
         .find(|op| {
-            let template: Vec<&str> = op.template().split('/').collect();
+            let (mut template, mut given) = (op.template().split('/'), concrete.split('/'));
             op.method().as_str() == method
-                && template.len() == concrete.len()
-                && template
-                    .iter()
-                    .zip(&concrete)
-                    .all(|(t, c)| t.starts_with('{') || t == c)
+                && std::iter::from_fn(|| match (template.next(), given.next()) {
+                    (None, None) => None,
+                    (Some(t), Some(c)) => Some(t.starts_with('{') || t == c),
+                    _ => Some(false),
+                })
+                .all(|same| same)
         })
         .map_or("unknown", |op| op.template())
 }

@@ -31,6 +31,8 @@ pub struct AppState {
     pub key: MasterKey,
     pub audit: AuditWriter,
     pub upstreams: Upstreams,
+    /// Payout corridors and banks, kept briefly for filings.
+    pub corridors: crate::payouts::filing::Corridors,
     pub secure_cookies: bool,
     /// The kinds of action the approval gate runs.
     pub gate: Registry,
@@ -273,6 +275,7 @@ impl Application {
             key,
             audit: AuditWriter::start(pool.clone()),
             upstreams: Upstreams::default(),
+            corridors: Default::default(),
             secure_cookies: settings.secure_cookies,
             gate: registry(),
             metrics_token: settings.metrics_token.clone(),

@@ -242,7 +242,6 @@ pub async fn assess<A: Action>(
     let action = state.gate.get(A::KIND.key)?;
     let kind = A::KIND;
     let pool = &state.pool;
-    let policy = policy_in_force(pool, member.tenant_id, action).await?;
     let payload = serde_json::to_value(&f.payload).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     let facts = action
         .describe(&payload)
@@ -250,23 +249,34 @@ pub async fn assess<A: Action>(
     let counterparties = action
         .counterparties(&payload)
         .map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-    let reporting = store::reporting_currency(pool, member.tenant_id).await?;
+    let keys: Vec<String> = counterparties.iter().map(|c| c.key.clone()).collect();
+    // The reads that do not depend on one another go out together: a
+    // filing waits for the slowest, not for their sum.
+    let (policy, reporting, known, members) = tokio::try_join!(
+        policy_in_force(pool, member.tenant_id, action),
+        store::reporting_currency(pool, member.tenant_id),
+        store::known_counterparties(pool, member.tenant_id, &keys),
+        store::candidates(pool, member.tenant_id),
+    )?;
+    let since = Utc::now() - Duration::hours(policy.period_hours as i64);
+    let totals = async {
+        store::running_totals(pool, member.tenant_id, kind, member.user.user_id, since)
+            .await
+            .map_err(ApprovalError::from)
+    };
     // Controls move nothing; they need no rate (nor a connection).
-    let rate = if f.amount.is_zero() {
-        Decimal::ONE
-    } else {
+    let rate = async {
+        if f.amount.is_zero() {
+            return Ok(Decimal::ONE);
+        }
         let client = state
             .upstreams
             .for_member(pool, &state.key, &state.audit, member)
             .await
             .map_err(|e| ApprovalError::NotAllowed(e.to_string()))?;
-        rate_to(&client, f.currency, &reporting).await?
+        rate_to(&client, f.currency, &reporting).await
     };
-    let since = Utc::now() - Duration::hours(policy.period_hours as i64);
-    let (member_total, tenant_total) =
-        store::running_totals(pool, member.tenant_id, kind, member.user.user_id, since).await?;
-    let keys: Vec<String> = counterparties.iter().map(|c| c.key.clone()).collect();
-    let known = store::known_counterparties(pool, member.tenant_id, &keys).await?;
+    let ((member_total, tenant_total), rate) = tokio::try_join!(totals, rate)?;
     let mut value = f.amount * rate;
     value.rescale(2);
     let weighed = Weighed {
@@ -284,7 +294,6 @@ pub async fn assess<A: Action>(
             .is_some_and(|at| Utc::now() - at < Duration::hours(24)),
     };
     let mut need = policy.require(&weighed);
-    let members = store::candidates(pool, member.tenant_id).await?;
     if A::CONTROL && !another_admin(&members, member, kind) {
         need = Requirement {
             approvals: 0,

@@ -78,9 +78,9 @@ pub async fn sign(
     min_age: Option<chrono::Duration>,
 ) -> Result<Option<Checkpoint>, sqlx::Error> {
     let mut tx = pool.begin().await?;
-    // Under the chain's lock the head cannot move, and two replicas cannot
+    // Under the log's lock its head cannot move, and two replicas cannot
     // sign the same head twice.
-    store::lock_chain(&mut tx).await?;
+    store::lock_logs(&mut tx, &[log]).await?;
     let Some((length, head)) = store::head(&mut tx, log).await? else {
         return Ok(None);
     };

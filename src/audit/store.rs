@@ -1,5 +1,6 @@
-//! The audit log's SQL: append (serialized by an advisory lock so the chain
-//! has one order), search with keyset pagination, and verification.
+//! The audit log's SQL: append (serialized per log by an advisory lock so
+//! each chain has one order), search with keyset pagination, and
+//! verification.
 
 use std::collections::hash_map::{Entry, HashMap};
 
@@ -12,8 +13,9 @@ use super::chain::{self, Hashed, GENESIS};
 use super::checkpoint::Checkpoint;
 use super::{Event, NewRecord};
 
-/// Serializes appends across every replica.
-const CHAIN_LOCK: i64 = 0x7061_7964_6573_6b31;
+/// The class of the advisory locks that serialize appends to a log across
+/// every replica (the key within it names the log).
+const CHAIN_LOCK_CLASS: i32 = 0x7061_7964;
 
 /// Appends records in order, in their own transaction.
 pub async fn append(pool: &PgPool, records: &[NewRecord]) -> Result<(), sqlx::Error> {
@@ -42,6 +44,17 @@ impl Log {
     }
 }
 
+impl Log {
+    /// The log's key within the chain locks: 32 bits of the tenant's id (0
+    /// for the platform). Two logs sharing a key only wait for each other.
+    fn lock_key(self) -> i32 {
+        match self {
+            Log::Tenant(t) => t.as_u128() as i32,
+            Log::Platform => 0,
+        }
+    }
+}
+
 impl std::fmt::Display for Log {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -51,11 +64,22 @@ impl std::fmt::Display for Log {
     }
 }
 
-/// Takes the chain's lock for the rest of the transaction.
-pub async fn lock_chain(tx: &mut Transaction<'_, Postgres>) -> Result<(), sqlx::Error> {
-    sqlx::query!("SELECT pg_advisory_xact_lock($1)", CHAIN_LOCK)
-        .execute(&mut **tx)
-        .await?;
+/// Takes the logs' chain locks for the rest of the transaction, in one
+/// order (by key) so two appends to the same logs cannot deadlock. Each
+/// log is its own chain: appends to different tenants' logs do not wait
+/// for each other.
+pub async fn lock_logs(tx: &mut Transaction<'_, Postgres>, logs: &[Log]) -> Result<(), sqlx::Error> {
+    let mut keys: Vec<i32> = logs.iter().map(|l| l.lock_key()).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    // unnest gives the keys in the array's (sorted) order.
+    sqlx::query!(
+        "SELECT pg_advisory_xact_lock($1, key) FROM unnest($2::int4[]) AS key",
+        CHAIN_LOCK_CLASS,
+        &keys,
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
@@ -79,11 +103,14 @@ pub async fn head(
 /// Appends records inside the caller's transaction, so they commit or roll
 /// back with the change they describe. Each record goes to the end of its
 /// own log (its tenant's, or the platform's).
+/// A transaction that writes to several logs names them all in one call,
+/// so their locks are taken in one order.
 pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]) -> Result<(), sqlx::Error> {
     if records.is_empty() {
         return Ok(());
     }
-    lock_chain(tx).await?;
+    let logs: Vec<Log> = records.iter().map(|r| Log::of(r.tenant_id)).collect();
+    lock_logs(tx, &logs).await?;
     let mut heads: HashMap<Option<Uuid>, (i64, Vec<u8>)> = HashMap::new();
     let mut seqs = Vec::with_capacity(records.len());
     let mut prev_hashes = Vec::with_capacity(records.len());

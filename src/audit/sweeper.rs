@@ -1,5 +1,5 @@
 //! The audit log's periodic work, once a minute on every replica (each
-//! step takes its rows or the chain's lock, so replicas do not repeat one
+//! step takes its rows or its log's lock, so replicas do not repeat one
 //! another): rejected webhook deliveries of finished minutes become one
 //! record each, and logs whose head moved get a signed checkpoint when
 //! their latest is older than the configured interval.

@@ -2,8 +2,13 @@
 //! taken, and the request filed through the gate with what the approvers
 //! will see. Nothing moves until it is approved.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
 use paydesk_api::models::beneficiaries::Destination;
-use paydesk_api::models::payouts::{AccountLookup, PayoutBeneficiary, QuoteRequest};
+use paydesk_api::models::payouts::{AccountLookup, Bank, Corridor, PayoutBeneficiary, QuoteRequest};
 use paydesk_api::units::Currency;
 use paydesk_api::{ApiError, Client};
 use rust_decimal::Decimal;
@@ -38,6 +43,51 @@ pub struct Draft {
     /// A saved beneficiary to pay instead of the typed account.
     #[serde(default)]
     pub beneficiary_id: String,
+}
+
+/// How long a country's corridor and banks are kept.
+const KEEP_CORRIDOR: Duration = Duration::from_secs(60);
+
+/// A corridor and its banks, as the service gave them.
+type CorridorBanks = Arc<(Corridor, Vec<Bank>)>;
+
+/// What is kept: by connection, its version and the country; when read.
+type Kept = HashMap<(Uuid, DateTime<Utc>, String), (Instant, CorridorBanks)>;
+
+/// Each country's corridor and bank list, kept per connection (and its
+/// version) for a minute: every payout filed needs both, and the service
+/// changes them rarely, so a filing makes two calls fewer. A bank the
+/// service adds is offered within the minute.
+#[derive(Default)]
+pub struct Corridors {
+    kept: Mutex<Kept>,
+}
+
+impl Corridors {
+    pub async fn get(
+        &self,
+        client: &Client,
+        connection: (Uuid, DateTime<Utc>),
+        country: &str,
+    ) -> Result<CorridorBanks, ApiError> {
+        let key = (connection.0, connection.1, country.to_owned());
+        if let Some((at, kept)) = self.kept().get(&key) {
+            if at.elapsed() < KEEP_CORRIDOR {
+                return Ok(kept.clone());
+            }
+        }
+        let (corridor, banks) =
+            tokio::try_join!(client.payout_corridor(country), client.payout_banks(country))?;
+        let fresh = Arc::new((corridor, banks.banks));
+        let mut kept = self.kept();
+        kept.retain(|_, (at, _)| at.elapsed() < KEEP_CORRIDOR);
+        kept.insert(key, (Instant::now(), fresh.clone()));
+        Ok(fresh)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Kept> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 /// Asks the service whose account this is: Ok(name), or Err(what to tell
@@ -138,35 +188,37 @@ pub async fn file(state: &AppState, member: &Member, typed: &Draft) -> Result<Fi
             return Err(Refusal::field(field, what).into());
         }
     }
-    let corridor = client.payout_corridor(&draft.country).await?;
-    let banks = client.payout_banks(&draft.country).await?.banks;
+    let connection = member.connection.ok_or(PortalError::NoConnection)?;
+    let kept = state.corridors.get(&client, connection, &draft.country).await?;
+    let (corridor, banks) = (&kept.0, &kept.1);
     let destination_type = banks
         .iter()
         .find(|b| b.code == draft.bank_code)
         .map_or_else(|| "bank".to_owned(), |b| b.kind.clone());
-    // The payee is checked before anything is filed; the name the bank
-    // gives goes into what the approvers see (and the digest).
-    let verified_name = account_holder(
-        &client,
-        &corridor.country,
-        &draft.bank_code,
-        &draft.account_number,
-        &destination_type,
-    )
-    .await?
-    .map_err(|m| Refusal::field("account_number", m))?;
-    let indicative = client
-        .create_payout_quote(&QuoteRequest {
-            amount: Some(amount),
-            country: corridor.country.clone(),
-            from_asset: draft.from_asset.clone(),
-            to_currency: corridor.currency.clone(),
-            source: "offchain".to_owned(),
-            reference: format!("pd-indicative-{}", Uuid::new_v4().simple()),
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| Refusal::form(describe_upstream(&e).0))?;
+    // The payee is checked before anything is filed (the name the bank
+    // gives goes into what the approvers see, and the digest); the
+    // indicative quote is taken meanwhile, as neither waits on the other.
+    let quote = QuoteRequest {
+        amount: Some(amount),
+        country: corridor.country.clone(),
+        from_asset: draft.from_asset.clone(),
+        to_currency: corridor.currency.clone(),
+        source: "offchain".to_owned(),
+        reference: format!("pd-indicative-{}", Uuid::new_v4().simple()),
+        ..Default::default()
+    };
+    let (holder, indicative) = tokio::join!(
+        account_holder(
+            &client,
+            &corridor.country,
+            &draft.bank_code,
+            &draft.account_number,
+            &destination_type,
+        ),
+        client.create_payout_quote(&quote)
+    );
+    let verified_name = holder?.map_err(|m| Refusal::field("account_number", m))?;
+    let indicative = indicative.map_err(|e| Refusal::form(describe_upstream(&e).0))?;
     let beneficiary = PayoutBeneficiary {
         destination_type,
         country: corridor.country.clone(),

@@ -581,3 +581,58 @@ async fn a_verification_from_the_last_point_finds_a_record_altered_after_it() {
         "a broken run moves no point"
     );
 }
+
+#[tokio::test]
+async fn an_append_waits_for_its_own_log_only() {
+    let app = spawn_app().await;
+    let first = demo_tenant(&app).await;
+    let second = Uuid::new_v4();
+    sqlx::query("INSERT INTO tenants (id, name) VALUES ($1, 'Second Ltd')")
+        .bind(second)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let record = |tenant: Uuid| {
+        NewRecord::new(
+            &Actor::default(),
+            Some(tenant),
+            Event::SandboxPriceSet,
+            "thing:1",
+            "success",
+        )
+    };
+    // The first tenant's append is open: its log's lock is held.
+    let mut open = app.pool.begin().await.unwrap();
+    store::append_in(&mut open, &[record(first)]).await.unwrap();
+
+    // A lock timeout bounds the wait: the other tenant's log is free, the
+    // first tenant's is not.
+    let mut other = app.pool.begin().await.unwrap();
+    sqlx::query("SET LOCAL lock_timeout = '30s'")
+        .execute(&mut *other)
+        .await
+        .unwrap();
+    store::append_in(&mut other, &[record(second)]).await.unwrap();
+    other.commit().await.unwrap();
+    let mut same = app.pool.begin().await.unwrap();
+    sqlx::query("SET LOCAL lock_timeout = '50ms'")
+        .execute(&mut *same)
+        .await
+        .unwrap();
+    assert!(store::append_in(&mut same, &[record(first)]).await.is_err());
+    drop(same);
+
+    open.commit().await.unwrap();
+    store::append(&app.pool, &[record(first), record(second)])
+        .await
+        .unwrap();
+    for log in [store::Log::Tenant(first), store::Log::Tenant(second)] {
+        assert!(
+            matches!(
+                store::verify(&app.pool, log).await.unwrap(),
+                store::ChainReport::Intact { .. }
+            ),
+            "{log} stays one chain"
+        );
+    }
+}
