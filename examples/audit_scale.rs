@@ -18,7 +18,7 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use futures_util::StreamExt;
 use paydesk::audit::chain::{self, Hashed, GENESIS};
 use paydesk::audit::store::{self, AuditFilter, ChainReport, Log};
-use paydesk::audit::{export, verify, Actor, Event};
+use paydesk::audit::{export, target, verify, Actor, Event};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{Executor, PgPool};
 use uuid::Uuid;
@@ -151,7 +151,7 @@ async fn load(pool: &PgPool, n: u64) {
     let mut copy = conn
         .copy_in_raw(
             "COPY audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
-             user_agent, details, prev_hash, hash, seq) FROM STDIN",
+             user_agent, details, prev_hash, hash, seq, target_kind, target_id) FROM STDIN",
         )
         .await
         .expect("copy");
@@ -194,7 +194,10 @@ async fn load(pool: &PgPool, n: u64) {
         field(&mut buf, &g.details.to_string());
         field(&mut buf, &format!("\\\\x{}", hex::encode(prev.as_slice())));
         field(&mut buf, &format!("\\\\x{}", hex::encode(hash)));
-        buf.push_str(&seq.to_string());
+        field(&mut buf, &seq.to_string());
+        let (kind, id) = target::split(&g.target);
+        field(&mut buf, kind.unwrap_or("\\N"));
+        buf.push_str(id.unwrap_or("\\N"));
         buf.push('\n');
         *prev = hash;
         if buf.len() > (1 << 22) - 4096 {
@@ -255,9 +258,23 @@ async fn cases(pool: &PgPool) -> Vec<(&'static str, AuditFilter)> {
             },
         ),
         (
-            "target text",
+            "target kind:id",
             AuditFilter {
                 target: text("approval:4242"),
+                ..f()
+            },
+        ),
+        (
+            "target kind, rare",
+            AuditFilter {
+                target: text("connection"),
+                ..f()
+            },
+        ),
+        (
+            "target free text",
+            AuditFilter {
+                target: text("payouts/po_00000424"),
                 ..f()
             },
         ),
@@ -355,7 +372,11 @@ async fn search(pool: &PgPool, explain: &PgPool, rounds: usize) {
         let mut rows = 0;
         for round in 0..rounds + 2 {
             let started = Instant::now();
-            rows = store::search(pool, log, filter, 51).await.expect("search").len();
+            rows = store::search(pool, log, filter, 51)
+                .await
+                .expect("search")
+                .records
+                .len();
             if round >= 2 {
                 times.push(started.elapsed());
             }

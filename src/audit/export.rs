@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use futures_util::{stream, Stream, StreamExt, TryStreamExt};
 use serde_json::json;
 use sqlx::PgPool;
+use tokio::sync::mpsc;
 
 use super::bundle::{Header, Line, Record, FORMAT};
 use super::store::{self, AuditFilter, AuditRow, Log};
@@ -91,25 +92,24 @@ fn records(
     .try_flatten()
 }
 
-/// Every record matching `filter`, newest first, read in keyset batches.
+/// Records read ahead of the CSV being written, at most.
+const READ_AHEAD: usize = 4096;
+
+/// Every record matching `filter`, newest first, from one streamed
+/// statement read by a task of its own: Postgres and the decoding run
+/// while the CSV is written, and the bounded channel between them keeps
+/// memory flat. The statement ends when the stream is dropped.
 pub fn matching(
     pool: PgPool,
     log: Log,
     filter: AuditFilter,
 ) -> impl Stream<Item = Result<AuditRow, sqlx::Error>> {
-    stream::try_unfold(Some(filter), move |cursor| {
-        let pool = pool.clone();
-        async move {
-            let Some(filter) = cursor else {
-                return Ok::<_, sqlx::Error>(None);
-            };
-            let rows = store::search(&pool, log, &filter, 5000).await?;
-            let next = rows.last().map(|r| AuditFilter {
-                before_id: Some(r.id),
-                ..filter.clone()
-            });
-            Ok(Some((stream::iter(rows.into_iter().map(Ok)), next)))
+    let (tx, mut rx) = mpsc::channel(READ_AHEAD);
+    tokio::spawn(async move {
+        if let Err(e) = store::send_matching(&pool, log, &filter, &tx).await {
+            // The reader has gone when this fails too; nothing to tell.
+            let _ = tx.send(Err(e)).await;
         }
-    })
-    .try_flatten()
+    });
+    stream::poll_fn(move |cx| rx.poll_recv(cx))
 }

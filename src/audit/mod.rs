@@ -8,8 +8,11 @@
 //!   page, a date range and a deep page alike, and the "load more" cursor
 //!   stays a record id (its time is looked up). The actor, action and
 //!   outcome filters have an index each per log ending in the same order;
-//!   the target's free text a trigram index. One statement serves every
-//!   filter set, planned with its values each time (`store::search`).
+//!   so has a target, kept split into kind and id (`target`), so that
+//!   "approval:4242" is an exact index range; other text in the target
+//!   falls back to a trigram index. One statement serves every filter set,
+//!   planned with its values each time (`store::search`), and the CSV
+//!   export streams the same statement whole.
 //! - An actor filter is matched against the log's distinct actor emails
 //!   first, so an actor nobody is costs nothing; an action filter that
 //!   names exactly one event is matched by equality (actions are the
@@ -28,6 +31,7 @@ pub mod mask;
 pub mod routes;
 pub mod store;
 pub mod sweeper;
+pub mod target;
 pub mod verify;
 pub mod writer;
 

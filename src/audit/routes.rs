@@ -124,6 +124,8 @@ struct Rows {
     base: &'static str,
     records: Vec<AuditRow>,
     next: Option<String>,
+    /// What the target filter matched, said under the filters.
+    target_note: Option<String>,
 }
 
 #[derive(Template)]
@@ -137,7 +139,8 @@ struct ListPage {
 }
 
 async fn page_of(pool: &PgPool, log: Log, filters: &Filters) -> Result<Rows, PortalError> {
-    let mut records = store::search(pool, log, &filters.filter()?, PAGE_SIZE + 1).await?;
+    let found = store::search(pool, log, &filters.filter()?, PAGE_SIZE + 1).await?;
+    let mut records = found.records;
     let more = records.len() as i64 > PAGE_SIZE;
     records.truncate(PAGE_SIZE as usize);
     let next = more.then(|| filters.query_string(records.last().map(|r| r.id)));
@@ -145,7 +148,12 @@ async fn page_of(pool: &PgPool, log: Log, filters: &Filters) -> Result<Rows, Por
         Log::Tenant(_) => "/audit",
         Log::Platform => "/platform/audit",
     };
-    Ok(Rows { base, records, next })
+    Ok(Rows {
+        base,
+        records,
+        next,
+        target_note: found.target.map(|t| t.describe()),
+    })
 }
 
 async fn list(

@@ -5,12 +5,16 @@
 use std::collections::hash_map::{Entry, HashMap};
 
 use chrono::{DateTime, Utc};
+use futures_util::stream::BoxStream;
+use futures_util::TryStreamExt;
 use serde::Serialize;
 use sqlx::{PgPool, Postgres, Transaction};
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::chain::{self, Hashed, GENESIS};
 use super::checkpoint::Checkpoint;
+use super::target::{self, TargetMatch};
 use super::{Event, NewRecord};
 
 /// The class of the advisory locks that serialize appends to a log across
@@ -143,17 +147,19 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
         prev_hashes.push(std::mem::replace(prev, hash.to_vec()));
         hashes.push(hash.to_vec());
     }
+    let parts: Vec<_> = records.iter().map(|r| target::split(&r.target)).collect();
     // One statement for the whole batch; WITH ORDINALITY keeps the order
     // the chains were computed in.
     sqlx::query!(
         "INSERT INTO audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
-         user_agent, details, prev_hash, hash, seq) \
+         user_agent, details, prev_hash, hash, seq, target_kind, target_id) \
          SELECT occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
-                prev_hash, hash, seq \
+                prev_hash, hash, seq, target_kind, target_id \
          FROM UNNEST($1::timestamptz[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
-                     $8::text[], $9::text[], $10::jsonb[], $11::bytea[], $12::bytea[], $13::bigint[]) WITH ORDINALITY \
+                     $8::text[], $9::text[], $10::jsonb[], $11::bytea[], $12::bytea[], $13::bigint[], \
+                     $14::text[], $15::text[]) WITH ORDINALITY \
               AS r(occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
-                   prev_hash, hash, seq, n) \
+                   prev_hash, hash, seq, target_kind, target_id, n) \
          ORDER BY n",
         &records.iter().map(|r| r.occurred_at).collect::<Vec<_>>(),
         // Nullable elements: the macro's type check knows only Vec<Uuid>.
@@ -169,6 +175,8 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
         &prev_hashes,
         &hashes,
         &seqs,
+        &parts.iter().map(|p| p.0).collect::<Vec<_>>() as _,
+        &parts.iter().map(|p| p.1).collect::<Vec<_>>() as _,
     )
     .execute(&mut **tx)
     .await?;
@@ -211,6 +219,13 @@ pub struct AuditFilter {
     pub before_id: Option<i64>,
 }
 
+/// What a search found, and how it read the target filter.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub records: Vec<AuditRow>,
+    pub target: Option<TargetMatch>,
+}
+
 /// A log's records matching `filter`, newest first (by when they
 /// happened, then id): a tenant's auditors see what happened in that tenant
 /// and nothing else (not its members' doings elsewhere); a filter left out
@@ -219,32 +234,126 @@ pub struct AuditFilter {
 /// One statement serves every filter set, planned for its values each time
 /// (`plan_cache_mode`): a cached generic plan cannot drop the filters left
 /// out, and would walk the whole log. Each filter has an index per log
-/// ending in the page's order (see the migration 20261127000100), so the
-/// planner either reads one in order and stops after a page, or gathers
-/// the few matching records of a narrow filter and sorts them.
-pub async fn search(
+/// ending in the page's order (see the migrations 20261127000100 and
+/// 20261128000100), so the planner either reads one in order and stops
+/// after a page, or gathers the few matching records of a narrow filter
+/// and sorts them.
+pub async fn search(pool: &PgPool, log: Log, filter: &AuditFilter, limit: i64) -> Result<Found, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    plan_each_time(&mut tx).await?;
+    let params = resolve(&mut tx, log, filter, Some(limit)).await?;
+    let records = if params.matches_nothing() {
+        Vec::new()
+    } else {
+        matching_rows(&mut tx, &params).try_collect().await?
+    };
+    tx.commit().await?;
+    Ok(Found {
+        records,
+        target: params.target,
+    })
+}
+
+/// Every record matching `filter`, newest first, sent to `out` as one
+/// streamed statement is read (the caller holds a bounded channel, so
+/// memory stays flat however many records match). Stops when `out` is
+/// closed.
+pub async fn send_matching(
     pool: &PgPool,
     log: Log,
     filter: &AuditFilter,
-    limit: i64,
-) -> Result<Vec<AuditRow>, sqlx::Error> {
+    out: &mpsc::Sender<Result<AuditRow, sqlx::Error>>,
+) -> Result<(), sqlx::Error> {
     let mut tx = pool.begin().await?;
-    sqlx::query!("SET LOCAL plan_cache_mode = force_custom_plan")
-        .execute(&mut *tx)
-        .await?;
-    let actors = match filter.actor.as_deref() {
-        Some(actor) => {
-            let emails = actor_emails_like(&mut tx, log, &format!("%{}%", escape_like(actor))).await?;
-            if emails.is_empty() {
-                return Ok(Vec::new());
-            }
-            Some(emails)
+    plan_each_time(&mut tx).await?;
+    let params = resolve(&mut tx, log, filter, None).await?;
+    if params.matches_nothing() {
+        return Ok(());
+    }
+    let mut rows = matching_rows(&mut tx, &params);
+    while let Some(row) = rows.try_next().await? {
+        if out.send(Ok(row)).await.is_err() {
+            break;
         }
+    }
+    Ok(())
+}
+
+async fn plan_each_time(tx: &mut Transaction<'_, Postgres>) -> Result<(), sqlx::Error> {
+    sqlx::query!("SET LOCAL plan_cache_mode = force_custom_plan")
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// A filter as the search statement's parameters.
+struct Params {
+    tenant_id: Option<Uuid>,
+    /// The log's actor emails the actor filter matches.
+    actors: Option<Vec<String>>,
+    action_prefix: Option<String>,
+    action: Option<&'static str>,
+    target: Option<TargetMatch>,
+    outcome: Option<String>,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+    before_id: Option<i64>,
+    limit: Option<i64>,
+}
+
+impl Params {
+    /// An actor filter no actor of the log matches: answered at once.
+    fn matches_nothing(&self) -> bool {
+        self.actors.as_ref().is_some_and(Vec::is_empty)
+    }
+}
+
+async fn resolve(
+    tx: &mut Transaction<'_, Postgres>,
+    log: Log,
+    filter: &AuditFilter,
+    limit: Option<i64>,
+) -> Result<Params, sqlx::Error> {
+    let actors = match filter.actor.as_deref() {
+        Some(actor) => Some(actor_emails_like(tx, log, &format!("%{}%", escape_like(actor))).await?),
         None => None,
     };
     let action = filter.action.as_deref().map(|a| a.to_lowercase());
     let exact_action = action.as_deref().and_then(only_event_named);
-    let rows = sqlx::query_as!(
+    let target = match filter.target.as_deref().map(TargetMatch::parse) {
+        Some(TargetMatch::Kind(kind)) if !has_target_kind(tx, log, &kind).await? => Some(TargetMatch::Text(
+            filter.target.as_deref().unwrap_or_default().trim().to_owned(),
+        )),
+        other => other,
+    };
+    Ok(Params {
+        tenant_id: log.tenant_id(),
+        actors,
+        action_prefix: action
+            .filter(|_| exact_action.is_none())
+            .map(|a| format!("{}%", escape_like(&a))),
+        action: exact_action,
+        target,
+        outcome: filter.outcome.clone(),
+        from: filter.from,
+        to: filter.to,
+        before_id: filter.before_id,
+        limit,
+    })
+}
+
+/// The search statement, streamed.
+fn matching_rows<'a>(
+    tx: &'a mut Transaction<'_, Postgres>,
+    p: &'a Params,
+) -> BoxStream<'a, Result<AuditRow, sqlx::Error>> {
+    let (kind, id, text) = match &p.target {
+        Some(TargetMatch::Exact { kind, id }) => (Some(kind.as_str()), Some(id.as_str()), None),
+        Some(TargetMatch::Kind(kind)) => (Some(kind.as_str()), None, None),
+        Some(TargetMatch::Text(text)) => (None, None, Some(format!("%{}%", escape_like(text)))),
+        None => (None, None, None),
+    };
+    sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
                   details, seq, prev_hash, hash
@@ -255,30 +364,48 @@ pub async fn search(
              AND ($3::text IS NULL OR action LIKE $3)
              AND ($4::text IS NULL OR action = $4)
              AND ($5::text IS NULL OR target ILIKE $5)
-             AND ($6::text IS NULL OR outcome = $6)
-             AND ($7::timestamptz IS NULL OR occurred_at >= $7)
-             AND ($8::timestamptz IS NULL OR occurred_at < $8)
-             AND ($9::bigint IS NULL OR
-                  (occurred_at, id) < (SELECT b.occurred_at, b.id FROM audit_log b WHERE b.id = $9))
-           ORDER BY occurred_at DESC, id DESC LIMIT $10"#,
-        log.tenant_id(),
-        actors.as_deref(),
-        action
-            .as_deref()
-            .filter(|_| exact_action.is_none())
-            .map(|a| format!("{}%", escape_like(a))),
-        exact_action,
-        filter.target.as_deref().map(|t| format!("%{}%", escape_like(t))),
-        filter.outcome.as_deref(),
-        filter.from,
-        filter.to,
-        filter.before_id,
-        limit,
+             AND ($6::text IS NULL OR target_kind = $6)
+             AND ($7::text IS NULL OR target_id = $7)
+             AND ($8::text IS NULL OR outcome = $8)
+             AND ($9::timestamptz IS NULL OR occurred_at >= $9)
+             AND ($10::timestamptz IS NULL OR occurred_at < $10)
+             AND ($11::bigint IS NULL OR
+                  (occurred_at, id) < (SELECT b.occurred_at, b.id FROM audit_log b WHERE b.id = $11))
+           ORDER BY occurred_at DESC, id DESC LIMIT $12"#,
+        p.tenant_id,
+        p.actors.as_deref(),
+        p.action_prefix.as_deref(),
+        p.action,
+        text,
+        kind,
+        id,
+        p.outcome.as_deref(),
+        p.from,
+        p.to,
+        p.before_id,
+        p.limit,
     )
-    .fetch_all(&mut *tx)
-    .await?;
-    tx.commit().await?;
-    Ok(rows)
+    .fetch(&mut **tx)
+}
+
+/// True when some record of the log has a target of this kind (one index
+/// probe), so a bare word in the target filter is read as a kind.
+async fn has_target_kind(
+    tx: &mut Transaction<'_, Postgres>,
+    log: Log,
+    kind: &str,
+) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT EXISTS (
+             SELECT 1 FROM audit_log
+             WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                   COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+               AND target_kind = $2) AS "exists!""#,
+        log.tenant_id(),
+        kind,
+    )
+    .fetch_one(&mut **tx)
+    .await
 }
 
 /// The one event an action filter names, when no other event's name

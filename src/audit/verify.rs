@@ -7,8 +7,12 @@
 //! the whole chain is still there for an auditor who wants the prefix
 //! re-hashed (and is what a log's first run does).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
 use futures_util::TryStreamExt;
 use sqlx::PgPool;
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::chain::{self, Hashed, GENESIS};
@@ -226,7 +230,7 @@ pub async fn walk(
     job: Option<i64>,
 ) -> Result<ChainReport, sqlx::Error> {
     let mut checked = 0u64;
-    let (after, mut prev) = match from {
+    let (after, prev) = match from {
         Some(p) => {
             let now = store::in_log(pool, log, p.seq - 1, p.seq, 1).await?;
             if let Some(row) = now.first().filter(|r| r.hash != p.hash) {
@@ -262,8 +266,17 @@ pub async fn walk(
             (0, GENESIS.to_vec())
         }
     };
-    let mut head = from.map(|p| (p.seq, p.hash.clone()));
+    let head = from.map(|p| (p.seq, p.hash.clone()));
     let started_at = checked;
+    // Decoding (here) and hashing (on a thread of its own) overlap, and
+    // both overlap Postgres producing the rows; the bounded channel keeps
+    // memory flat.
+    let (batches, to_check) = mpsc::channel::<Vec<AuditRow>>(4);
+    let counted = Arc::new(AtomicU64::new(checked));
+    let checker = tokio::task::spawn_blocking({
+        let counted = counted.clone();
+        move || check_all(to_check, prev, head, &counted)
+    });
     let mut rows = sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
@@ -277,29 +290,62 @@ pub async fn walk(
         after,
     )
     .fetch(pool);
-    while let Some(row) = rows.try_next().await? {
-        if let Some(reason) = check(&row, &prev) {
-            return Ok(ChainReport::Broken {
-                id: row.id,
-                reason,
-                checked,
-            });
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut written = started_at;
+    loop {
+        let row = rows.try_next().await?;
+        let last = row.is_none();
+        batch.extend(row);
+        if batch.len() < BATCH && !last {
+            continue;
         }
-        checked += 1;
-        head = row.seq.map(|seq| (seq, row.hash.clone()));
-        prev = row.hash;
-        if let Some(job) = job.filter(|_| (checked - started_at) % PROGRESS_EVERY == 0) {
+        // A closed channel: the checker found a break and has stopped.
+        if batches.send(std::mem::take(&mut batch)).await.is_err() || last {
+            break;
+        }
+        let now = counted.load(Ordering::Relaxed);
+        if let Some(job) = job.filter(|_| now - written >= PROGRESS_EVERY) {
+            written = now;
             sqlx::query!(
                 "UPDATE audit_verifications SET checked = $2 WHERE id = $1",
                 job,
-                (checked - started_at) as i64,
+                (now - started_at) as i64,
             )
             .execute(pool)
             .await?;
         }
     }
-    Ok(ChainReport::Intact {
-        records: checked,
+    drop(batches);
+    Ok(checker.await.expect("the chain check does not panic"))
+}
+
+/// Records handed to the checking thread at a time.
+const BATCH: usize = 1024;
+
+/// Checks the batches in order from `prev`, counting in `counted`: the
+/// first record that breaks the chain, or the count and the last record.
+fn check_all(
+    mut batches: mpsc::Receiver<Vec<AuditRow>>,
+    mut prev: Vec<u8>,
+    mut head: Option<(i64, Vec<u8>)>,
+    counted: &AtomicU64,
+) -> ChainReport {
+    while let Some(batch) = batches.blocking_recv() {
+        for row in batch {
+            if let Some(reason) = check(&row, &prev) {
+                return ChainReport::Broken {
+                    id: row.id,
+                    reason,
+                    checked: counted.load(Ordering::Relaxed),
+                };
+            }
+            counted.fetch_add(1, Ordering::Relaxed);
+            head = row.seq.map(|seq| (seq, row.hash.clone()));
+            prev = row.hash;
+        }
+    }
+    ChainReport::Intact {
+        records: counted.load(Ordering::Relaxed),
         head,
-    })
+    }
 }

@@ -92,6 +92,68 @@ async fn auditors_search_page_through_and_read_records() {
 }
 
 #[tokio::test]
+async fn the_target_filter_matches_kind_and_id_exactly_a_kind_alone_or_text() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let tenant = demo_tenant(&app).await;
+    const TARGETS: [&str; 5] = [
+        "approval:42",
+        "approval:420",
+        "approval:7",
+        "connection:42",
+        "POST /api/payouts/po_42",
+    ];
+    let records: Vec<_> = TARGETS
+        .into_iter()
+        .map(|t| {
+            NewRecord::new(
+                &Actor::default(),
+                Some(tenant),
+                Event::SandboxPriceSet,
+                t,
+                "success",
+            )
+        })
+        .collect();
+    store::append(&app.pool, &records).await.unwrap();
+    let targets = |page: &str| -> Vec<String> {
+        page.split("<td>")
+            .skip(1)
+            .filter_map(|cell| cell.split("</td>").next())
+            .filter(|cell| TARGETS.contains(cell))
+            .map(str::to_owned)
+            .collect()
+    };
+
+    let exact = app.get_html("/audit?target=approval%3A42").await;
+    assert_eq!(targets(&exact), ["approval:42"]);
+    assert!(exact.contains("Target is exactly approval:42."), "{exact}");
+
+    let kind = app.get_html("/audit?target=Approval").await;
+    assert_eq!(targets(&kind), ["approval:7", "approval:420", "approval:42"]);
+    assert!(kind.contains("Every record whose target is of kind approval"));
+    assert_eq!(
+        targets(&app.get_html("/audit?target=approval%3A").await),
+        targets(&kind)
+    );
+
+    let text = app.get_html("/audit?target=payouts%2Fpo_4").await;
+    assert_eq!(targets(&text), ["POST /api/payouts/po_42"]);
+    assert!(text.contains("Targets containing"));
+    let no_such_kind = app.get_html("/audit?target=payouts").await;
+    assert_eq!(
+        targets(&no_such_kind),
+        ["POST /api/payouts/po_42"],
+        "a word no kind is, as text"
+    );
+
+    let csv = app.get("/audit/export.csv?target=connection%3A42").await;
+    let text = csv.text().await.unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains("\"connection:42\""));
+}
+
+#[tokio::test]
 async fn the_database_refuses_to_change_audit_rows() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
