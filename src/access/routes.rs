@@ -4,7 +4,6 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
-use futures_util::stream;
 use serde::Deserialize;
 use uuid::Uuid;
 
@@ -293,11 +292,7 @@ async fn export_members(
     member.require(Permission::MembersManage)?;
     let rows = store::members_joined(&state.pool, member.tenant_id, dates.range()).await?;
     audit::exported(&state.pool, &member, "members", &*dates).await?;
-    listing::export(
-        "members",
-        stream::iter(rows.into_iter().map(Ok::<_, PortalError>)),
-    )
-    .await
+    listing::export_rows("members", rows).await
 }
 
 /// Invites someone by email with a role; they join by the mailed link.

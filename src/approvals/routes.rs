@@ -6,7 +6,6 @@ use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
 use chrono::{DateTime, Utc};
-use futures_util::stream;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 use uuid::Uuid;
@@ -164,11 +163,7 @@ async fn export(
         details,
     )
     .await?;
-    listing::export(
-        "approvals",
-        stream::iter(rows.into_iter().map(Ok::<_, PortalError>)),
-    )
-    .await
+    listing::export_rows("approvals", rows).await
 }
 
 /// A request as the inbox lists it.

@@ -3,7 +3,7 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
-use futures_util::{stream, TryStreamExt};
+use futures_util::TryStreamExt;
 use paydesk_api::models::beneficiaries::Beneficiary;
 use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
@@ -148,11 +148,7 @@ async fn export(
     let client = state.client_for(&member, Permission::BeneficiariesRead).await?;
     let payees = saved_within(&client, dates.range()).await?;
     audit::exported(&state.pool, &member, "payees", &*dates).await?;
-    listing::export(
-        "payees",
-        stream::iter(payees.into_iter().map(Ok::<_, PortalError>)),
-    )
-    .await
+    listing::export_rows("payees", payees).await
 }
 
 #[derive(Template)]

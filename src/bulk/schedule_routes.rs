@@ -5,7 +5,6 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
-use futures_util::stream;
 use paydesk_api::models::bulk::BulkSchedule;
 use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
@@ -131,11 +130,7 @@ async fn export(
     let client = state.client_for(&member, Permission::BulkRead).await?;
     let rows = created_within(&client, dates.range()).await?;
     audit::exported(&state.pool, &member, "bulk_schedules", &*dates).await?;
-    listing::export(
-        "recurring-batches",
-        stream::iter(rows.into_iter().map(Ok::<_, PortalError>)),
-    )
-    .await
+    listing::export_rows("recurring-batches", rows).await
 }
 
 async fn list(

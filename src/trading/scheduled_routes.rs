@@ -4,7 +4,6 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
-use futures_util::stream;
 use paydesk_api::models::trading::{Execution, Schedule};
 use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
@@ -137,11 +136,7 @@ async fn export(
     let client = state.client_for(&member, Permission::TradingRead).await?;
     let rows = created_within(&client, dates.range()).await?;
     audit::exported(&state.pool, &member, "scheduled_orders", &*dates).await?;
-    listing::export(
-        "scheduled-orders",
-        stream::iter(rows.into_iter().map(Ok::<_, PortalError>)),
-    )
-    .await
+    listing::export_rows("scheduled-orders", rows).await
 }
 
 async fn list(

@@ -291,6 +291,15 @@ where
         .streaming(body))
 }
 
+/// A CSV download of rows already read (lists the service or the portal
+/// hands over whole), as `export` streams it.
+pub async fn export_rows<T: CsvRecord + 'static>(
+    name: &str,
+    rows: Vec<T>,
+) -> Result<HttpResponse, PortalError> {
+    export(name, stream::iter(rows.into_iter().map(Ok::<_, PortalError>))).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
