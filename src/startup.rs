@@ -264,6 +264,7 @@ impl Application {
         } else {
             None
         };
+        crate::audit::writer::start_linker(pool.clone());
         crate::audit::sweeper::start(
             pool.clone(),
             key.derive_audit_signing_key(),

@@ -265,7 +265,7 @@ async fn members_page(
 impl CsvRecord for MemberRow {
     const HEADER: &'static [&'static str] = &["email", "name", "role", "account", "two_factor", "joined_at"];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         let account = match (self.disabled, self.locked) {
             (true, _) => "disabled",
             (false, true) => "locked out",

@@ -124,7 +124,7 @@ impl CsvRecord for ActionRequest {
         "failure_reason",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),

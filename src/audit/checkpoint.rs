@@ -77,6 +77,7 @@ pub async fn sign(
     log: Log,
     min_age: Option<chrono::Duration>,
 ) -> Result<Option<Checkpoint>, sqlx::Error> {
+    store::link(pool, log).await?;
     let mut tx = pool.begin().await?;
     // Under the log's lock its head cannot move, and two replicas cannot
     // sign the same head twice.

@@ -21,7 +21,13 @@
 //!   any replica's page polls, and incremental from each log's last
 //!   verified record. Runs under 100,000 records end within the request.
 //!   "Verify whole chain" re-hashes from the first record, which is the
-//!   only check of records before the point.
+//!   only check of records before the point. The walk cuts the log into
+//!   ranges checked at once (each from the stored hash before it), so
+//!   Postgres reading one range and the portal hashing another overlap.
+//! - Appending does not wait on the log: records are staged with the
+//!   change they describe and linked into the chain after commit, in
+//!   batches (`store::link`), so a log is not bounded by one disk flush
+//!   per record.
 
 pub mod bundle;
 pub mod chain;

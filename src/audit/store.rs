@@ -1,8 +1,18 @@
-//! The audit log's SQL: append (serialized per log by an advisory lock so
-//! each chain has one order), search with keyset pagination, and
+//! The audit log's SQL: append, link (serialized per log by an advisory
+//! lock so each chain has one order), search with keyset pagination, and
 //! verification.
-
-use std::collections::hash_map::{Entry, HashMap};
+//!
+//! Appending is two steps. A record is staged (`audit_staged`) by the
+//! transaction of the change it describes, so it commits or rolls back
+//! with it, and that transaction takes no lock and waits for no other
+//! append. After commit it is linked into its log's chain (`link`) with
+//! whatever else was staged for that log: one locked transaction and one
+//! WAL flush per batch. A log that took one flush per record was bounded
+//! by the disk (about 280 flushes a second here), and a payout appends
+//! four. Each process's linker (`writer::Linker`) links a log as soon as a
+//! staging commit announces it, and every reader of a log (the page, the
+//! export, verify, checkpoints, bundles) links it first, so nobody reads
+//! a log without the records committed before they looked.
 
 use chrono::{DateTime, Utc};
 use futures_util::stream::BoxStream;
@@ -105,30 +115,139 @@ pub async fn head(
 }
 
 /// Appends records inside the caller's transaction, so they commit or roll
-/// back with the change they describe. Each record goes to the end of its
-/// own log (its tenant's, or the platform's).
-/// A transaction that writes to several logs names them all in one call,
-/// so their locks are taken in one order.
+/// back with the change they describe: they are staged, in order, and
+/// linked into their logs' chains after the commit (see the module's
+/// docs). Each record goes to the end of its own log (its tenant's, or
+/// the platform's).
 pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]) -> Result<(), sqlx::Error> {
     if records.is_empty() {
         return Ok(());
     }
-    let logs: Vec<Log> = records.iter().map(|r| Log::of(r.tenant_id)).collect();
-    lock_logs(tx, &logs).await?;
-    let mut heads: HashMap<Option<Uuid>, (i64, Vec<u8>)> = HashMap::new();
+    // One statement for the whole batch; WITH ORDINALITY keeps the order
+    // the records were given in, which the staged ids keep.
+    sqlx::query!(
+        "INSERT INTO audit_staged (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
+         user_agent, details) \
+         SELECT occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details \
+         FROM UNNEST($1::timestamptz[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
+                     $8::text[], $9::text[], $10::jsonb[]) WITH ORDINALITY \
+              AS r(occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, n) \
+         ORDER BY n",
+        &records.iter().map(|r| r.occurred_at).collect::<Vec<_>>(),
+        // Nullable elements: the macro's type check knows only Vec<Uuid>.
+        &records.iter().map(|r| r.tenant_id).collect::<Vec<_>>() as _,
+        &records.iter().map(|r| r.actor.user_id).collect::<Vec<_>>() as _,
+        &records.iter().map(|r| r.actor.email.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.action.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.target.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.outcome.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.actor.ip.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.actor.user_agent.clone()).collect::<Vec<_>>(),
+        &records.iter().map(|r| r.details.clone()).collect::<Vec<_>>(),
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Staged records linked per transaction, at most: a bound on the
+/// transaction a backlog (after a restart, say) makes.
+const LINK_BATCH: i64 = 5_000;
+
+/// Links every record staged for `log` and committed into the log's
+/// chain, in the order they were staged; how many it linked. Safe on any
+/// number of replicas at once: the log's lock serializes them, and a
+/// record is taken out of the stage in the transaction that chains it.
+pub async fn link(pool: &PgPool, log: Log) -> Result<u64, sqlx::Error> {
+    let mut linked = 0;
+    loop {
+        // Without the lock first: a log with nothing staged (most reads)
+        // costs one index probe.
+        let waiting = sqlx::query_scalar!(
+            r#"SELECT EXISTS (SELECT 1 FROM audit_staged
+               WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                     COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')) AS "waiting!""#,
+            log.tenant_id(),
+        )
+        .fetch_one(pool)
+        .await?;
+        if !waiting {
+            return Ok(linked);
+        }
+        let mut tx = pool.begin().await?;
+        lock_logs(&mut tx, &[log]).await?;
+        let mut staged = sqlx::query!(
+            r#"DELETE FROM audit_staged WHERE id IN (
+                   SELECT id FROM audit_staged
+                   WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                         COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+                   ORDER BY COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000'), id
+                   LIMIT $2)
+               RETURNING id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip,
+                         user_agent, details"#,
+            log.tenant_id(),
+            LINK_BATCH,
+        )
+        .fetch_all(&mut *tx)
+        .await?;
+        staged.sort_by_key(|r| r.id);
+        let count = staged.len() as u64;
+        let records: Vec<NewRecord> = staged
+            .into_iter()
+            .map(|r| NewRecord {
+                occurred_at: r.occurred_at,
+                tenant_id: r.tenant_id,
+                actor: super::Actor {
+                    user_id: r.actor_id,
+                    email: r.actor_email,
+                    ip: r.ip,
+                    user_agent: r.user_agent,
+                },
+                action: r.action,
+                target: r.target,
+                outcome: r.outcome,
+                details: r.details,
+            })
+            .collect();
+        chain_in(&mut tx, log, &records).await?;
+        tx.commit().await?;
+        linked += count;
+        if count < LINK_BATCH as u64 {
+            return Ok(linked);
+        }
+    }
+}
+
+/// Links every log with staged records (a linker catching up, a test
+/// reading the table itself); how many records it linked.
+pub async fn link_all(pool: &PgPool) -> Result<u64, sqlx::Error> {
+    let logs = sqlx::query_scalar!("SELECT DISTINCT tenant_id FROM audit_staged")
+        .fetch_all(pool)
+        .await?;
+    let mut linked = 0;
+    for tenant_id in logs {
+        linked += link(pool, Log::of(tenant_id)).await?;
+    }
+    Ok(linked)
+}
+
+/// Appends `records` (all of `log`) to the end of the log's chain; the
+/// caller holds the log's lock.
+async fn chain_in(
+    tx: &mut Transaction<'_, Postgres>,
+    log: Log,
+    records: &[NewRecord],
+) -> Result<(), sqlx::Error> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    let (mut seq, mut prev) = head(tx, log).await?.unwrap_or_else(|| (0, GENESIS.to_vec()));
     let mut seqs = Vec::with_capacity(records.len());
     let mut prev_hashes = Vec::with_capacity(records.len());
     let mut hashes = Vec::with_capacity(records.len());
     for r in records {
-        let (seq, prev) = match heads.entry(r.tenant_id) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(first) => {
-                let head = head(tx, Log::of(r.tenant_id)).await?;
-                first.insert(head.unwrap_or_else(|| (0, GENESIS.to_vec())))
-            }
-        };
         let hash = chain::hash(
-            prev,
+            &prev,
             &Hashed {
                 occurred_at: r.occurred_at,
                 tenant_id: r.tenant_id,
@@ -142,9 +261,9 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
                 details: &r.details,
             },
         );
-        *seq += 1;
-        seqs.push(*seq);
-        prev_hashes.push(std::mem::replace(prev, hash.to_vec()));
+        seq += 1;
+        seqs.push(seq);
+        prev_hashes.push(std::mem::replace(&mut prev, hash.to_vec()));
         hashes.push(hash.to_vec());
     }
     let parts: Vec<_> = records.iter().map(|r| target::split(&r.target)).collect();
@@ -239,6 +358,7 @@ pub struct Found {
 /// after a page, or gathers the few matching records of a narrow filter
 /// and sorts them.
 pub async fn search(pool: &PgPool, log: Log, filter: &AuditFilter, limit: i64) -> Result<Found, sqlx::Error> {
+    link(pool, log).await?;
     let mut tx = pool.begin().await?;
     plan_each_time(&mut tx).await?;
     let params = resolve(&mut tx, log, filter, Some(limit)).await?;
@@ -254,25 +374,27 @@ pub async fn search(pool: &PgPool, log: Log, filter: &AuditFilter, limit: i64) -
     })
 }
 
-/// Every record matching `filter`, newest first, sent to `out` as one
-/// streamed statement is read (the caller holds a bounded channel, so
-/// memory stays flat however many records match). Stops when `out` is
-/// closed.
+/// Every record matching `filter`, newest first, sent to `out` in batches
+/// of `batch` as one streamed statement is read (the caller holds a
+/// bounded channel, so memory stays flat however many records match).
+/// Stops when `out` is closed.
 pub async fn send_matching(
     pool: &PgPool,
     log: Log,
     filter: &AuditFilter,
-    out: &mpsc::Sender<Result<AuditRow, sqlx::Error>>,
+    batch: usize,
+    out: &mpsc::Sender<Result<Vec<AuditRow>, sqlx::Error>>,
 ) -> Result<(), sqlx::Error> {
+    link(pool, log).await?;
     let mut tx = pool.begin().await?;
     plan_each_time(&mut tx).await?;
     let params = resolve(&mut tx, log, filter, None).await?;
     if params.matches_nothing() {
         return Ok(());
     }
-    let mut rows = matching_rows(&mut tx, &params);
-    while let Some(row) = rows.try_next().await? {
-        if out.send(Ok(row)).await.is_err() {
+    let mut rows = matching_rows(&mut tx, &params).try_chunks(batch);
+    while let Some(rows) = rows.try_next().await.map_err(|e| e.1)? {
+        if out.send(Ok(rows)).await.is_err() {
             break;
         }
     }
@@ -496,6 +618,7 @@ pub enum ChainReport {
 /// Walks the records from before logs were chained apart (one chain across
 /// every log), then `log`'s own chain from its start.
 pub async fn verify(pool: &PgPool, log: Log) -> Result<ChainReport, sqlx::Error> {
+    link(pool, log).await?;
     super::verify::walk(pool, log, None, None).await
 }
 
@@ -522,6 +645,35 @@ pub async fn in_log(
         limit,
     )
     .fetch_all(pool)
+    .await
+}
+
+/// The position of a log's last record.
+pub async fn last_seq(pool: &PgPool, log: Log) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT max(seq) FROM audit_log
+           WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                 COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')"#,
+        log.tenant_id(),
+    )
+    .fetch_one(pool)
+    .await
+}
+
+/// The stored hash of the record before position `seq` in a log (the
+/// nearest one, should a record be missing).
+pub async fn hash_before(pool: &PgPool, log: Log, seq: i64) -> Result<Option<Vec<u8>>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT hash FROM audit_log
+           WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                 COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+             AND seq < $2
+           ORDER BY COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000'), seq DESC
+           LIMIT 1"#,
+        log.tenant_id(),
+        seq,
+    )
+    .fetch_optional(pool)
     .await
 }
 

@@ -20,7 +20,7 @@ use super::store::{self, AuditRow, ChainReport, Log};
 use super::{outcome, Actor, Event, NewRecord};
 
 /// How often a run writes its progress.
-const PROGRESS_EVERY: u64 = 50_000;
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// A log's last verified record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +72,7 @@ pub async fn point(pool: &PgPool, log: Log) -> Result<Option<Point>, sqlx::Error
 /// Records a run for `log` (from its last verified point, or from the
 /// start when `whole` or never verified) and gives the job to run.
 pub async fn start(pool: &PgPool, log: Log, by: Option<Uuid>, whole: bool) -> Result<Job, sqlx::Error> {
+    store::link(pool, log).await?;
     let from = if whole { None } else { point(pool, log).await? };
     let after = from.as_ref().map_or(0, |p| p.seq);
     let total = sqlx::query_scalar!(
@@ -220,9 +221,14 @@ fn check(row: &AuditRow, prev: &[u8]) -> Option<&'static str> {
 }
 
 /// Walks `log` from `from` (None: the records from before logs were
-/// chained apart, then the log from its start), one streamed query each,
-/// writing progress to the run `job` when given. The first record that
-/// breaks the chain, or the count and the log's last record.
+/// chained apart, then the log from its start), writing progress to the
+/// run `job` when given. The log as it stands when the walk starts is cut
+/// into `PARTS` ranges of positions checked at once, each streamed by its
+/// own query and hashed on its own thread: a record's hash covers only
+/// itself and the stored hash before it, so each range starts from the
+/// stored hash of the record before it, and that record is checked as
+/// the last of the range before. The first record that breaks the chain,
+/// or the count and the log's last record.
 pub async fn walk(
     pool: &PgPool,
     log: Log,
@@ -266,17 +272,96 @@ pub async fn walk(
             (0, GENESIS.to_vec())
         }
     };
-    let head = from.map(|p| (p.seq, p.hash.clone()));
-    let started_at = checked;
-    // Decoding (here) and hashing (on a thread of its own) overlap, and
-    // both overlap Postgres producing the rows; the bounded channel keeps
-    // memory flat.
+    let through = store::last_seq(pool, log).await?.unwrap_or(after).max(after);
+    let counted = Arc::new(AtomicU64::new(0));
+    let mut parts = Vec::with_capacity(PARTS);
+    for (first, last) in split(after, through, PARTS) {
+        let start = match first == after {
+            true => prev.clone(),
+            false => store::hash_before(pool, log, first + 1)
+                .await?
+                .unwrap_or(GENESIS.to_vec()),
+        };
+        let range = Part {
+            log,
+            after: first,
+            through: last,
+            prev: start,
+        };
+        parts.push(tokio::spawn(walk_part(pool.clone(), range, counted.clone())));
+    }
+    let mut all = std::pin::pin!(futures_util::future::join_all(parts));
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    let mut written = 0;
+    let finished = loop {
+        tokio::select! {
+            finished = &mut all => break finished,
+            _ = tick.tick() => {
+                let now = counted.load(Ordering::Relaxed);
+                if let Some(job) = job.filter(|_| now > written) {
+                    written = now;
+                    sqlx::query!("UPDATE audit_verifications SET checked = $2 WHERE id = $1", job, now as i64)
+                        .execute(pool)
+                        .await?;
+                }
+            }
+        }
+    };
+    let mut head = from.map(|p| (p.seq, p.hash.clone()));
+    for part in finished {
+        match part.expect("the chain check does not panic")? {
+            ChainReport::Intact { records, head: last } => {
+                checked += records;
+                head = last.or(head);
+            }
+            ChainReport::Broken {
+                id,
+                reason,
+                checked: before,
+            } => {
+                return Ok(ChainReport::Broken {
+                    id,
+                    reason,
+                    checked: checked + before,
+                })
+            }
+        }
+    }
+    Ok(ChainReport::Intact {
+        records: checked,
+        head,
+    })
+}
+
+/// Ranges of a log checked at once: Postgres reading one and the portal
+/// hashing another keep both cores busy.
+const PARTS: usize = 2;
+
+/// `(after, through]` cut into at most `parts` ranges of about equal size,
+/// in order, as (after, through) pairs; none when it is empty.
+fn split(after: i64, through: i64, parts: usize) -> Vec<(i64, i64)> {
+    let size = ((through - after) as u64).div_ceil(parts as u64).max(1) as i64;
+    (0..parts as i64)
+        .map(|i| (after + i * size, (after + (i + 1) * size).min(through)))
+        .filter(|(first, last)| first < last)
+        .collect()
+}
+
+/// One range of a log to check, from the stored hash before it.
+struct Part {
+    log: Log,
+    after: i64,
+    through: i64,
+    prev: Vec<u8>,
+}
+
+/// Checks one range: records are decoded here and hashed on a thread of
+/// their own, both overlapping Postgres producing them; the bounded
+/// channel keeps memory flat. Counts (in `counted` and the report) only
+/// the range's own records.
+async fn walk_part(pool: PgPool, part: Part, counted: Arc<AtomicU64>) -> Result<ChainReport, sqlx::Error> {
     let (batches, to_check) = mpsc::channel::<Vec<AuditRow>>(4);
-    let counted = Arc::new(AtomicU64::new(checked));
-    let checker = tokio::task::spawn_blocking({
-        let counted = counted.clone();
-        move || check_all(to_check, prev, head, &counted)
-    });
+    let checker = tokio::task::spawn_blocking(move || check_all(to_check, part.prev, &counted));
     let mut rows = sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
@@ -284,14 +369,14 @@ pub async fn walk(
            FROM audit_log
            WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
                  COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
-             AND seq > $2
+             AND seq > $2 AND seq <= $3
            ORDER BY COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000'), seq"#,
-        log.tenant_id(),
-        after,
+        part.log.tenant_id(),
+        part.after,
+        part.through,
     )
-    .fetch(pool);
+    .fetch(&pool);
     let mut batch = Vec::with_capacity(BATCH);
-    let mut written = started_at;
     loop {
         let row = rows.try_next().await?;
         let last = row.is_none();
@@ -303,17 +388,6 @@ pub async fn walk(
         if batches.send(std::mem::take(&mut batch)).await.is_err() || last {
             break;
         }
-        let now = counted.load(Ordering::Relaxed);
-        if let Some(job) = job.filter(|_| now - written >= PROGRESS_EVERY) {
-            written = now;
-            sqlx::query!(
-                "UPDATE audit_verifications SET checked = $2 WHERE id = $1",
-                job,
-                (now - started_at) as i64,
-            )
-            .execute(pool)
-            .await?;
-        }
     }
     drop(batches);
     Ok(checker.await.expect("the chain check does not panic"))
@@ -322,30 +396,44 @@ pub async fn walk(
 /// Records handed to the checking thread at a time.
 const BATCH: usize = 1024;
 
-/// Checks the batches in order from `prev`, counting in `counted`: the
-/// first record that breaks the chain, or the count and the last record.
+/// Checks the batches in order from `prev`, adding to `counted` as it
+/// goes: the first record that breaks the chain (with the records checked
+/// before it), or the count and the last record.
 fn check_all(
     mut batches: mpsc::Receiver<Vec<AuditRow>>,
     mut prev: Vec<u8>,
-    mut head: Option<(i64, Vec<u8>)>,
     counted: &AtomicU64,
 ) -> ChainReport {
+    let mut records = 0;
+    let mut head = None;
     while let Some(batch) = batches.blocking_recv() {
+        let size = batch.len() as u64;
         for row in batch {
             if let Some(reason) = check(&row, &prev) {
                 return ChainReport::Broken {
                     id: row.id,
                     reason,
-                    checked: counted.load(Ordering::Relaxed),
+                    checked: records,
                 };
             }
-            counted.fetch_add(1, Ordering::Relaxed);
+            records += 1;
             head = row.seq.map(|seq| (seq, row.hash.clone()));
             prev = row.hash;
         }
+        counted.fetch_add(size, Ordering::Relaxed);
     }
-    ChainReport::Intact {
-        records: counted.load(Ordering::Relaxed),
-        head,
+    ChainReport::Intact { records, head }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split;
+
+    #[test]
+    fn ranges_cover_the_log_once_in_order() {
+        assert_eq!(split(0, 10, 2), [(0, 5), (5, 10)]);
+        assert_eq!(split(3, 10, 2), [(3, 7), (7, 10)]);
+        assert_eq!(split(0, 1, 2), [(0, 1)]);
+        assert_eq!(split(5, 5, 2), []);
     }
 }

@@ -1,17 +1,68 @@
-//! Mutating upstream calls are recorded through a channel drained by one background
-//! task that appends in batches, so a page load never waits on the audit
-//! log's chain lock. Records are in the log within a moment of the call.
+//! The audit log's background writers. Mutating upstream calls are
+//! recorded through a channel drained by one task that stages them in
+//! batches, so a page load never waits on the database for them; and the
+//! linker links staged records into their logs' chains as soon as their
+//! transactions commit (see `store` for why appending is two steps).
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::time::Duration;
 
 use paydesk_api::{CallObserver, CallRecord};
 use serde_json::json;
+use sqlx::postgres::PgListener;
 use sqlx::PgPool;
 use tokio::sync::mpsc;
 use uuid::Uuid;
 
+use super::store::Log;
 use super::Event;
 use super::{store, Actor, NewRecord};
+
+/// The channel a staged record's transaction announces its log on (see
+/// the migration 20261129000100).
+const STAGED: &str = "paydesk_audit";
+
+/// After a failure to reach the database, the linker tries again this
+/// much later.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// Starts this process's linker: it hears which logs had records staged
+/// and links each, taking every announcement already waiting first, so a
+/// busy log is linked in batches. On (re)connecting it links whatever was
+/// staged while it was not listening. Idle, it sends nothing. Every
+/// replica runs one; the log's lock makes them take turns, and whoever
+/// comes second finds nothing left.
+pub fn start_linker(pool: PgPool) {
+    tokio::spawn(async move {
+        loop {
+            if let Err(e) = link_as_told(&pool).await {
+                tracing::warn!(error = %e, "the audit linker stopped; starting again");
+                tokio::time::sleep(RETRY_AFTER).await;
+            }
+        }
+    });
+}
+
+async fn link_as_told(pool: &PgPool) -> Result<(), sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(STAGED).await?;
+    store::link_all(pool).await?;
+    // None: the connection dropped (announcements meanwhile are lost), so
+    // the caller listens again and catches up.
+    while let Some(first) = listener.try_recv().await? {
+        let mut logs = BTreeSet::new();
+        let mut heard = Some(first);
+        while let Some(n) = heard {
+            logs.insert(n.payload().parse::<Uuid>().ok());
+            heard = listener.next_buffered();
+        }
+        for tenant_id in logs {
+            store::link(pool, Log::of(tenant_id)).await?;
+        }
+    }
+    Ok(())
+}
 
 /// Sends records to the background writer.
 #[derive(Clone)]

@@ -121,7 +121,7 @@ impl CsvRecord for Beneficiary {
         "created_by",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         let status = match (self.is_blacklisted, self.is_active) {
             (true, _) => "blacklisted",
             (false, true) => "active",

@@ -103,14 +103,14 @@ impl CsvRecord for BulkSchedule {
         "reference",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),
             self.name.clone(),
             self.currency.clone(),
             self.items.len().to_string(),
-            schedules::per_run(self),
+            schedules::per_run(&self),
             self.frequency.clone(),
             self.execution_time.clone(),
             self.status.clone(),

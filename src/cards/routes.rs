@@ -175,7 +175,7 @@ impl CsvRecord for Card {
         "currency",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.id.to_string(),
             self.created_at.to_rfc3339(),

@@ -162,7 +162,7 @@ impl CsvRecord for Customer {
         "active",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.id.to_string(),
             self.created_at.to_rfc3339(),

@@ -133,7 +133,7 @@ impl CsvRecord for Invoice {
         "customer_id",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),

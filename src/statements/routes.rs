@@ -2,7 +2,7 @@
 //! printable page or downloaded as CSV.
 
 use actix_web::http::header;
-use actix_web::web::{self, Data, Query};
+use actix_web::web::{self, Bytes, Data, Query};
 use actix_web::HttpResponse;
 use askama::Template;
 use paydesk_api::models::balances::BalanceAccount;
@@ -121,10 +121,10 @@ async fn page(state: Data<AppState>, member: Member, pick: Query<Pick>) -> Resul
 
 /// The statement's CSV: an opening line, one line per movement with the
 /// balance after it, and a closing line; plain numbers a spreadsheet adds.
-fn csv_body(s: &Statement) -> Vec<u8> {
+fn csv_body(s: &Statement) -> Bytes {
     let cur = s.currency.to_string();
-    let mut out = Vec::new();
-    let mut push = |cells: [String; 8]| out.extend_from_slice(&csv::line(&cells));
+    let mut out = csv::Lines::new();
+    let mut push = |cells: [String; 8]| out.record(cells);
     push(
         [
             "value date",
@@ -172,7 +172,7 @@ fn csv_body(s: &Statement) -> Vec<u8> {
         s.plain(s.closing),
         cur.clone(),
     ]);
-    out
+    out.finish()
 }
 
 async fn export(

@@ -207,7 +207,7 @@ impl CsvRecord for Order {
         "updated_at",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),

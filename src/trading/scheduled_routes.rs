@@ -108,7 +108,7 @@ impl CsvRecord for Schedule {
         "reference",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),

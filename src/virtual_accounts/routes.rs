@@ -123,7 +123,7 @@ impl CsvRecord for VirtualAccount {
         "total_received",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),

@@ -195,7 +195,7 @@ impl CsvRecord for Address {
         "reference",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.created_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             self.id.to_string(),

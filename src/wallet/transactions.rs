@@ -240,7 +240,7 @@ impl CsvRecord for Transaction {
         "value_date",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.transaction_id.to_string(),
             self.created_at.to_rfc3339(),

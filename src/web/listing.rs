@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use actix_web::http::header;
-use actix_web::web::{Bytes, BytesMut};
+use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, NaiveDate, Utc};
 use futures_util::{stream, Stream, StreamExt, TryStreamExt};
@@ -234,7 +234,7 @@ where
 /// A row of a CSV export: the file's header and the row's fields.
 pub trait CsvRecord {
     const HEADER: &'static [&'static str];
-    fn fields(&self) -> Vec<String>;
+    fn fields(self) -> Vec<String>;
 }
 
 /// The line that ends an export a failure cut short.
@@ -266,20 +266,23 @@ where
 {
     let mut records = Box::pin(records);
     let first = records.next().await.transpose().map_err(Into::into)?;
-    let header_line = csv::line(&T::HEADER.iter().map(|h| (*h).to_owned()).collect::<Vec<_>>());
-    let head = stream::iter([Ok::<_, actix_web::Error>(header_line)])
-        .chain(stream::iter(first.map(|r| Ok(csv::line(&r.fields())))));
-    // The lines of the records already read go out as one chunk: a chunk
-    // per line costs more than writing it.
+    let mut head = csv::Lines::new();
+    head.record(T::HEADER);
+    if let Some(r) = first {
+        head.record(r.fields());
+    }
+    let head = stream::iter([Ok::<_, actix_web::Error>(head.finish())]);
+    // The lines of the records already read go out as one chunk, written
+    // by one writer: a chunk or a writer per line costs more than the line.
     let body = head.chain(records.ready_chunks(EXPORT_CHUNK).map(|batch| {
-        let mut chunk = BytesMut::new();
+        let mut chunk = csv::Lines::new();
         for record in batch {
-            chunk.extend_from_slice(&match record {
-                Ok(r) => csv::line(&r.fields()),
-                Err(e) => incomplete(e.into()),
-            });
+            match record {
+                Ok(r) => chunk.record(r.fields()),
+                Err(e) => chunk.raw(&incomplete(e.into())),
+            }
         }
-        Ok(chunk.freeze())
+        Ok(chunk.finish())
     }));
     let filename = format!("{name}-{}.csv", chrono::Utc::now().format("%Y%m%d-%H%M%S"));
     Ok(HttpResponse::Ok()

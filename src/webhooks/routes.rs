@@ -171,7 +171,7 @@ const EXPORT_PAGE: i64 = 500;
 impl CsvRecord for EventRow {
     const HEADER: &'static [&'static str] = &["received_at", "event_id", "event", "connection", "payload"];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.received_at.to_rfc3339(),
             self.event_id.clone(),

@@ -182,7 +182,7 @@ impl CsvRecord for Withdrawal {
         "failure_reason",
     ];
 
-    fn fields(&self) -> Vec<String> {
+    fn fields(self) -> Vec<String> {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),

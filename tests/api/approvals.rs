@@ -354,6 +354,7 @@ async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
     // until the finalize is on record.
     let mut calls: Vec<(String,)> = Vec::new();
     for _ in 0..50 {
+        app.link_audit().await;
         calls = sqlx::query_as(
             "SELECT details->>'path' FROM audit_log WHERE action = 'upstream.call' AND details->>'method' = 'POST' \
              AND (details->>'path' LIKE '%/initialize' OR details->>'path' LIKE '%/finalize')",
@@ -433,6 +434,7 @@ async fn separation_of_duties_refusals() {
     let res = decide(&approver, &again, "reject", "wrong account").await;
     assert_eq!(res.status().as_u16(), 303);
     wait_for_status(&app, &again, "rejected").await;
+    app.link_audit().await;
     let audit: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action LIKE 'approvals.%'")
         .fetch_one(&app.pool)
         .await
@@ -723,6 +725,7 @@ async fn a_rate_that_moved_beyond_tolerance_sends_the_request_back() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     wait_for_status(&app, &id, "pending").await;
+    app.link_audit().await;
     let paid: i64 =
         sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE details->>'path' LIKE '%/finalize'")
             .fetch_one(&app.pool)

@@ -180,6 +180,7 @@ async fn verify_finds_the_first_tampered_record() {
     assert!(clean.contains("The chain is intact"), "{clean}");
 
     // Edit a sign-in row directly, as the database owner bypassing triggers.
+    app.link_audit().await;
     let target: i64 = sqlx::query_scalar("SELECT min(id) FROM audit_log WHERE action = 'auth.sign_in'")
         .fetch_one(&app.pool)
         .await
@@ -450,6 +451,7 @@ async fn the_live_check_names_a_record_edited_after_checkpoints() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
     exported_bundle(&app).await;
+    app.link_audit().await;
     let target: i64 = sqlx::query_scalar("SELECT id FROM audit_log WHERE target = 'thing:1-3'")
         .fetch_one(&app.pool)
         .await
@@ -592,6 +594,7 @@ async fn a_verification_starts_from_the_last_verified_point() {
     assert!(matches!(report, store::ChainReport::Intact { records: r, .. } if r == records + 6));
 
     // A record before the point is trusted by the next run, not by a whole one.
+    app.link_audit().await;
     let early: i64 =
         sqlx::query_scalar("SELECT min(id) FROM audit_log WHERE tenant_id = $1 AND target = 'thing:3'")
             .bind(tenant)
@@ -621,6 +624,7 @@ async fn a_verification_from_the_last_point_finds_a_record_altered_after_it() {
     verify::run(&app.pool, &first, &Actor::default()).await.unwrap();
     let before = verify::point(&app.pool, log).await.unwrap();
     append_things(&app, tenant, 10).await;
+    app.link_audit().await;
     let altered: i64 =
         sqlx::query_scalar("SELECT id FROM audit_log WHERE tenant_id = $1 AND target = 'thing:4'")
             .bind(tenant)
@@ -645,7 +649,7 @@ async fn a_verification_from_the_last_point_finds_a_record_altered_after_it() {
 }
 
 #[tokio::test]
-async fn an_append_waits_for_its_own_log_only() {
+async fn appends_never_wait_and_each_log_is_linked_in_one_order() {
     let app = spawn_app().await;
     let first = demo_tenant(&app).await;
     let second = Uuid::new_v4();
@@ -654,47 +658,71 @@ async fn an_append_waits_for_its_own_log_only() {
         .execute(&app.pool)
         .await
         .unwrap();
-    let record = |tenant: Uuid| {
+    let record = |tenant: Uuid, n: usize| {
         NewRecord::new(
             &Actor::default(),
             Some(tenant),
             Event::SandboxPriceSet,
-            "thing:1",
+            format!("thing:{n}"),
             "success",
         )
     };
-    // The first tenant's append is open: its log's lock is held.
-    let mut open = app.pool.begin().await.unwrap();
-    store::append_in(&mut open, &[record(first)]).await.unwrap();
-
-    // A lock timeout bounds the wait: the other tenant's log is free, the
-    // first tenant's is not.
-    let mut other = app.pool.begin().await.unwrap();
-    sqlx::query("SET LOCAL lock_timeout = '30s'")
-        .execute(&mut *other)
+    let already = match store::verify(&app.pool, store::Log::Tenant(first)).await.unwrap() {
+        store::ChainReport::Intact { records, .. } => records,
+        broken => panic!("the demo log is intact: {broken:?}"),
+    };
+    // Someone holds the first tenant's chain lock.
+    let mut holder = app.pool.begin().await.unwrap();
+    store::lock_logs(&mut holder, &[store::Log::Tenant(first)])
         .await
         .unwrap();
-    store::append_in(&mut other, &[record(second)]).await.unwrap();
-    other.commit().await.unwrap();
-    let mut same = app.pool.begin().await.unwrap();
+
+    // Appending to that log waits for nobody: records are staged.
+    let mut change = app.pool.begin().await.unwrap();
     sqlx::query("SET LOCAL lock_timeout = '50ms'")
-        .execute(&mut *same)
+        .execute(&mut *change)
         .await
         .unwrap();
-    assert!(store::append_in(&mut same, &[record(first)]).await.is_err());
-    drop(same);
+    store::append_in(&mut change, &[record(first, 0)]).await.unwrap();
+    change.commit().await.unwrap();
+    // Linking the other tenant's log does not wait either; linking the
+    // held log does, until the lock is let go.
+    let appends = (1..=40).map(|n| {
+        let (pool, tenant) = (app.pool.clone(), if n % 2 == 0 { first } else { second });
+        async move { store::append(&pool, &[record(tenant, n)]).await }
+    });
+    for appended in futures_util::future::join_all(appends).await {
+        appended.unwrap();
+    }
+    // The portal's own linker may have linked some already: counts are
+    // checked on the chains below.
+    store::link(&app.pool, store::Log::Tenant(second)).await.unwrap();
+    let held = tokio::spawn({
+        let pool = app.pool.clone();
+        async move { store::link(&pool, store::Log::Tenant(first)).await }
+    });
+    let waiting = tokio::time::timeout(std::time::Duration::from_millis(200), async {
+        while !held.is_finished() {
+            tokio::task::yield_now().await;
+        }
+    });
+    assert!(waiting.await.is_err(), "linking a locked log waits for its lock");
+    holder.commit().await.unwrap();
+    held.await.unwrap().unwrap();
 
-    open.commit().await.unwrap();
-    store::append(&app.pool, &[record(first), record(second)])
-        .await
-        .unwrap();
-    for log in [store::Log::Tenant(first), store::Log::Tenant(second)] {
+    for (tenant, records) in [(first, already + 21), (second, 20)] {
+        let log = store::Log::Tenant(tenant);
         assert!(
             matches!(
                 store::verify(&app.pool, log).await.unwrap(),
-                store::ChainReport::Intact { .. }
+                store::ChainReport::Intact { records: r, .. } if r == records
             ),
-            "{log} stays one chain"
+            "{log} is one chain of every record appended"
         );
     }
+    let staged: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_staged")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(staged, 0, "nothing is left staged");
 }

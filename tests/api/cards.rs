@@ -590,6 +590,7 @@ async fn revealed_card_details_are_shown_once_and_never_stored_or_logged() {
     assert!(fragment.contains(&format!("data-copy=\"{cvv}\"")), "{fragment}");
 
     // Recorded as viewed, without the details.
+    app.link_audit().await;
     let viewed: Vec<String> =
         sqlx::query_scalar("SELECT details::text FROM audit_log WHERE action = 'cards.details_revealed'")
             .fetch_all(&app.pool)

@@ -39,6 +39,7 @@ async fn the_dashboard_shows_balances_and_latest_transactions_in_a_sandbox_banne
     // Reading a page writes nothing to the audit log: its upstream reads
     // are counted in the metrics instead.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    app.link_audit().await;
     let reads: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'upstream.call'")
         .fetch_one(&app.pool)
         .await

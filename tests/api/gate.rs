@@ -166,6 +166,7 @@ async fn upstream_calls(app: &TestApp) -> Vec<(String, String, String)> {
     let mut calls: Option<Vec<(String, String, String)>> = None;
     for _ in 0..100 {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        app.link_audit().await;
         let now: Vec<(String, String, String)> = sqlx::query_as(
             "SELECT actor_email, details->>'method', details->>'path' FROM audit_log \
              WHERE action = 'upstream.call' ORDER BY id",

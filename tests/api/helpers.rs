@@ -351,8 +351,15 @@ impl TestApp {
         paydesk_api::Client::new(self.sandbox_url.clone(), self.sandbox_credentials().await)
     }
 
+    /// Links every staged audit record into its log, as the portal's
+    /// readers do before reading: for a test that reads the table itself.
+    pub async fn link_audit(&self) {
+        paydesk::audit::store::link_all(&self.pool).await.unwrap();
+    }
+
     /// Audit actions recorded so far, oldest first.
     pub async fn audit_actions(&self) -> Vec<(String, String)> {
+        self.link_audit().await;
         sqlx::query_as("SELECT action, outcome FROM audit_log ORDER BY id")
             .fetch_all(&self.pool)
             .await

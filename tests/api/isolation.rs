@@ -682,6 +682,7 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         })
         .await
         .unwrap();
+    app.link_audit().await;
     let q = |sql: &'static str| async move {
         sqlx::query_scalar::<_, String>(sql)
             .fetch_one(&app.pool)

@@ -326,6 +326,7 @@ async fn a_lost_answer_is_settled_by_the_same_reference_never_a_second_payment()
     );
     let sent = ours.invoices(None, None, None, Some("outgoing")).await.unwrap();
     assert_eq!(sent.invoices.len(), 1, "paid exactly once: {:?}", sent.invoices);
+    app.link_audit().await;
     let posts: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM audit_log WHERE action = 'upstream.call' \
          AND details->>'method' = 'POST' AND details->>'path' = '/api/lightning/payments/send'",

@@ -78,6 +78,7 @@ async fn connections_need_an_allowed_base_url_and_never_show_their_secrets() {
     assert!(stored
         .iter()
         .all(|s| !s.windows(secret.len()).any(|w| w == secret.as_bytes())));
+    app.link_audit().await;
     let logged: i64 =
         sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE details::text LIKE '%' || $1 || '%'")
             .bind(&secret)

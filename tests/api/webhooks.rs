@@ -102,6 +102,7 @@ async fn signed_events_are_stored_once_and_forged_ones_refused() {
     let landed = app.landing(res).await;
     assert!(landed.contains("went through the receiver again"), "{landed}");
     assert_eq!(count(&app).await, 1, "a replay stores nothing new");
+    app.link_audit().await;
     let replays: i64 =
         sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'webhooks.replayed'")
             .fetch_one(&app.pool)
@@ -155,6 +156,7 @@ async fn rejected_minutes(app: &crate::helpers::TestApp) -> Vec<(String, i64)> {
     paydesk::webhooks::receiver::sweep_rejections(&app.pool, later)
         .await
         .unwrap();
+    app.link_audit().await;
     sqlx::query_as(
         "SELECT details->>'minute', (details->>'count')::bigint FROM audit_log \
          WHERE action = 'webhooks.rejected' ORDER BY id",

@@ -327,6 +327,7 @@ async fn a_lost_answer_is_settled_by_the_same_reference_never_a_second_withdrawa
     // It was sent more than once, each time under the one reference.
     let mut posts = 0;
     for _ in 0..50 {
+        app.link_audit().await;
         posts = sqlx::query_scalar::<_, i64>(
             "SELECT count(*) FROM audit_log WHERE action = 'upstream.call' \
              AND details->>'method' = 'POST' AND details->>'path' = '/api/withdrawals'",
