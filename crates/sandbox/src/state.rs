@@ -615,13 +615,13 @@ struct KeepRequest {
 
 /// How long the keeper waits for more writes after the first one, and how
 /// many it gathers at most, before keeping them in one transaction. Taking
-/// only the writes already waiting gave about one write per commit, and a
-/// commit costs much the same for one write as for sixteen (system calls,
+/// only the writes already waiting gave about one write per commit, and
+/// most of a commit's cost does not grow with its writes (system calls,
 /// SQLite's locks, a 4 KiB page or more written twice, the thread
-/// wake-ups); gathering for half a millisecond cut the bytes written per
-/// quote+order pair by half and the sandbox's CPU per pair by about a
-/// tenth (`bench/README.md`). The wait is well below a pair's latency at
-/// that load (p50 about 5 ms).
+/// wake-ups); with the journal (`disk.rs`), gathering for half a
+/// millisecond measured half the bytes written per quote+order pair and
+/// about a tenth less CPU per pair than before both (`bench/README.md`).
+/// The wait is well below a pair's latency at that load (p50 about 5 ms).
 const GATHER_FOR: std::time::Duration = std::time::Duration::from_micros(500);
 const GATHER_UP_TO: usize = 16;
 
