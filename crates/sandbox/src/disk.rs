@@ -23,12 +23,22 @@
 //! one transaction (group commit); the worker goes on serving meanwhile.
 //! Under the state's lock the keeper only copies the changed records; it
 //! encodes them after releasing it, as it writes them.
-//! Write nonces are keyed by their expiry, so they too append, and expired
-//! ones are deleted once a minute. A reset or a restored snapshot rewrites
-//! all of its company's rows.
 //!
-//! The format is versioned (`meta` key `format`, `FORMAT`): format 2 keeps
-//! heads and records as MessagePack (rmp-serde, fields by name). Named
+//! A keep does not write those rows where they belong: it appends them,
+//! with the nonces, as one row of table `journal` (entries one after the
+//! other, see `PUT` and the others). A keep that takes the journal past
+//! `JOURNAL_BYTES`, and every start, folds the journal into `record_rows`,
+//! `company_heads` and `write_nonces` in order and empties it. So a commit
+//! writes one row at the end of one table, not an upsert for each record
+//! and nonce in two B-trees, and the fold writes each page of those tables
+//! once for many commits (measured in `bench/README.md`). Write nonces
+//! are keyed by their expiry, so they append, and expired ones are deleted
+//! once a minute. A reset or a restored snapshot rewrites all of its
+//! company's rows.
+//!
+//! The format is versioned (`meta` key `format`, `FORMAT`): format 3 is
+//! format 2 with the journal, and a format 2 directory gets the (empty)
+//! journal and format 3 when opened. Format 2 keeps heads and records as MessagePack (rmp-serde, fields by name). Named
 //! fields keep it self-describing, which the records need: amounts and
 //! decimals read either strings or numbers (`deserialize_any`), metadata
 //! are JSON values and many fields are skipped when empty, none of which a
@@ -67,7 +77,7 @@ use crate::book::RowChange;
 use crate::fixture::Fixture;
 
 /// The format this sandbox writes (see the module's comment).
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 
 /// Tables of the older formats, read once and then dropped.
 const LEGACY_TABLES: [&str; 4] = ["companies", "heads", "records", "nonces"];
@@ -170,12 +180,33 @@ pub struct Kept {
 
 pub struct Disk {
     conn: Mutex<Connection>,
-    /// When expired nonces were last deleted (Unix seconds).
-    purged_at: Mutex<i64>,
+    upkeep: Mutex<Upkeep>,
     /// The older format's tables still there (dropped by the next keep,
     /// which rewrites every company).
     legacy: Mutex<Vec<&'static str>>,
 }
+
+/// What the keeps carry from one to the next.
+#[derive(Default)]
+struct Upkeep {
+    /// When expired nonces were last deleted (Unix seconds).
+    purged_at: i64,
+    /// The bytes this process appended to the journal since it was last
+    /// folded (a second sandbox on the directory appends its own; either
+    /// folds all of it).
+    journal_bytes: usize,
+    /// The journal row being written, its buffer reused keep after keep.
+    entry: Vec<u8>,
+}
+
+/// The journal bytes past which a keep folds the journal into the tables
+/// (see the module's comment).
+const JOURNAL_BYTES: usize = 1 << 20;
+
+/// SQLite's page cache, in KiB as its negative value says (its default
+/// is 2 MiB): the journal a fold reads back and the pages it writes stay
+/// in memory instead of being read again from the file.
+const CACHE_KIB: i64 = -16_384;
 
 /// Pages the write-ahead log may hold before the commit that passes it
 /// copies them into the database (SQLite's default). The commits are the
@@ -241,6 +272,7 @@ impl Disk {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)?;
+        conn.pragma_update(None, "cache_size", CACHE_KIB)?;
         // Another sandbox may open the same directory (the portal's tests
         // start a second one beside the first): wait for its write rather
         // than fail.
@@ -250,7 +282,8 @@ impl Disk {
              CREATE TABLE IF NOT EXISTS company_heads (slot INTEGER PRIMARY KEY, body BLOB NOT NULL);
              CREATE TABLE IF NOT EXISTS record_rows (id INTEGER PRIMARY KEY, body BLOB NOT NULL);
              CREATE TABLE IF NOT EXISTS write_nonces (expires INTEGER NOT NULL, client TEXT NOT NULL,
-                 nonce TEXT NOT NULL, PRIMARY KEY (expires, client, nonce)) WITHOUT ROWID;",
+                 nonce TEXT NOT NULL, PRIMARY KEY (expires, client, nonce)) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, body BLOB NOT NULL);",
         )?;
         let mut legacy = Vec::new();
         for table in LEGACY_TABLES {
@@ -260,6 +293,13 @@ impl Disk {
         }
         match Self::meta(&conn, "format")? {
             Some(found) if found == FORMAT.to_string() => {}
+            // Format 2 is format 3 with an empty journal (created above).
+            Some(found) if found == "2" => {
+                conn.execute(
+                    "UPDATE meta SET value = ?1 WHERE key = 'format'",
+                    [FORMAT.to_string()],
+                )?;
+            }
             Some(found) => return Err(DiskError::Format { found }),
             // Format 1 and the first one wrote no format: they are read,
             // and the first keep writes the format with their rows.
@@ -273,7 +313,7 @@ impl Disk {
         }
         Ok(Disk {
             conn: Mutex::new(conn),
-            purged_at: Mutex::new(0),
+            upkeep: Mutex::new(Upkeep::default()),
             legacy: Mutex::new(legacy),
         })
     }
@@ -325,7 +365,10 @@ impl Disk {
     /// Everything kept, for a start. `kinds` names the books' kinds in
     /// their order (the rows of format 1 name their kind).
     pub fn load(&self, kinds: &[&str], now_unix: i64) -> Result<Kept, DiskError> {
-        let conn = self.conn();
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        fold(&tx)?;
+        tx.commit()?;
         let mut rows_of: BTreeMap<i64, Vec<KeptRow>> = BTreeMap::new();
         {
             let mut all = conn.prepare("SELECT id, body FROM record_rows ORDER BY id")?;
@@ -442,48 +485,64 @@ impl Disk {
         Ok(companies)
     }
 
-    /// Keeps one write, in one transaction.
+    /// Keeps one write, in one transaction: its records, heads and nonces
+    /// as one appended journal row (see `JOURNAL_BYTES`), the shared state
+    /// in `meta`.
     pub fn keep(&self, write: Write, now_unix: i64) -> Result<(), DiskError> {
         let mut conn = self.conn();
         let mut legacy = self.legacy.lock().unwrap_or_else(|p| p.into_inner());
-        let tx = conn.transaction()?;
-        {
-            let mut put_head = tx.prepare_cached(
-                "INSERT INTO company_heads (slot, body) VALUES (?1, ?2)
-                 ON CONFLICT (slot) DO UPDATE SET body = excluded.body",
-            )?;
-            let mut put = tx.prepare_cached(
-                "INSERT INTO record_rows (id, body) VALUES (?1, ?2)
-                 ON CONFLICT (id) DO UPDATE SET body = excluded.body",
-            )?;
-            let mut delete = tx.prepare_cached("DELETE FROM record_rows WHERE id = ?1")?;
-            // Records are encoded here, on the keeper thread after the
-            // state's lock was released, into one buffer reused row by row.
-            let mut body = Vec::with_capacity(1024);
-            for company in &write.companies {
-                if company.replaced {
-                    let (low, high) = company_rows(company.slot);
-                    tx.execute("DELETE FROM record_rows WHERE id BETWEEN ?1 AND ?2", [low, high])?;
-                }
-                if let Some(head) = &company.head {
-                    put_head.execute(params![company.slot as i64, head])?;
-                }
-                for (kind, change) in &company.rows {
-                    match change {
-                        RowChange::Put { ord, record, .. } => {
-                            body.clear();
-                            record.encode(&mut body).map_err(|e| {
-                                DiskError::Unreadable(format!("a record of kind {kind}: {e}"))
-                            })?;
-                            put.execute(params![row_id(company.slot, *kind, *ord)?, body])?;
-                        }
-                        RowChange::Delete { ord, .. } => {
-                            delete.execute([row_id(company.slot, *kind, *ord)?])?;
-                        }
+        let mut upkeep = self.upkeep.lock().unwrap_or_else(|p| p.into_inner());
+        // Records are encoded here, on the keeper thread after the state's
+        // lock was released, straight into the journal row.
+        let mut entry = std::mem::take(&mut upkeep.entry);
+        entry.clear();
+        for company in &write.companies {
+            let slot = u32::try_from(company.slot)
+                .ok()
+                .filter(|slot| *slot < 1 << SLOT_BITS)
+                .ok_or_else(|| DiskError::Unreadable(format!("a company beyond the {}th", 1 << SLOT_BITS)))?;
+            if company.replaced {
+                entry.push(CLEAR);
+                entry.extend_from_slice(&slot.to_le_bytes());
+            }
+            if let Some(head) = &company.head {
+                entry.push(HEAD);
+                entry.extend_from_slice(&slot.to_le_bytes());
+                put_bytes(&mut entry, head);
+            }
+            for (kind, change) in &company.rows {
+                match change {
+                    RowChange::Put { ord, record, .. } => {
+                        entry.push(PUT);
+                        entry.extend_from_slice(&row_id(company.slot, *kind, *ord)?.to_le_bytes());
+                        let at = entry.len();
+                        entry.extend_from_slice(&[0; 4]);
+                        record
+                            .encode(&mut entry)
+                            .map_err(|e| DiskError::Unreadable(format!("a record of kind {kind}: {e}")))?;
+                        let len = (entry.len() - at - 4) as u32;
+                        entry[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                    }
+                    RowChange::Delete { ord, .. } => {
+                        entry.push(DELETE);
+                        entry.extend_from_slice(&row_id(company.slot, *kind, *ord)?.to_le_bytes());
                     }
                 }
             }
         }
+        for (client, nonce, expires) in &write.nonces {
+            entry.push(NONCE);
+            entry.extend_from_slice(&expires.to_le_bytes());
+            entry.extend_from_slice(client.as_bytes());
+            put_bytes(&mut entry, nonce.as_bytes());
+        }
+        let tx = conn.transaction()?;
+        if !entry.is_empty() {
+            tx.prepare_cached("INSERT INTO journal (body) VALUES (?1)")?
+                .execute([&entry])?;
+        }
+        let journal_bytes = upkeep.journal_bytes + entry.len();
+        upkeep.entry = entry;
         if let Some(g) = &write.globals {
             for (key, value) in [
                 ("clock_offset_ms", g.clock_offset_ms.to_string()),
@@ -497,16 +556,13 @@ impl Disk {
                 )?;
             }
         }
-        {
-            let mut put = tx.prepare_cached(
-                "INSERT OR IGNORE INTO write_nonces (expires, client, nonce) VALUES (?1, ?2, ?3)",
-            )?;
-            for (client, nonce, expires) in &write.nonces {
-                put.execute(params![expires, client.to_string(), nonce])?;
-            }
-        }
         // The first keep after reading an older format (it rewrote every
-        // company) drops that format's tables.
+        // company) folds the rewrite in at once and drops that format's
+        // tables.
+        let folding = !legacy.is_empty() || journal_bytes >= JOURNAL_BYTES;
+        if folding {
+            fold(&tx)?;
+        }
         if !legacy.is_empty() {
             if legacy.contains(&"nonces") {
                 tx.execute_batch(
@@ -523,14 +579,232 @@ impl Disk {
                 [FORMAT.to_string()],
             )?;
         }
-        // Expired nonces go once a minute, not at every write.
-        let mut purged = self.purged_at.lock().unwrap_or_else(|p| p.into_inner());
-        if now_unix >= *purged + 60 {
+        // Expired nonces go once a minute, not at every write (those still
+        // in the journal go at a later purge, once folded).
+        if now_unix >= upkeep.purged_at + 60 {
             tx.execute("DELETE FROM write_nonces WHERE expires <= ?1", [now_unix])?;
-            *purged = now_unix;
+            upkeep.purged_at = now_unix;
         }
         tx.commit()?;
+        upkeep.journal_bytes = if folding { 0 } else { journal_bytes };
         legacy.clear();
         Ok(())
+    }
+}
+
+/// The journal's entries: one byte naming the entry, then its fields
+/// (integers little-endian, byte strings after their length as a u32).
+/// A record's row: row id, body.
+const PUT: u8 = 1;
+/// A record's row removed: row id.
+const DELETE: u8 = 2;
+/// Every record row of a company removed (a reset or a restored
+/// snapshot; its rows follow): slot.
+const CLEAR: u8 = 3;
+/// A company's head row: slot, body.
+const HEAD: u8 = 4;
+/// A write's nonce: expiry (Unix seconds), client (16 bytes), nonce.
+const NONCE: u8 = 5;
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Reads a journal row's entries in turn.
+struct Entries<'a>(&'a [u8]);
+
+impl<'a> Entries<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DiskError> {
+        if self.0.len() < n {
+            return Err(DiskError::Unreadable("a journal row cut short".to_owned()));
+        }
+        let (taken, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(taken)
+    }
+
+    fn i64(&mut self) -> Result<i64, DiskError> {
+        Ok(i64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+
+    fn u32(&mut self) -> Result<u32, DiskError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8], DiskError> {
+        let len = self.u32()? as usize;
+        self.take(len)
+    }
+}
+
+/// Applies the journal's rows, in order, to the tables they stand for
+/// (`record_rows`, `company_heads`, `write_nonces`) and empties it.
+fn fold(tx: &rusqlite::Transaction<'_>) -> Result<(), DiskError> {
+    let mut put_head = tx.prepare_cached(
+        "INSERT INTO company_heads (slot, body) VALUES (?1, ?2)
+         ON CONFLICT (slot) DO UPDATE SET body = excluded.body",
+    )?;
+    let mut put = tx.prepare_cached(
+        "INSERT INTO record_rows (id, body) VALUES (?1, ?2)
+         ON CONFLICT (id) DO UPDATE SET body = excluded.body",
+    )?;
+    let mut delete = tx.prepare_cached("DELETE FROM record_rows WHERE id = ?1")?;
+    let mut clear = tx.prepare_cached("DELETE FROM record_rows WHERE id BETWEEN ?1 AND ?2")?;
+    let mut put_nonce =
+        tx.prepare_cached("INSERT OR IGNORE INTO write_nonces (expires, client, nonce) VALUES (?1, ?2, ?3)")?;
+    {
+        let mut journal = tx.prepare_cached("SELECT body FROM journal ORDER BY seq")?;
+        let mut rows = journal.query([])?;
+        while let Some(row) = rows.next()? {
+            let body = row
+                .get_ref(0)?
+                .as_blob()
+                .map_err(|e| DiskError::Unreadable(e.to_string()))?;
+            let mut entries = Entries(body);
+            while let Some(&tag) = entries.0.first() {
+                entries.take(1)?;
+                match tag {
+                    PUT => {
+                        let id = entries.i64()?;
+                        put.execute(params![id, entries.bytes()?])?;
+                    }
+                    DELETE => {
+                        delete.execute([entries.i64()?])?;
+                    }
+                    CLEAR => {
+                        let (low, high) = company_rows(entries.u32()? as usize);
+                        clear.execute([low, high])?;
+                    }
+                    HEAD => {
+                        let slot = entries.u32()?;
+                        put_head.execute(params![slot, entries.bytes()?])?;
+                    }
+                    NONCE => {
+                        let expires = entries.i64()?;
+                        let client = Uuid::from_slice(entries.take(16)?).expect("16 bytes");
+                        let nonce = std::str::from_utf8(entries.bytes()?)
+                            .map_err(|_| DiskError::Unreadable("a nonce that is not text".to_owned()))?;
+                        put_nonce.execute(params![expires, client.to_string(), nonce])?;
+                    }
+                    other => {
+                        return Err(DiskError::Unreadable(format!(
+                            "a journal entry of an unknown kind {other}"
+                        )));
+                    }
+                }
+            }
+        }
+    }
+    tx.execute("DELETE FROM journal", [])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::book::{Row, RowChange};
+
+    struct Text(String);
+
+    impl Row for Text {
+        fn encode(&self, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error> {
+            encode(&self.0, out)
+        }
+    }
+
+    fn put(kind: usize, ord: u64, text: String) -> (usize, RowChange) {
+        (
+            kind,
+            RowChange::Put {
+                key: ord.to_string(),
+                ord,
+                record: Box::new(Text(text)),
+            },
+        )
+    }
+
+    fn write(rows: Vec<(usize, RowChange)>, nonces: Vec<(Uuid, String, i64)>) -> Write {
+        Write {
+            companies: vec![CompanyWrite {
+                id: Uuid::nil(),
+                slot: 1,
+                replaced: false,
+                head: Some(b"head".to_vec()),
+                rows,
+            }],
+            globals: None,
+            nonces,
+        }
+    }
+
+    /// Keeps that take the journal past its size fold it, in order; what
+    /// is still in the journal at a start is read back too.
+    #[test]
+    fn journal_rows_are_folded_in_order_and_read_back() {
+        let dir = std::env::temp_dir().join(format!("paydesk-disk-{}", Uuid::new_v4()));
+        let big = "x".repeat(JOURNAL_BYTES / 2 + 1);
+        let client = Uuid::new_v4();
+        let disk = Disk::open(&dir).unwrap();
+        disk.keep(
+            write(vec![put(0, 1, "first".into()), put(2, 2, big.clone())], vec![]),
+            0,
+        )
+        .unwrap();
+        disk.keep(
+            write(
+                vec![put(0, 1, "changed".into()), put(2, 3, big.clone())],
+                vec![(client, "n1".into(), 100)],
+            ),
+            0,
+        )
+        .unwrap();
+        let journal_rows = |disk: &Disk| -> i64 {
+            disk.conn()
+                .query_row("SELECT count(*) FROM journal", [], |r| r.get(0))
+                .unwrap()
+        };
+        assert_eq!(journal_rows(&disk), 0, "the second keep folded the journal");
+        disk.keep(
+            write(
+                vec![
+                    (
+                        2,
+                        RowChange::Delete {
+                            key: "2".into(),
+                            ord: 2,
+                        },
+                    ),
+                    put(0, 4, "last".into()),
+                ],
+                vec![(client, "n2".into(), 100)],
+            ),
+            0,
+        )
+        .unwrap();
+        assert_eq!(journal_rows(&disk), 1);
+        drop(disk);
+
+        let kept = Disk::open(&dir).unwrap().load(&[], 50).unwrap();
+        let rows: Vec<(usize, u64, String)> = kept.companies[0]
+            .rows
+            .iter()
+            .map(|r| (r.kind, r.ord, r.body.decode().unwrap()))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![(0, 1, "changed".into()), (2, 3, big), (0, 4, "last".into())]
+        );
+        let mut nonces: Vec<String> = kept
+            .nonces
+            .into_iter()
+            .map(|(c, n, _)| {
+                assert_eq!(c, client);
+                n
+            })
+            .collect();
+        nonces.sort();
+        assert_eq!(nonces, ["n1", "n2"]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

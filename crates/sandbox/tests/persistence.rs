@@ -264,7 +264,8 @@ async fn an_older_directory_is_read_then_rewritten(make_older: fn(&rusqlite::Con
 
     let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
     db.execute_batch(
-        "DELETE FROM company_heads; DELETE FROM record_rows; DELETE FROM meta WHERE key = 'format';",
+        "DELETE FROM company_heads; DELETE FROM record_rows; DELETE FROM journal;
+         DELETE FROM meta WHERE key = 'format';",
     )
     .unwrap();
     make_older(&db, document);
@@ -381,6 +382,48 @@ async fn a_data_directory_of_json_rows_is_read_and_rewritten() {
         }
     })
     .await;
+}
+
+/// Format 2: the same tables without the journal. It is read as it is,
+/// and gets the journal and this sandbox's format.
+#[tokio::test]
+async fn a_data_directory_of_format_2_is_read_and_gets_the_journal() {
+    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = Fixture::demo();
+    let fixture_path = dir.join("fixture.json");
+    std::fs::write(&fixture_path, serde_json::to_vec(&fixture).unwrap()).unwrap();
+    let data = dir.join("data");
+
+    let mut first = start(&fixture_path, &data, &fixture).await;
+    let c = &first.client;
+    let order = trade(c, "format-2-order").await;
+    let kept = (usdt(c).await, transaction_count(c).await);
+    first.child.start_kill().unwrap();
+    first.child.wait().await.unwrap();
+
+    // Loading folds the journal into the tables: what is left is format 2.
+    let disk = paydesk_sandbox::disk::Disk::open(&data).unwrap();
+    disk.load(&[], 0).unwrap();
+    drop(disk);
+    let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
+    db.execute_batch("DROP TABLE journal; UPDATE meta SET value = '2' WHERE key = 'format';")
+        .unwrap();
+    drop(db);
+
+    let mut second = start(&fixture_path, &data, &fixture).await;
+    let c = &second.client;
+    assert_eq!((usdt(c).await, transaction_count(c).await), kept);
+    assert_eq!(c.order(&order.id.to_string()).await.unwrap().id, order.id);
+    second.child.start_kill().unwrap();
+    second.child.wait().await.unwrap();
+    let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
+    let format: String = db
+        .query_row("SELECT value FROM meta WHERE key = 'format'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(format, paydesk_sandbox::disk::FORMAT.to_string());
+    drop(db);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A directory a newer sandbox wrote (another format) is refused, naming
