@@ -176,40 +176,51 @@ pub async fn link(pool: &PgPool, log: Log) -> Result<u64, sqlx::Error> {
         }
         let mut tx = pool.begin().await?;
         lock_logs(&mut tx, &[log]).await?;
-        let mut staged = sqlx::query!(
-            r#"DELETE FROM audit_staged WHERE id IN (
-                   SELECT id FROM audit_staged
-                   WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
-                         COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
-                   ORDER BY COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000'), id
-                   LIMIT $2)
-               RETURNING id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip,
-                         user_agent, details"#,
+        // Under the log's lock no other linker takes these rows.
+        let staged = sqlx::query!(
+            r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
+                      details
+               FROM audit_staged
+               WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
+                     COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
+               ORDER BY COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000'), id
+               LIMIT $2"#,
             log.tenant_id(),
             LINK_BATCH,
         )
         .fetch_all(&mut *tx)
         .await?;
-        staged.sort_by_key(|r| r.id);
         let count = staged.len() as u64;
-        let records: Vec<NewRecord> = staged
-            .into_iter()
-            .map(|r| NewRecord {
-                occurred_at: r.occurred_at,
-                tenant_id: r.tenant_id,
-                actor: super::Actor {
-                    user_id: r.actor_id,
-                    email: r.actor_email,
-                    ip: r.ip,
-                    user_agent: r.user_agent,
+        let (mut seq, mut prev) = head(&mut tx, log).await?.unwrap_or_else(|| (0, GENESIS.to_vec()));
+        let mut links = Links::default();
+        for r in &staged {
+            let hash = chain::hash(
+                &prev,
+                &Hashed {
+                    occurred_at: r.occurred_at,
+                    tenant_id: r.tenant_id,
+                    actor_id: r.actor_id,
+                    actor_email: &r.actor_email,
+                    action: &r.action,
+                    target: &r.target,
+                    outcome: &r.outcome,
+                    ip: &r.ip,
+                    user_agent: &r.user_agent,
+                    details: &r.details,
                 },
-                action: r.action,
-                target: r.target,
-                outcome: r.outcome,
-                details: r.details,
-            })
-            .collect();
-        chain_in(&mut tx, log, &records).await?;
+            );
+            seq += 1;
+            let (kind, id) = target::split(&r.target);
+            links.ids.push(r.id);
+            links.seqs.push(seq);
+            links
+                .prev_hashes
+                .push(std::mem::replace(&mut prev, hash.to_vec()));
+            links.hashes.push(hash.to_vec());
+            links.target_kinds.push(kind.map(str::to_owned));
+            links.target_ids.push(id.map(str::to_owned));
+        }
+        move_into_log(&mut tx, &links).await?;
         tx.commit().await?;
         linked += count;
         if count < LINK_BATCH as u64 {
@@ -231,74 +242,47 @@ pub async fn link_all(pool: &PgPool) -> Result<u64, sqlx::Error> {
     Ok(linked)
 }
 
-/// Appends `records` (all of `log`) to the end of the log's chain; the
+/// Staged records with their places in the chain, in chain order.
+#[derive(Default)]
+struct Links {
+    ids: Vec<i64>,
+    seqs: Vec<i64>,
+    prev_hashes: Vec<Vec<u8>>,
+    hashes: Vec<Vec<u8>>,
+    target_kinds: Vec<Option<String>>,
+    target_ids: Vec<Option<String>>,
+}
+
+/// Moves staged records into the log with their links, inside Postgres:
+/// only positions and hashes travel, not the records a second time. The
 /// caller holds the log's lock.
-async fn chain_in(
-    tx: &mut Transaction<'_, Postgres>,
-    log: Log,
-    records: &[NewRecord],
-) -> Result<(), sqlx::Error> {
-    if records.is_empty() {
+async fn move_into_log(tx: &mut Transaction<'_, Postgres>, links: &Links) -> Result<(), sqlx::Error> {
+    if links.ids.is_empty() {
         return Ok(());
     }
-    let (mut seq, mut prev) = head(tx, log).await?.unwrap_or_else(|| (0, GENESIS.to_vec()));
-    let mut seqs = Vec::with_capacity(records.len());
-    let mut prev_hashes = Vec::with_capacity(records.len());
-    let mut hashes = Vec::with_capacity(records.len());
-    for r in records {
-        let hash = chain::hash(
-            &prev,
-            &Hashed {
-                occurred_at: r.occurred_at,
-                tenant_id: r.tenant_id,
-                actor_id: r.actor.user_id,
-                actor_email: &r.actor.email,
-                action: &r.action,
-                target: &r.target,
-                outcome: &r.outcome,
-                ip: &r.actor.ip,
-                user_agent: &r.actor.user_agent,
-                details: &r.details,
-            },
-        );
-        seq += 1;
-        seqs.push(seq);
-        prev_hashes.push(std::mem::replace(&mut prev, hash.to_vec()));
-        hashes.push(hash.to_vec());
-    }
-    let parts: Vec<_> = records.iter().map(|r| target::split(&r.target)).collect();
-    // One statement for the whole batch; WITH ORDINALITY keeps the order
-    // the chains were computed in.
+    // WITH ORDINALITY keeps the order the chain was computed in.
     sqlx::query!(
         "INSERT INTO audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
          user_agent, details, prev_hash, hash, seq, target_kind, target_id) \
-         SELECT occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
-                prev_hash, hash, seq, target_kind, target_id \
-         FROM UNNEST($1::timestamptz[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
-                     $8::text[], $9::text[], $10::jsonb[], $11::bytea[], $12::bytea[], $13::bigint[], \
-                     $14::text[], $15::text[]) WITH ORDINALITY \
-              AS r(occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, \
-                   prev_hash, hash, seq, target_kind, target_id, n) \
-         ORDER BY n",
-        &records.iter().map(|r| r.occurred_at).collect::<Vec<_>>(),
-        // Nullable elements: the macro's type check knows only Vec<Uuid>.
-        &records.iter().map(|r| r.tenant_id).collect::<Vec<_>>() as _,
-        &records.iter().map(|r| r.actor.user_id).collect::<Vec<_>>() as _,
-        &records.iter().map(|r| r.actor.email.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.action.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.target.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.outcome.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.actor.ip.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.actor.user_agent.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.details.clone()).collect::<Vec<_>>(),
-        &prev_hashes,
-        &hashes,
-        &seqs,
-        &parts.iter().map(|p| p.0).collect::<Vec<_>>() as _,
-        &parts.iter().map(|p| p.1).collect::<Vec<_>>() as _,
+         SELECT s.occurred_at, s.tenant_id, s.actor_id, s.actor_email, s.action, s.target, s.outcome, s.ip, \
+                s.user_agent, s.details, l.prev_hash, l.hash, l.seq, l.target_kind, l.target_id \
+         FROM UNNEST($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[], $5::text[], $6::text[]) WITH ORDINALITY \
+              AS l(id, prev_hash, hash, seq, target_kind, target_id, n) \
+         JOIN audit_staged s ON s.id = l.id \
+         ORDER BY l.n",
+        &links.ids,
+        &links.prev_hashes,
+        &links.hashes,
+        &links.seqs,
+        // Nullable elements: the macro's type check knows only Vec<String>.
+        &links.target_kinds as _,
+        &links.target_ids as _,
     )
     .execute(&mut **tx)
     .await?;
+    sqlx::query!("DELETE FROM audit_staged WHERE id = ANY($1)", &links.ids)
+        .execute(&mut **tx)
+        .await?;
     Ok(())
 }
 
