@@ -10,6 +10,7 @@ pub struct Envelope<T> {
     pub success: bool,
     pub message: String,
     pub data: T,
+    #[serde(with = "crate::time::millis")]
     pub timestamp: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
@@ -44,6 +45,7 @@ pub struct Problem {
     #[serde(default)]
     pub correlation_id: String,
     #[serde(default)]
+    #[serde(with = "crate::time::millis_opt")]
     pub timestamp: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,

@@ -31,6 +31,7 @@ pub const SNAPSHOT_VERSION: u32 = 1;
 pub struct Snapshot {
     pub snapshot_version: u32,
     pub company_id: Uuid,
+    #[serde(with = "paydesk_api::time::millis")]
     pub taken_at: DateTime<Utc>,
     pub company: Company,
     /// Pending clock-driven steps of the company, with their due times.
@@ -43,6 +44,7 @@ pub struct Snapshot {
 pub struct View<'a> {
     snapshot_version: u32,
     company_id: Uuid,
+    #[serde(with = "paydesk_api::time::millis")]
     taken_at: DateTime<Utc>,
     company: &'a Company,
     pending: Vec<(DateTime<Utc>, Job)>,

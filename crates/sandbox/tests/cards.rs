@@ -700,3 +700,28 @@ async fn the_older_form_creates_the_customer_with_its_kyc() {
         "approved"
     );
 }
+
+/// Clients sort by the time text (the spec lists newest first), so every
+/// time carries exactly three fractional digits, even on a whole second.
+#[tokio::test]
+async fn times_on_the_wire_have_a_fixed_width() {
+    let t = support::spawn().await;
+    let ada = approved_customer(&t, "ada@example.com").await;
+    for amount in [20_000_000, 21_000_000] {
+        t.client.create_card(&virtual_card(&ada, amount)).await.unwrap();
+    }
+    let (status, body) = t.send(reqwest::Method::GET, "/api/cards", "").await;
+    assert_eq!(status, 200);
+    let cards = body["data"]["cards"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a list of cards: {body}"));
+    assert_eq!(cards.len(), 2);
+    for card in cards {
+        for field in ["created_at", "updated_at"] {
+            let at = card[field].as_str().expect("a time");
+            let parsed = chrono::DateTime::parse_from_rfc3339(at).expect("RFC 3339");
+            assert_eq!(at, paydesk_api::time::wire(parsed.to_utc()), "{field} is {at}");
+            assert_eq!(at.len(), "2026-11-26T03:10:46.000Z".len(), "{field} is {at}");
+        }
+    }
+}

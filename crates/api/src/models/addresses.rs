@@ -14,6 +14,7 @@ pub struct Address {
     pub chain: String,
     pub status: AddressStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::millis_opt")]
     pub created_at: Option<DateTime<Utc>>,
     #[serde(default)]
     pub reference: String,
@@ -82,6 +83,7 @@ pub struct AddressValidation {
     pub chain: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub timestamp: DateTime<Utc>,
 }
 

@@ -23,6 +23,7 @@ pub struct BalanceAccount {
     pub available_balance: BaseUnits,
     pub ledger_balance_formatted: String,
     pub available_balance_formatted: String,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
 }
 

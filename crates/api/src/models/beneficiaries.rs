@@ -36,7 +36,9 @@ pub struct Beneficiary {
     pub is_blacklisted: bool,
     pub is_active: bool,
     pub created_by: String,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
 }
 

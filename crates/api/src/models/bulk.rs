@@ -102,9 +102,12 @@ pub struct Batch {
     pub totals: BatchTotals,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_id: Option<Uuid>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::millis_opt")]
     pub confirmed_at: Option<DateTime<Utc>>,
 }
 
@@ -188,10 +191,13 @@ pub struct BulkSchedule {
     pub execution_time: String,
     /// `active`, `paused` or `cancelled`.
     pub status: String,
+    #[serde(default, with = "crate::time::millis_opt")]
     pub next_execution_at: Option<DateTime<Utc>>,
     pub total_executions: u32,
     pub reference: String,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -217,6 +223,7 @@ pub struct BulkExecution {
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub executed_at: DateTime<Utc>,
 }
 

@@ -111,10 +111,13 @@ pub struct Card {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminate_date: Option<NaiveDate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::millis_opt")]
     pub terminated_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub termination_reason: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -282,9 +285,12 @@ pub struct CardTransaction {
     /// Why a spend was declined or a transfer failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::millis_opt")]
     pub completed_at: Option<DateTime<Utc>>,
 }
 
@@ -328,6 +334,7 @@ pub struct CardStatus {
     pub status: String,
     pub card_type: String,
     pub last_four_digit: String,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -352,6 +359,7 @@ pub struct Termination {
     pub status: String,
     pub remaining_balance: MicroUnits,
     pub balance_returned: bool,
+    #[serde(with = "crate::time::millis")]
     pub terminated_at: DateTime<Utc>,
     pub reason: String,
 }

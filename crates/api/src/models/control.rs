@@ -9,6 +9,7 @@ use crate::units::BaseUnits;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ClockNow {
+    #[serde(with = "crate::time::millis")]
     pub now: DateTime<Utc>,
 }
 
@@ -123,6 +124,7 @@ pub struct WebhookFaultList {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryAttempt {
+    #[serde(with = "crate::time::millis")]
     pub at: DateTime<Utc>,
     pub status_code: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -139,6 +141,7 @@ pub struct WebhookDelivery {
     pub url: String,
     /// `pending`, `delivered` or `failed`.
     pub status: String,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
     pub attempts: Vec<DeliveryAttempt>,
 }
@@ -160,6 +163,7 @@ pub struct JournalEntry {
     /// Path and query string.
     pub path: String,
     pub status: u16,
+    #[serde(with = "crate::time::millis")]
     pub at: DateTime<Utc>,
     pub request_body: serde_json::Value,
     pub response_body: serde_json::Value,
@@ -177,5 +181,6 @@ pub struct RequestJournal {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ResetDone {
     pub company_id: uuid::Uuid,
+    #[serde(with = "crate::time::millis")]
     pub reset_at: DateTime<Utc>,
 }

@@ -47,7 +47,9 @@ pub struct Customer {
     pub state: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub postal_code: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -181,7 +183,9 @@ pub struct CardKyc {
     pub customer_id: Uuid,
     pub status: KycStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::millis_opt")]
     pub submitted_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::millis_opt")]
     pub reviewed_at: Option<DateTime<Utc>>,
 }

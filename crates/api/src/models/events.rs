@@ -10,6 +10,7 @@ pub struct WebhookEvent {
     pub event_id: String,
     pub company_id: Uuid,
     pub data: serde_json::Value,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
 }
 

@@ -46,6 +46,7 @@ pub struct Invoice {
     pub reference: String,
     /// RFC 3339 when created; Unix seconds (a string) on get and list.
     pub expires_at: String,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
     /// Empty if never updated.
     pub updated_at: String,
@@ -134,6 +135,7 @@ pub struct Payment {
     pub fee_sat: Sats,
     /// `paid`, `pending` or `failed`.
     pub status: String,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
     pub reference: String,
     /// The ledger transaction; empty when nothing was debited.

@@ -148,9 +148,13 @@ pub struct ExchangeRate {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Trip {
+    #[serde(default, with = "crate::time::millis_opt")]
     pub quote_at: Option<DateTime<Utc>>,
+    #[serde(default, with = "crate::time::millis_opt")]
     pub initialized_at: Option<DateTime<Utc>>,
+    #[serde(default, with = "crate::time::millis_opt")]
     pub processing_start: Option<DateTime<Utc>>,
+    #[serde(default, with = "crate::time::millis_opt")]
     pub completion_time: Option<DateTime<Utc>>,
 }
 
@@ -181,8 +185,11 @@ pub struct Payout {
     pub callback_url: String,
     pub provider_settlement_id: String,
     pub trip: Trip,
+    #[serde(with = "crate::time::millis")]
     pub expires_at: DateTime<Utc>,
+    #[serde(default, with = "crate::time::millis_opt")]
     pub created_at: Option<DateTime<Utc>>,
+    #[serde(default, with = "crate::time::millis_opt")]
     pub updated_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
@@ -308,6 +315,7 @@ pub struct InitializeAnswer {
     pub payout: Payout,
     #[serde(default)]
     pub request_id: String,
+    #[serde(with = "crate::time::millis")]
     pub timestamp: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<PayoutData>,

@@ -22,6 +22,7 @@ pub struct ExchangeRate {
     pub valid_for_seconds: u32,
     /// Change of the mid rate over the last 24 hours, in percent.
     pub percent_change_24h: Decimal,
+    #[serde(with = "crate::time::millis")]
     pub timestamp: DateTime<Utc>,
 }
 
@@ -37,5 +38,6 @@ pub struct Conversion {
     pub converted_amount: Decimal,
     pub rate: Decimal,
     pub inverse_rate: Decimal,
+    #[serde(with = "crate::time::millis")]
     pub timestamp: DateTime<Utc>,
 }

@@ -17,6 +17,7 @@ pub struct Price {
     pub base_currency: String,
     pub quote_currency: String,
     pub price: Decimal,
+    #[serde(with = "crate::time::millis")]
     pub as_of: DateTime<Utc>,
     /// Base units available per 10 s at this price (set with `PUT
     /// /sandbox/prices`); absent when unlimited.
@@ -79,7 +80,9 @@ pub struct Quote {
     pub quantity: Decimal,
     /// Quote currency per unit of base, spread included.
     pub price: Decimal,
+    #[serde(with = "crate::time::millis")]
     pub expires_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
     pub original_quantity: Decimal,
     pub consumed_quantity: Decimal,
@@ -130,6 +133,7 @@ pub struct Fill {
     pub order_id: Uuid,
     pub quantity: Decimal,
     pub price: Decimal,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
 }
 
@@ -157,7 +161,9 @@ pub struct Order {
     /// The venue the order filled on, by name; null for NGN pairs, which
     /// settle from the service's own liquidity.
     pub exchange: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
     pub filled_quantity: Decimal,
     pub remaining_quantity: Decimal,
@@ -249,6 +255,7 @@ pub struct Schedule {
     /// `active`, `paused`, `cancelled` or `completed`.
     pub status: String,
     /// Null once the schedule is cancelled or completed.
+    #[serde(default, with = "crate::time::millis_opt")]
     pub next_execution_at: Option<DateTime<Utc>>,
     /// Empty string if it never ran.
     pub last_executed_at: String,
@@ -264,7 +271,9 @@ pub struct Schedule {
     /// Null without a limit.
     #[serde(default)]
     pub max_executions: Option<u32>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -295,6 +304,7 @@ pub struct Execution {
     pub quote_amount: BaseUnits,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub executed_at: DateTime<Utc>,
 }
 
@@ -343,7 +353,9 @@ pub struct TargetOrder {
     pub first_triggered_at: String,
     pub last_fill_at: String,
     pub fully_filled_at: String,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
     pub reference: String,
 }

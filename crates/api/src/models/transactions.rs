@@ -135,7 +135,9 @@ pub struct Transaction {
     pub trade_id: Option<String>,
     #[serde(default)]
     pub metadata: serde_json::Map<String, serde_json::Value>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
     pub value_date: NaiveDate,
     pub amount_formatted: String,

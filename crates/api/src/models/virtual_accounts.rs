@@ -34,6 +34,7 @@ pub struct VirtualAccount {
     pub reference: String,
     /// Received so far, in kobo.
     pub total_received: BaseUnits,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
 }
 

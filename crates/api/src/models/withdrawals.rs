@@ -44,9 +44,12 @@ pub struct Withdrawal {
     pub tx_hash: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
+    #[serde(with = "crate::time::millis")]
     pub updated_at: DateTime<Utc>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(with = "crate::time::millis_opt")]
     pub completed_at: Option<DateTime<Utc>>,
 }
 

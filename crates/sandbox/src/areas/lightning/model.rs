@@ -30,6 +30,7 @@ use paydesk_api::models::lightning::{
     SendPayment,
 };
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
+use paydesk_api::time::wire;
 use paydesk_api::units::{BaseUnits, Currency, Sats};
 use paydesk_api::wire::codes;
 use rand::RngCore;
@@ -221,7 +222,7 @@ pub fn create(company: &mut Company, req: &NewInvoice, fx: &mut Effects<'_>) -> 
         company_id: company.id,
         customer_id: req.customer_id,
         reference: req.reference.clone(),
-        expires_at: expires.to_rfc3339(),
+        expires_at: wire(expires),
         created_at: fx.now,
         updated_at: String::new(),
     };
@@ -248,7 +249,7 @@ pub fn expire(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
         let r = &mut company.lightning.records[i];
         if r.invoice.status == "pending" {
             r.invoice.status = "expired".to_owned();
-            r.invoice.updated_at = now.to_rfc3339();
+            r.invoice.updated_at = wire(now);
         }
     }
 }
@@ -353,11 +354,7 @@ fn record_outgoing(
         company_id: company.id,
         customer_id: req.customer_id,
         reference: req.reference.clone(),
-        expires_at: Utc
-            .timestamp_opt(d.expires_at, 0)
-            .single()
-            .unwrap_or(now)
-            .to_rfc3339(),
+        expires_at: wire(Utc.timestamp_opt(d.expires_at, 0).single().unwrap_or(now)),
         created_at: now,
         updated_at: String::new(),
     };
@@ -425,7 +422,7 @@ fn settle_incoming(
     let rec = &mut company.lightning.records[index];
     rec.invoice.status = "paid".to_owned();
     rec.invoice.preimage = rec.preimage.clone();
-    rec.invoice.updated_at = now.to_rfc3339();
+    rec.invoice.updated_at = wire(now);
     rec.settled_at = Some(now);
     rec.transaction_id = Some(tx);
     let data = serde_json::to_value(LightningBook::shown(rec)).unwrap_or_default();
@@ -659,7 +656,7 @@ pub fn settle_held(store: &mut Store, payer: Uuid, payment_id: Uuid, now: DateTi
     }
     let rec = &mut company.lightning.records[pi];
     rec.invoice.status = if preimage.is_some() { "paid" } else { "failed" }.to_owned();
-    rec.invoice.updated_at = now.to_rfc3339();
+    rec.invoice.updated_at = wire(now);
     if let Some(preimage) = preimage {
         rec.invoice.preimage = preimage.clone();
         rec.preimage = preimage;
@@ -709,7 +706,7 @@ pub fn verify(company: &Company, payment_hash: &str) -> Result<InvoiceVerificati
         status: r.invoice.status.clone(),
         is_paid: paid,
         ledger_credited: paid && r.transaction_id.is_some(),
-        settled_at: r.settled_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+        settled_at: r.settled_at.map(wire).unwrap_or_default(),
     })
 }
 

@@ -23,6 +23,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 use paydesk_api::models::trading::{Execution, Fill, NewSchedule, Order, Schedule, ScheduleUpdate};
+use paydesk_api::time::wire;
 use paydesk_api::units::BaseUnits;
 use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
@@ -258,7 +259,7 @@ pub fn tick(company: &mut Company, id: Uuid, generation: u64, fx: &mut Effects<'
         s.total_amount_spent = BaseUnits(s.total_amount_spent.value() + quote);
         s.total_quantity_acquired = BaseUnits(s.total_quantity_acquired.value() + base);
     }
-    s.last_executed_at = fx.now.to_rfc3339();
+    s.last_executed_at = wire(fx.now);
     record.cadence.ticked(fx.now);
     if record.reached_end() {
         record.cadence.complete();

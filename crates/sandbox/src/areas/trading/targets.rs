@@ -26,6 +26,7 @@
 use chrono::{DateTime, Duration, Utc};
 use paydesk_api::models::trading::{NewTargetOrder, TargetOrder};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
+use paydesk_api::time::wire;
 use paydesk_api::units::BaseUnits;
 use paydesk_api::wire::codes;
 use rust_decimal::Decimal;
@@ -213,7 +214,7 @@ pub fn create(
         remaining_locked: locked,
         locked_currency: locked_currency.code().to_owned(),
         status: "active".to_owned(),
-        expires_at: expires_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
+        expires_at: expires_at.map(wire).unwrap_or_default(),
         first_triggered_at: String::new(),
         last_fill_at: String::new(),
         fully_filled_at: String::new(),
@@ -263,7 +264,7 @@ pub fn check_triggers(company: &mut Company, market: &Market, scheduler: &mut Sc
                 r.waiting_for_price = false;
             } else {
                 r.order.status = "triggered".to_owned();
-                r.order.first_triggered_at = now.to_rfc3339();
+                r.order.first_triggered_at = wire(now);
                 r.order.updated_at = now;
             }
             scheduler.schedule(
@@ -401,13 +402,13 @@ pub fn fill(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
     o.filled_quantity = Pair::whole(filled, r.pair.base_dp);
     o.remaining_quantity = o.quantity - o.filled_quantity;
     o.average_fill_price = o.target_price.to_string();
-    o.last_fill_at = now.to_rfc3339();
+    o.last_fill_at = wire(now);
     o.updated_at = now;
     match next_hold {
         None => {
             o.status = "filled".to_owned();
             o.remaining_locked = Decimal::ZERO;
-            o.fully_filled_at = now.to_rfc3339();
+            o.fully_filled_at = wire(now);
         }
         Some(hold) => {
             o.remaining_locked = Pair::whole(held, locked_dp);
