@@ -17,6 +17,7 @@ use sqlx::PgPool;
 use crate::approvals::action::Registry;
 use crate::approvals::executor::Runner;
 use crate::audit::writer::AuditWriter;
+use crate::auth::session_cache::SessionCache;
 use crate::bootstrap::{self, FirstAdmin};
 use crate::configuration::Settings;
 use crate::crypto::{CryptoError, MasterKey};
@@ -25,7 +26,8 @@ use crate::tenants::upstream::Upstreams;
 use crate::{auth, routes, tenants as tenant_routes, wallet, web as portal_web};
 
 /// What every handler shares. Nothing here is state another replica needs:
-/// sessions, jobs and data live in Postgres; the client cache is a cache.
+/// sessions, jobs and data live in Postgres; the client and session
+/// caches are caches.
 pub struct AppState {
     pub pool: PgPool,
     pub key: MasterKey,
@@ -41,6 +43,8 @@ pub struct AppState {
     pub mailer: crate::mail::Mailer,
     /// Where links in mail point.
     pub public_url: String,
+    /// Sessions kept between changes to them (see `auth::session_cache`).
+    pub sessions: Arc<SessionCache>,
 }
 
 /// Every kind of money-moving action, each from its own domain.
@@ -106,6 +110,7 @@ pub struct Application {
     first_admin: Option<FirstAdmin>,
     pool: PgPool,
     runner: Arc<Runner>,
+    sessions: Arc<SessionCache>,
 }
 
 /// The master key: from PAYDESK_MASTER_KEY, else (default mode) a key
@@ -265,6 +270,8 @@ impl Application {
             None
         };
         crate::audit::writer::start_linker(pool.clone());
+        let sessions = Arc::new(SessionCache::default());
+        SessionCache::start_hearing(sessions.clone(), pool.clone());
         crate::audit::sweeper::start(
             pool.clone(),
             key.derive_audit_signing_key(),
@@ -282,8 +289,10 @@ impl Application {
             metrics_token: settings.metrics_token.clone(),
             mailer: crate::mail::Mailer::new(settings.smtp_url.as_ref(), &settings.mail_from)?,
             public_url: settings.public_url(loopback(addr)),
+            sessions,
         });
         let runner = crate::approvals::executor::start(state.clone(), workers);
+        let sessions = state.sessions.clone();
         let server = HttpServer::new(move || {
             App::new()
                 .app_data(state.clone())
@@ -339,6 +348,7 @@ impl Application {
             first_admin,
             pool,
             runner,
+            sessions,
         })
     }
 
@@ -363,6 +373,11 @@ impl Application {
     /// The gate's job runner, to see whether it is idle.
     pub fn runner(&self) -> Arc<Runner> {
         self.runner.clone()
+    }
+
+    /// The session cache, to see when it heard a change made elsewhere.
+    pub fn sessions(&self) -> Arc<SessionCache> {
+        self.sessions.clone()
     }
 
     pub async fn run_until_stopped(self) -> std::io::Result<()> {

@@ -8,6 +8,7 @@ pub mod reset;
 pub mod routes;
 pub mod security;
 pub mod session;
+pub mod session_cache;
 pub mod store;
 pub mod throttle;
 pub mod two_factor;

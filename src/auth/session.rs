@@ -18,6 +18,7 @@ use sqlx::types::Json;
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use super::session_cache::{Loaded, SessionCache};
 use crate::access::store::Membership;
 use crate::audit::Actor;
 use crate::db::interval;
@@ -117,18 +118,30 @@ pub async fn start(
 
 /// The live session for a cookie token, if any, with the member's view of
 /// their active tenant (one round trip for both, since nearly every page
-/// needs them); ends an expired session.
+/// needs them, and none while `cache` holds them); ends an expired session.
 pub async fn load(
     pool: &PgPool,
+    cache: &SessionCache,
     token: &str,
     ip: &str,
     user_agent: &str,
 ) -> Result<Option<(SignedIn, Option<Membership>)>, sqlx::Error> {
     let hash = token_hash(token);
+    let for_request = |mut kept: Loaded| {
+        kept.signed_in.ip = ip.to_owned();
+        kept.signed_in.user_agent = user_agent.to_owned();
+        (kept.signed_in, kept.membership)
+    };
+    if let Some(kept) = cache.get(&hash) {
+        return Ok(Some(for_request(kept)));
+    }
+    let generation = cache.generation();
     // The membership columns are all null when the user belongs to no tenant.
     let row = sqlx::query!(
         r#"SELECT s.user_id, u.email, u.display_name, u.is_platform_admin, u.must_change_password, s.csrf_token,
                   s.active_tenant_id, s.last_seen_at < now() - $2::interval AS "stale!",
+                  extract(epoch FROM s.last_seen_at + $2::interval - now())::float8 AS "touch_in!",
+                  extract(epoch FROM s.created_at + $4::interval - now())::float8 AS "ends_in!",
                   u.totp_enabled_at IS NOT NULL AS "two_factor!", s.verified_at,
                   coalesce(t.require_two_factor, false) AS "tenant_requires_two_factor!",
                   m.tenant_id AS "tenant_id?", m.tenant_name AS "tenant_name?", m.role_name AS "role_name?",
@@ -151,14 +164,17 @@ pub async fn load(
         end(pool, &hash).await?;
         return Ok(None);
     };
-    if row.stale {
+    let touch_in = if row.stale {
         sqlx::query!(
             "UPDATE sessions SET last_seen_at = now() WHERE token_hash = $1",
             hash
         )
         .execute(pool)
         .await?;
-    }
+        TOUCH_EVERY_SECS as f64
+    } else {
+        row.touch_in
+    };
     let membership = match (row.tenant_id, row.tenant_name, row.role_name) {
         (Some(tenant_id), Some(tenant_name), Some(role_name)) => Some(Membership {
             tenant_id,
@@ -173,7 +189,7 @@ pub async fn load(
         _ => None,
     };
     let signed_in = SignedIn {
-        token_hash: hash,
+        token_hash: hash.clone(),
         user_id: row.user_id,
         email: row.email,
         display_name: row.display_name,
@@ -181,14 +197,20 @@ pub async fn load(
         must_change_password: row.must_change_password,
         csrf_token: row.csrf_token,
         active_tenant_id: row.active_tenant_id,
-        ip: ip.to_owned(),
-        user_agent: user_agent.to_owned(),
+        ip: String::new(),
+        user_agent: String::new(),
         two_factor: row.two_factor,
         verified_at: row.verified_at,
         tenant_requires_two_factor: row.tenant_requires_two_factor,
         notices: Vec::new(),
     };
-    Ok(Some((signed_in, membership)))
+    let loaded = Loaded {
+        signed_in,
+        membership,
+    };
+    let fresh_for = std::time::Duration::try_from_secs_f64(touch_in.min(row.ends_in)).unwrap_or_default();
+    cache.keep(generation, hash, loaded.clone(), fresh_for);
+    Ok(Some(for_request(loaded)))
 }
 
 pub async fn end(pool: &PgPool, token_hash: &[u8]) -> Result<(), sqlx::Error> {

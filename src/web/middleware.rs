@@ -112,7 +112,7 @@ pub async fn session_and_csrf(
     if let Some(cookie) = cookie {
         let ip = client_ip(req.request());
         let ua = user_agent(req.request());
-        match session::load(&state.pool, cookie.value(), &ip, &ua).await {
+        match session::load(&state.pool, &state.sessions, cookie.value(), &ip, &ua).await {
             Ok(Some((mut signed_in, membership))) => {
                 signed_in.notices = notices(&mut req).await;
                 req.extensions_mut().insert(signed_in);
@@ -124,12 +124,18 @@ pub async fn session_and_csrf(
             Err(e) => return Err(PortalError::from(e).into()),
         }
     }
-    if is_unsafe(req.method()) && !req.path().starts_with("/hooks/") {
+    let changes = is_unsafe(req.method()) && !req.path().starts_with("/hooks/");
+    if changes {
         if let Err(e) = check_csrf(&mut req).await {
             return Ok(req.error_response(e).map_into_boxed_body());
         }
     }
     let mut res = next.call(req).await?.map_into_boxed_body();
+    // What it changed holds for the next request here, without waiting to
+    // hear of it (see `auth::session_cache`).
+    if changes {
+        state.sessions.forget();
+    }
     if clear_cookie {
         let _ = res
             .response_mut()

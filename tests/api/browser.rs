@@ -357,13 +357,11 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_with_a_fresh_code_in_t
     wait_for_text(&checker, "Your decision").await;
     fill(&checker, "textarea[name=comment]", "checked the invoice").await;
     // The checker's last code is over five minutes old: approving asks again.
-    sqlx::query(
+    app.change_behind_the_portal(sqlx::query(
         "UPDATE sessions SET verified_at = now() - interval '10 minutes' \
          WHERE user_id = (SELECT id FROM users WHERE email = 'checker@example.com')",
-    )
-    .execute(&app.pool)
-    .await
-    .unwrap();
+    ))
+    .await;
     click(&checker, Locator::XPath("//button[text()='Approve…']")).await;
     let confirm = wait_for_text(&checker, "Confirm your approval").await;
     assert!(confirm.contains("Code from your authenticator app"), "{confirm}");

@@ -5,6 +5,7 @@
 use std::net::TcpListener;
 
 use paydesk::approvals::executor::Runner;
+use paydesk::auth::session_cache::SessionCache;
 use paydesk::configuration::Settings;
 use paydesk::crypto::MasterKey;
 use paydesk::startup::Application;
@@ -26,6 +27,8 @@ pub struct TestApp {
     pub settings: Settings,
     /// The app's job runner, to see how it rests.
     pub runner: std::sync::Arc<Runner>,
+    /// The app's session cache, to see when it heard a change.
+    pub sessions: std::sync::Arc<SessionCache>,
 }
 
 /// The Postgres server of DATABASE_URL (or the local one), without a database.
@@ -115,12 +118,32 @@ async fn spawn(builtin_sandbox: bool) -> TestApp {
         sandbox_url: app.sandbox_url().unwrap_or_default().to_owned(),
         settings,
         runner: app.runner(),
+        sessions: app.sessions(),
     };
     tokio::spawn(app.run_until_stopped());
     test
 }
 
 impl TestApp {
+    /// Runs `query` as a DBA or another replica would, then waits until
+    /// this portal has forgotten its sessions since (up to 10 s), as its session
+    /// cache does within milliseconds.
+    pub async fn change_behind_the_portal(
+        &self,
+        query: sqlx::query::Query<'_, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    ) {
+        // Read first: the portal may hear of it before `execute` returns.
+        let seen = self.sessions.generation();
+        query.execute(&self.pool).await.unwrap();
+        for _ in 0..1_000 {
+            if self.sessions.generation() > seen {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("the portal never heard of the change");
+    }
+
     /// A second portal process on the same database, as a second replica
     /// behind a load balancer: its own address and job runner, the same
     /// browser (cookies are per host, not per port).
@@ -137,6 +160,7 @@ impl TestApp {
             address: format!("http://{}", app.addr()),
             settings,
             runner: app.runner(),
+            sessions: app.sessions(),
             ..self.clone()
         };
         tokio::spawn(app.run_until_stopped());

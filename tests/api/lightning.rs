@@ -180,16 +180,16 @@ pub(crate) async fn two_companies(app: &TestApp) -> (RunningSandbox, Client) {
     fixture.companies.extend(payee.companies);
     let sandbox = RunningSandbox::start(&fixture).await.unwrap();
     let sealed = app.key.seal(&SecretString::from(our_secret));
-    sqlx::query(
+    app.change_behind_the_portal(
+        sqlx::query(
         "UPDATE connections SET base_url = $1, client_id = $2, client_secret_enc = $3, updated_at = now() \
          WHERE is_builtin",
     )
     .bind(&sandbox.base_url)
     .bind(ours.to_string())
     .bind(sealed)
-    .execute(&app.pool)
-    .await
-    .unwrap();
+    )
+    .await;
     let payee = Client::new(
         sandbox.base_url.clone(),
         Credentials::new(theirs.to_string(), &their_secret),
