@@ -1178,6 +1178,16 @@ async fn policies_weigh_value_totals_and_first_payments() {
     let (needed, _, fired) = request_row(&app, &again).await;
     assert_eq!(needed, 0, "{fired:?}");
     wait_for_finalize(&app, &again).await;
+
+    // Paid means carried out or running: had both payments failed, the
+    // next is a first payment again.
+    sqlx::query("UPDATE action_requests SET status = 'failed' WHERE status IN ('executing', 'executed')")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let after_failures = request_id(&file_payout(&operator, "0123456784", "10").await);
+    let (needed, _, fired) = request_row(&app, &after_failures).await;
+    assert_eq!(needed, 1, "{fired:?}");
 }
 
 /// A tier can ask for one approval from a named role: other approvals
