@@ -32,7 +32,7 @@ KEYS="ARRAY['account:NG:0000000042', 'account:NG:9999999999']"
 BEFORE="SELECT DISTINCT k FROM action_requests, unnest(counterparties) AS k
         WHERE tenant_id = '$TENANT' AND status IN ('executing', 'executed') AND k = ANY($KEYS)"
 AFTER="SELECT DISTINCT k FROM unnest($KEYS::text[]) AS k
-       WHERE EXISTS (SELECT 1 FROM paying_counterparties p WHERE p.tenant_id = '$TENANT' AND p.key = k)"
+       CROSS JOIN LATERAL (SELECT 1 FROM paying_counterparties p WHERE p.tenant_id = '$TENANT' AND p.key = k LIMIT 1) paid"
 
 # Median of R runs of the statement's execution time as Postgres reports it.
 median_ms() {

@@ -17,6 +17,10 @@ DECLARE
     was_paying boolean := TG_OP <> 'INSERT' AND OLD.status IN ('executing', 'executed');
     is_paying  boolean := TG_OP <> 'DELETE' AND NEW.status IN ('executing', 'executed');
 BEGIN
+    -- executing -> executed changes nothing here: no churn of rows.
+    IF was_paying AND is_paying AND OLD.counterparties = NEW.counterparties AND OLD.tenant_id = NEW.tenant_id THEN
+        RETURN NULL;
+    END IF;
     IF was_paying THEN
         DELETE FROM paying_counterparties
         WHERE tenant_id = OLD.tenant_id AND key = ANY (OLD.counterparties) AND request_id = OLD.id;

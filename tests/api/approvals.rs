@@ -1179,7 +1179,17 @@ async fn policies_weigh_value_totals_and_first_payments() {
     assert_eq!(needed, 0, "{fired:?}");
     wait_for_finalize(&app, &again).await;
 
-    // Paid means carried out or running: had both payments failed, the
+    // Settled on the rail, the account is still a known one.
+    sqlx::query("UPDATE action_requests SET status = 'executed' WHERE status = 'executing'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    let settled = request_id(&file_payout(&operator, "0123456784", "10").await);
+    let (needed, _, fired) = request_row(&app, &settled).await;
+    assert_eq!(needed, 0, "{fired:?}");
+    wait_for_finalize(&app, &settled).await;
+
+    // Paid means carried out or running: had every payment failed, the
     // next is a first payment again.
     sqlx::query("UPDATE action_requests SET status = 'failed' WHERE status IN ('executing', 'executed')")
         .execute(&app.pool)
