@@ -421,15 +421,6 @@ pub async fn list_filtered(
     .await
 }
 
-pub async fn count(pool: &PgPool, tenant: Uuid) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar!(
-        r#"SELECT count(*) AS "count!" FROM action_requests WHERE tenant_id = $1"#,
-        tenant
-    )
-    .fetch_one(pool)
-    .await
-}
-
 /// Pending requests `user` did not file and has not decided.
 pub async fn inbox(pool: &PgPool, tenant: Uuid, user: Uuid) -> Result<Vec<ActionRequest>, sqlx::Error> {
     sqlx::query_as!(
