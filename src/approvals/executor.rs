@@ -47,6 +47,12 @@ const MAX_ATTEMPTS: i32 = 10;
 /// After a failure to reach the database, the runner tries again this
 /// much later.
 const RETRY_AFTER: StdDuration = StdDuration::from_secs(1);
+/// The scheduler wakes the workers for delayed jobs at most this often:
+/// jobs due close together (payouts in flight read back every few
+/// seconds) share one wake and one look at the next due times, instead of
+/// one each. Approved requests do not wait for it: their commit wakes the
+/// workers directly.
+const JOB_WAKE_SPACING: Duration = Duration::milliseconds(100);
 
 /// What a run of a job came to.
 enum Ran {
@@ -282,6 +288,7 @@ async fn work(state: Data<AppState>, runner: Arc<Runner>) {
 /// the database for the next due times.
 async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
     let mut due = Due::default();
+    let mut jobs_woken_at = DateTime::<Utc>::MIN_UTC;
     loop {
         let changed = runner.changed.notified();
         tokio::pin!(changed);
@@ -292,7 +299,8 @@ async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
             due = next_due(&state).await;
         }
         due = earliest(due, announced.due);
-        let Some(at) = earlier(due.job, due.chore) else {
+        let job = due.job.map(|at| at.max(jobs_woken_at + JOB_WAKE_SPACING));
+        let Some(at) = earlier(job, due.chore) else {
             runner.scheduler_rests(Some(Rest::Told));
             changed.await;
             runner.scheduler_rests(None);
@@ -313,6 +321,7 @@ async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
         runner.wakeups.fetch_add(1, Ordering::SeqCst);
         let now = Utc::now();
         if due.job.is_some_and(|at| at <= now) {
+            jobs_woken_at = now;
             runner.work.notify_waiters();
         }
         if due.chore.is_some_and(|at| at <= now) {

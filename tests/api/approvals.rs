@@ -1315,10 +1315,7 @@ async fn reviewers_work_the_inbox_in_tabs_and_approve_in_bulk() {
     )
     .await;
     let inbox = approver.get_html("/approvals").await;
-    assert!(
-        inbox.contains("Waiting for you (3)"),
-        "{inbox}"
-    );
+    assert!(inbox.contains("Waiting for you (3)"), "{inbox}");
     assert!(inbox.contains("10.00 USD") && inbox.contains("Payouts") && inbox.contains("op16@example.com"));
     let filtered = approver.get_html("/approvals?tab=all&status=executed").await;
     assert!(filtered.contains("No requests match"));
