@@ -377,12 +377,22 @@ impl Store {
         };
         let mut rows = Vec::new();
         let mut changes = Vec::new();
+        let mut failed = None;
         for (kind, shelf) in company.shelves().into_iter().enumerate() {
             if replaced {
                 shelf.mark_all();
             }
-            shelf.take_changes(&mut changes);
+            if let Err(e) = shelf.take_changes(&mut changes) {
+                failed = Some(format!("a record of kind {kind}: {e}"));
+                break;
+            }
             rows.extend(changes.drain(..).map(|c| (kind, c)));
+        }
+        if let Some(e) = failed {
+            // The changes taken are dropped: the next keep writes the
+            // company whole.
+            self.replace(id);
+            return Err(DiskError::Unreadable(e));
         }
         // A head's `taken_at` is never read back: a fixed one lets a head
         // that did not change compare equal to the one kept (`keep_all`).
