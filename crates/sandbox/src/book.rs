@@ -28,9 +28,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::disk::{self, Body};
 
-/// A record kept in a book. Records are `Clone + Send`: a changed record
-/// is cloned out of its book under the state's lock and serialized by the
-/// data directory's keeper thread, after the lock is released.
+/// A record kept in a book.
 pub trait Record: Serialize + DeserializeOwned + Clone + Send + 'static {
     /// What identifies a record within its book.
     type Key: Eq + Hash + Clone + ToString;
@@ -42,27 +40,13 @@ pub trait Record: Serialize + DeserializeOwned + Clone + Send + 'static {
     fn adopt_key(&mut self, _key: String) {}
 }
 
-/// A changed record as the data directory writes it: a copy taken under
-/// the state's lock, encoded later into the keeper's buffer.
-pub trait Row: Send {
-    fn encode(&self, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error>;
-}
-
-impl<R: Record> Row for R {
-    fn encode(&self, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error> {
-        disk::encode(self, out)
-    }
-}
-
 /// One changed row of a book, as the data directory writes it.
 pub enum RowChange {
-    /// Insert or replace the record with this key: its order and a copy
-    /// of it.
-    Put {
-        key: String,
-        ord: u64,
-        record: Box<dyn Row>,
-    },
+    /// Insert or replace the record with this key: its order and its row
+    /// (`disk::encode`). The row is encoded under the state's lock, where
+    /// a copy of the record used to be taken to encode later: MessagePack
+    /// costs about what the copy did, and the copy's allocations go.
+    Put { key: String, ord: u64, body: Vec<u8> },
     /// The record with this key and order is gone.
     Delete { key: String, ord: u64 },
 }
@@ -239,7 +223,7 @@ impl<R: Record> Book<R> {
 
     /// The rows changed since the last call (copies of the records, not
     /// yet serialized), and forgets them.
-    pub fn take_changes(&mut self, out: &mut Vec<RowChange>) {
+    pub fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), rmp_serde::encode::Error> {
         for (key, ord) in self.removed.drain(..) {
             out.push(RowChange::Delete { key, ord });
         }
@@ -248,13 +232,16 @@ impl<R: Record> Book<R> {
         dirty.dedup();
         for i in dirty {
             if let Some(record) = self.records.get(i) {
+                let mut body = Vec::new();
+                disk::encode(record, &mut body)?;
                 out.push(RowChange::Put {
                     key: record.key().to_string(),
                     ord: self.ords[i],
-                    record: Box::new(record.clone()),
+                    body,
                 });
             }
         }
+        Ok(())
     }
 
     /// Adds a record read back from the data directory (rows arrive in
@@ -294,14 +281,14 @@ impl<R: Record> IndexMut<usize> for Book<R> {
 /// The kept-state side of a book, without its record type: what the data
 /// directory asks of each of a company's books.
 pub trait Shelf {
-    fn take_changes(&mut self, out: &mut Vec<RowChange>);
+    fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), rmp_serde::encode::Error>;
     fn forget_changes(&mut self);
     fn mark_all(&mut self);
     fn load_row(&mut self, ord: u64, body: &Body) -> Result<(), String>;
 }
 
 impl<R: Record> Shelf for Book<R> {
-    fn take_changes(&mut self, out: &mut Vec<RowChange>) {
+    fn take_changes(&mut self, out: &mut Vec<RowChange>) -> Result<(), rmp_serde::encode::Error> {
         Book::take_changes(self, out)
     }
 
@@ -424,20 +411,20 @@ mod tests {
         book.push(note(1, "a"));
         book.push(note(2, "b"));
         let mut out = Vec::new();
-        book.take_changes(&mut out);
+        book.take_changes(&mut out).unwrap();
         assert_eq!(keys(&out), ["put 1", "put 2"]);
 
         out.clear();
-        book.take_changes(&mut out);
+        book.take_changes(&mut out).unwrap();
         assert!(out.is_empty(), "nothing changed since");
 
         let _read = book[1].text.clone();
-        book.take_changes(&mut out);
+        book.take_changes(&mut out).unwrap();
         assert!(out.is_empty(), "a read marks nothing");
 
         book[1].text = "B".into();
         book.push(note(3, "c"));
-        book.take_changes(&mut out);
+        book.take_changes(&mut out).unwrap();
         assert_eq!(keys(&out), ["put 2", "put 3"]);
     }
 
@@ -447,12 +434,12 @@ mod tests {
         for i in 1..=4 {
             book.push(note(i, "x"));
         }
-        book.take_changes(&mut Vec::new());
+        book.take_changes(&mut Vec::new()).unwrap();
         book[3].text = "changed".into();
         book.remove(0);
         book.retain(|n| n.id != 2);
         let mut out = Vec::new();
-        book.take_changes(&mut out);
+        book.take_changes(&mut out).unwrap();
         assert_eq!(keys(&out), ["delete 1", "delete 2", "put 4"]);
         assert_eq!(book.by_key(&4).unwrap().text, "changed");
         assert_eq!(book.position_of(&3), Some(0));
@@ -462,10 +449,10 @@ mod tests {
     fn a_derived_change_is_not_handed_out() {
         let mut book = Book::default();
         book.push(note(1, "a"));
-        book.take_changes(&mut Vec::new());
+        book.take_changes(&mut Vec::new()).unwrap();
         book.derived_mut(0).unwrap().text = "derived".into();
         let mut out = Vec::new();
-        book.take_changes(&mut out);
+        book.take_changes(&mut out).unwrap();
         assert!(out.is_empty());
         assert_eq!(book[0].text, "derived");
     }
@@ -478,7 +465,7 @@ mod tests {
         book.remove(0);
         book.forget_changes();
         let mut out = Vec::new();
-        book.take_changes(&mut out);
+        book.take_changes(&mut out).unwrap();
         assert!(out.is_empty());
         assert_eq!(book.by_key(&2).unwrap().text, "b");
     }
@@ -493,15 +480,13 @@ mod tests {
         book.load_row(9, &Body::Packed(packed)).unwrap();
         book.push(note(3, "c"));
         let mut out = Vec::new();
-        book.take_changes(&mut out);
-        let [RowChange::Put { key, ord, record }] = &out[..] else {
+        book.take_changes(&mut out).unwrap();
+        let [RowChange::Put { key, ord, body }] = &out[..] else {
             panic!("one put");
         };
-        let mut body = Vec::new();
-        record.encode(&mut body).unwrap();
         assert_eq!(key, "3");
         assert!(*ord > 9, "a new record follows those read back");
-        assert_eq!(Body::Packed(body).decode::<Note>().unwrap(), note(3, "c"));
+        assert_eq!(Body::Packed(body.clone()).decode::<Note>().unwrap(), note(3, "c"));
         assert_eq!(book.to_vec(), vec![note(1, "a"), note(2, "b"), note(3, "c")]);
     }
 

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, Weak};
 
 use chrono::{DateTime, Utc};
 use futures_util::future::join_all;
@@ -377,12 +377,22 @@ impl Store {
         };
         let mut rows = Vec::new();
         let mut changes = Vec::new();
+        let mut failed = None;
         for (kind, shelf) in company.shelves().into_iter().enumerate() {
             if replaced {
                 shelf.mark_all();
             }
-            shelf.take_changes(&mut changes);
+            if let Err(e) = shelf.take_changes(&mut changes) {
+                failed = Some(format!("a record of kind {kind}: {e}"));
+                break;
+            }
             rows.extend(changes.drain(..).map(|c| (kind, c)));
+        }
+        if let Some(e) = failed {
+            // The changes taken are dropped: the next keep writes the
+            // company whole.
+            self.replace(id);
+            return Err(DiskError::Unreadable(e));
         }
         // A head's `taken_at` is never read back: a fixed one lets a head
         // that did not change compare equal to the one kept (`keep_all`).
@@ -604,7 +614,7 @@ pub struct Shared {
     /// Nonces of acknowledged writes waiting for the next keep.
     waiting: Mutex<Waiting>,
     /// The keeper thread's queue (see `keep_write`).
-    keeper: OnceLock<Mutex<std::sync::mpsc::Sender<KeepRequest>>>,
+    keeper: OnceLock<KeeperLink>,
 }
 
 /// A write waiting for the keeper: its nonce, and where to say it is kept.
@@ -614,7 +624,7 @@ struct KeepRequest {
 }
 
 /// How long the keeper waits for more writes after the first one, and how
-/// many it gathers at most, before keeping them in one transaction. Taking
+/// many end that wait, before keeping them in one transaction. Taking
 /// only the writes already waiting gave about one write per commit, and
 /// most of a commit's cost does not grow with its writes (system calls,
 /// SQLite's locks, a 4 KiB page or more written twice, the thread
@@ -625,23 +635,97 @@ struct KeepRequest {
 const GATHER_FOR: std::time::Duration = std::time::Duration::from_micros(500);
 const GATHER_UP_TO: usize = 16;
 
+/// Writes handed to the keeper thread. A write wakes the keeper only when
+/// it is the first one waiting (the keeper may be idle) or fills the batch
+/// (`GATHER_UP_TO`, the keeper may be gathering): waking it for every
+/// write (a channel) cost a thread switch per write on both sides, about a
+/// sixth of the keeper's CPU (`bench/README.md`).
+#[derive(Default)]
+struct Handoff {
+    queue: Mutex<Queue>,
+    arrived: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    requests: Vec<KeepRequest>,
+    /// The sandbox is gone: the keeper ends.
+    closed: bool,
+}
+
+impl Handoff {
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn push(&self, request: KeepRequest) -> Result<(), DiskError> {
+        let mut queue = self.queue();
+        if queue.closed {
+            return Err(DiskError::Interrupted("the keeper stopped".to_owned()));
+        }
+        queue.requests.push(request);
+        let waiting = queue.requests.len();
+        drop(queue);
+        if waiting == 1 || waiting == GATHER_UP_TO {
+            self.arrived.notify_one();
+        }
+        Ok(())
+    }
+
+    /// The next batch: waits for a first write, then up to `GATHER_FOR`
+    /// for the batch to fill; None once the sandbox is gone.
+    fn take(&self) -> Option<Vec<KeepRequest>> {
+        let mut queue = self.queue();
+        while queue.requests.is_empty() {
+            if queue.closed {
+                return None;
+            }
+            queue = self.arrived.wait(queue).unwrap_or_else(|p| p.into_inner());
+        }
+        let until = std::time::Instant::now() + GATHER_FOR;
+        while queue.requests.len() < GATHER_UP_TO && !queue.closed {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            queue = self
+                .arrived
+                .wait_timeout(queue, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        Some(std::mem::take(&mut queue.requests))
+    }
+}
+
+/// One end of the handoff. Dropping either (the sandbox's with the sandbox,
+/// the keeper's when its thread ends, even by a panic) closes it: the
+/// keeper ends, and the writes still waiting and any later one are told
+/// the keeper stopped rather than left waiting.
+struct KeeperLink(Arc<Handoff>);
+
+impl Drop for KeeperLink {
+    fn drop(&mut self) {
+        let unanswered = {
+            let mut queue = self.0.queue();
+            queue.closed = true;
+            std::mem::take(&mut queue.requests)
+        };
+        drop(unanswered);
+        self.0.arrived.notify_one();
+    }
+}
+
 /// The keeper thread: takes the writes waiting (gathering more for up to
 /// `GATHER_FOR`), keeps them in one transaction, answers each; ends when
 /// the sandbox is gone.
-fn start_keeper(shared: Weak<Shared>) -> Mutex<std::sync::mpsc::Sender<KeepRequest>> {
-    let (sender, queue) = std::sync::mpsc::channel::<KeepRequest>();
+fn start_keeper(shared: Weak<Shared>) -> KeeperLink {
+    let handoff = Arc::new(Handoff::default());
+    let batches = KeeperLink(handoff.clone());
     std::thread::Builder::new()
         .name("sandbox-keeper".to_owned())
         .spawn(move || {
-            while let Ok(first) = queue.recv() {
-                let mut batch = vec![first];
-                let until = std::time::Instant::now() + GATHER_FOR;
-                while batch.len() < GATHER_UP_TO {
-                    match queue.recv_timeout(until.saturating_duration_since(std::time::Instant::now())) {
-                        Ok(request) => batch.push(request),
-                        Err(_) => break,
-                    }
-                }
+            while let Some(mut batch) = batches.0.take() {
                 let Some(shared) = shared.upgrade() else {
                     break;
                 };
@@ -654,7 +738,7 @@ fn start_keeper(shared: Weak<Shared>) -> Mutex<std::sync::mpsc::Sender<KeepReque
             }
         })
         .expect("the keeper thread starts");
-    Mutex::new(sender)
+    KeeperLink(handoff)
 }
 
 /// What the data directory holds: the last ticket kept, and the shared
@@ -778,11 +862,7 @@ impl Shared {
         }
         let keeper = this.keeper.get_or_init(|| start_keeper(Arc::downgrade(this)));
         let (done, kept) = tokio::sync::oneshot::channel();
-        keeper
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .send(KeepRequest { nonce, done })
-            .map_err(|_| DiskError::Interrupted("the keeper stopped".to_owned()))?;
+        keeper.0.push(KeepRequest { nonce, done })?;
         kept.await
             .map_err(|_| DiskError::Interrupted("the keeper stopped".to_owned()))?
             .map_err(DiskError::Interrupted)
