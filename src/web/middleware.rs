@@ -130,12 +130,13 @@ pub async fn session_and_csrf(
             return Ok(req.error_response(e).map_into_boxed_body());
         }
     }
-    let mut res = next.call(req).await?.map_into_boxed_body();
+    let res = next.call(req).await;
     // What it changed holds for the next request here, without waiting to
-    // hear of it (see `auth::session_cache`).
+    // hear of it (see `auth::session_cache`), whatever it answered.
     if changes {
         state.sessions.forget();
     }
+    let mut res = res?.map_into_boxed_body();
     if clear_cookie {
         let _ = res
             .response_mut()
