@@ -3,7 +3,7 @@
 //! and a clock-driven step pending at the kill completes after it.
 
 use std::net::TcpListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -59,6 +59,29 @@ async fn start(fixture: &Path, dir: &Path, fixture_data: &Fixture) -> Running {
     Running { child, client }
 }
 
+/// A fresh directory (removed by the test) with the demo fixture written
+/// in it, and where the sandbox keeps its data.
+struct Scratch {
+    dir: PathBuf,
+    fixture: Fixture,
+    fixture_path: PathBuf,
+    data: PathBuf,
+}
+
+fn scratch() -> Scratch {
+    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = Fixture::demo();
+    let fixture_path = dir.join("fixture.json");
+    std::fs::write(&fixture_path, serde_json::to_vec(&fixture).unwrap()).unwrap();
+    Scratch {
+        data: dir.join("data"),
+        dir,
+        fixture,
+        fixture_path,
+    }
+}
+
 async fn usdt(c: &Client) -> (i64, i64) {
     let b = c.balance("USDT").await.unwrap();
     (b.available_balance.value(), b.pending_balance.value())
@@ -66,12 +89,12 @@ async fn usdt(c: &Client) -> (i64, i64) {
 
 #[tokio::test]
 async fn acknowledged_writes_survive_kill_9_and_steps_resume() {
-    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fixture = Fixture::demo();
-    let fixture_path = dir.join("fixture.json");
-    std::fs::write(&fixture_path, serde_json::to_vec(&fixture).unwrap()).unwrap();
-    let data = dir.join("data");
+    let Scratch {
+        dir,
+        fixture,
+        fixture_path,
+        data,
+    } = scratch();
 
     let mut first = start(&fixture_path, &data, &fixture).await;
     let c = &first.client;
@@ -178,12 +201,12 @@ async fn transaction_count(c: &Client) -> u64 {
 
 #[tokio::test]
 async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore() {
-    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fixture = Fixture::demo();
-    let fixture_path = dir.join("fixture.json");
-    std::fs::write(&fixture_path, serde_json::to_vec(&fixture).unwrap()).unwrap();
-    let data = dir.join("data");
+    let Scratch {
+        dir,
+        fixture,
+        fixture_path,
+        data,
+    } = scratch();
 
     let mut first = start(&fixture_path, &data, &fixture).await;
     let c = &first.client;
@@ -247,12 +270,12 @@ async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore(
 /// turns the directory (its tables emptied) into the older format, from a
 /// snapshot document of the company holding one order.
 async fn an_older_directory_is_read_then_rewritten(make_older: fn(&rusqlite::Connection, serde_json::Value)) {
-    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fixture = Fixture::demo();
-    let fixture_path = dir.join("fixture.json");
-    std::fs::write(&fixture_path, serde_json::to_vec(&fixture).unwrap()).unwrap();
-    let data = dir.join("data");
+    let Scratch {
+        dir,
+        fixture,
+        fixture_path,
+        data,
+    } = scratch();
 
     let mut first = start(&fixture_path, &data, &fixture).await;
     let c = &first.client;
@@ -388,12 +411,12 @@ async fn a_data_directory_of_json_rows_is_read_and_rewritten() {
 /// and gets the journal and this sandbox's format.
 #[tokio::test]
 async fn a_data_directory_of_format_2_is_read_and_gets_the_journal() {
-    let dir = std::env::temp_dir().join(format!("paydesk-sandbox-{}", uuid::Uuid::new_v4()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let fixture = Fixture::demo();
-    let fixture_path = dir.join("fixture.json");
-    std::fs::write(&fixture_path, serde_json::to_vec(&fixture).unwrap()).unwrap();
-    let data = dir.join("data");
+    let Scratch {
+        dir,
+        fixture,
+        fixture_path,
+        data,
+    } = scratch();
 
     let mut first = start(&fixture_path, &data, &fixture).await;
     let c = &first.client;
