@@ -15,30 +15,43 @@
 //! with every book left empty, written only when it changed. What is
 //! derived from records is not kept at all (wallet totals, a quote's
 //! consumption: `Company::reindex` rebuilds it at load). A keep writes,
-//! in one transaction before the answer is sent, the changed heads and
+//! in one journal frame before the answer is sent, the changed heads and
 //! rows of the companies touched since the last keep, the shared state
 //! (clock offset, market prices, the Lightning node key) when it changed,
 //! and the nonces of the writes kept. Writes are kept by one keeper thread
 //! (`Shared::keep_write`) that takes every write waiting and keeps them in
-//! one transaction (group commit); the worker goes on serving meanwhile.
+//! one frame (group commit); the worker goes on serving meanwhile.
 //! Under the state's lock the keeper takes the changed records encoded
 //! (encoding them costs about what copying them to encode later did).
 //!
 //! A keep does not write those rows where they belong: it appends them,
-//! with the nonces, as one row of table `journal` (entries one after the
-//! other, see `PUT` and the others). A keep that takes the journal past
-//! `JOURNAL_BYTES`, and every start, folds the journal into `record_rows`,
-//! `company_heads` and `write_nonces` in order and empties it. So a commit
-//! writes one row at the end of one table, not an upsert for each record
-//! and nonce in two B-trees, and the fold writes each page of those tables
-//! once for many commits (measured in `bench/README.md`). Write nonces
-//! are keyed by their expiry, so they append, and expired ones are deleted
-//! once a minute. A reset or a restored snapshot rewrites all of its
-//! company's rows.
+//! with the nonces and the shared state, as one frame of the journal file
+//! `DIR/journal.log` (one `write` of entries one after the other, see
+//! `PUT` and the others), and the write is answered once that returned.
+//! A keep that takes the journal past `JOURNAL_BYTES`, and every start,
+//! folds the journal into `record_rows`, `company_heads`, `write_nonces`
+//! and `meta` in one SQLite transaction and then empties it. So a commit
+//! is one system call, not a SQLite transaction with its log frames and
+//! their checkpoints (the journal used to be a table: every commit's pages
+//! were written to SQLite's log, copied into the database by a checkpoint
+//! with its fsyncs, read back by the fold and freed again), and the fold
+//! writes each page of those tables once for many commits (measured in
+//! `bench/README.md`). A write cut short by `kill -9` was never answered;
+//! its torn frame fails its checksum and is skipped up to the next frame's
+//! mark (`FRAME_MARK`). Replaying a frame twice changes nothing (each
+//! entry sets a row, removes one or inserts a nonce if missing), so a
+//! crash between a fold's commit and the journal being emptied only
+//! replays it at the next start. Another sandbox on the same directory
+//! appends to the same file (`O_APPEND`); a fold holds the file's
+//! exclusive lock and each append a shared one, so no frame lands between
+//! a fold's read and its emptying. Write nonces are keyed by their expiry,
+//! so they append, and expired ones are deleted by a fold once a minute at
+//! most. A reset or a restored snapshot rewrites all of its company's rows.
 //!
-//! The format is versioned (`meta` key `format`, `FORMAT`): format 3 is
-//! format 2 with the journal, and a format 2 directory gets the (empty)
-//! journal and format 3 when opened. Format 2 keeps heads and records as MessagePack (rmp-serde, fields by name). Named
+//! The format is versioned (`meta` key `format`, `FORMAT`): format 4 is
+//! format 2 with the journal file; format 3 kept the journal as table
+//! `journal`, which is folded and dropped when a format 3 directory is
+//! opened, and a format 2 directory (no journal) gets format 4 as it is. Format 2 keeps heads and records as MessagePack (rmp-serde, fields by name). Named
 //! fields keep it self-describing, which the records need: amounts and
 //! decimals read either strings or numbers (`deserialize_any`), metadata
 //! are JSON values and many fields are skipped when empty, none of which a
@@ -51,11 +64,15 @@
 //! same transaction. A directory of any other format (a newer sandbox's)
 //! is refused with the format it holds.
 //!
-//! Why SQLite: its write-ahead log with `synchronous=NORMAL` is documented
-//! to keep every committed transaction across an application crash (only a
-//! power loss may roll back the last ones), without an fsync per commit,
-//! and it is the most widely used embedded store there is. redb, the other
-//! candidate, would fsync every commit for the same guarantee.
+//! Why SQLite for the tables: it is the most widely used embedded store
+//! there is, and with the journal in front of it, it sees one transaction
+//! per fold, not one per write. redb, the other candidate, would fsync
+//! every commit. Durability: a frame is in the kernel's page cache once
+//! its `write` returned, so it survives the sandbox's crash or `kill -9`
+//! (not a power loss: like SQLite's log with `synchronous=NORMAL`, the
+//! journal is not synced at each write). A fold's commit is synced
+//! (`synchronous=FULL`) before the journal is emptied, so a power loss
+//! never loses what the journal held before.
 //!
 //! Decisions where the documents are silent: the nonces of GET requests
 //! are not kept (replaying a read changes nothing); webhook deliveries
@@ -65,10 +82,13 @@
 //! start, and another fixture given for the same directory is refused.
 
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write as _};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{params, Connection, OptionalExtension};
+use rustix::fs::FlockOperation;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use uuid::Uuid;
@@ -77,7 +97,7 @@ use crate::book::RowChange;
 use crate::fixture::Fixture;
 
 /// The format this sandbox writes (see the module's comment).
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 
 /// Tables of the older formats, read once and then dropped.
 const LEGACY_TABLES: [&str; 4] = ["companies", "heads", "records", "nonces"];
@@ -92,6 +112,8 @@ pub enum DiskError {
     Unreadable(String),
     #[error("the data directory holds format {found}, which a newer sandbox wrote; this sandbox reads formats up to {FORMAT}: use that sandbox, or an empty directory")]
     Format { found: String },
+    #[error("the data directory's journal failed: {0}")]
+    Journal(#[from] std::io::Error),
     #[error("keeping the state was interrupted: {0}")]
     Interrupted(String),
     #[error("the data directory was started with another fixture; give the same fixture, none, or an empty directory")]
@@ -184,6 +206,8 @@ pub struct Disk {
     /// The older format's tables still there (dropped by the next keep,
     /// which rewrites every company).
     legacy: Mutex<Vec<&'static str>>,
+    /// The journal file, opened for appending.
+    journal: File,
 }
 
 /// What the keeps carry from one to the next.
@@ -195,33 +219,33 @@ struct Upkeep {
     /// folded (a second sandbox on the directory appends its own; either
     /// folds all of it).
     journal_bytes: usize,
-    /// The journal row being written, its buffer reused keep after keep.
-    entry: Vec<u8>,
+    /// The journal frame being written, its buffer reused keep after keep.
+    frame: Vec<u8>,
 }
+
+/// The journal file in the data directory.
+const JOURNAL_FILE: &str = "journal.log";
+
+/// A journal frame: this mark, the entries' length (u32) and their CRC-32
+/// (u32), little-endian, then the entries. The mark lets a reader find
+/// the next frame after a torn one.
+const FRAME_MARK: [u8; 4] = *b"PDJ4";
+const FRAME_HEAD: usize = 12;
 
 /// The journal bytes past which a keep folds the journal into the tables
 /// (see the module's comment).
 const JOURNAL_BYTES: usize = 1 << 20;
 
 /// SQLite's page cache, in KiB as its negative value says (its default
-/// is 2 MiB): the journal a fold reads back and the pages it writes stay
-/// in memory instead of being read again from the file.
+/// is 2 MiB): the pages a fold writes stay in memory instead of being
+/// read again from the file.
 const CACHE_KIB: i64 = -16_384;
 
-/// SQLite's page size for a new database (its default is 4 KiB). A
-/// commit's journal row (about 16 KiB with 16 writes) spans half as many
-/// pages, each written to the log with its own frame header and checksum:
-/// 8 KiB pages measured about a tenth less keeper CPU per quote+order pair
-/// than 4 KiB, and 16 KiB no better than 8 (`bench/README.md`).
+/// SQLite's page size for a new database (its default is 4 KiB): when
+/// the journal was a table, 8 KiB pages measured about a tenth less
+/// keeper CPU per quote+order pair than 4 KiB, and 16 KiB no better than 8
+/// (`bench/README.md`).
 const PAGE_BYTES: u32 = 8_192;
-
-/// Pages the write-ahead log may hold before the commit that passes it
-/// copies them into the database (SQLite's default). The commits are the
-/// keeper's own, so each checkpoint completes and the log starts again
-/// from its beginning: a log left to grow under steady writes (as it did
-/// when another thread checkpointed) costs more per write (new pages for
-/// the file each time) than the checkpoints do.
-const CHECKPOINT_PAGES: u32 = 1_000;
 
 /// A record's row id: its company's slot, its order (one counter for all
 /// books, `book::NEXT_ORD`) and its kind's place among the company's
@@ -275,13 +299,13 @@ impl Disk {
             path: dir.display().to_string(),
             source,
         })?;
-        let conn = Connection::open(dir.join("sandbox.sqlite3"))?;
+        let mut conn = Connection::open(dir.join("sandbox.sqlite3"))?;
         // Before anything is written: a database keeps the page size it was
         // created with (one made by an earlier sandbox keeps 4 KiB).
         conn.pragma_update(None, "page_size", PAGE_BYTES)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "wal_autocheckpoint", CHECKPOINT_PAGES)?;
+        // The fold's commit is on disk before the journal is emptied.
+        conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "cache_size", CACHE_KIB)?;
         // Another sandbox may open the same directory (the portal's tests
         // start a second one beside the first): wait for its write rather
@@ -292,8 +316,7 @@ impl Disk {
              CREATE TABLE IF NOT EXISTS company_heads (slot INTEGER PRIMARY KEY, body BLOB NOT NULL);
              CREATE TABLE IF NOT EXISTS record_rows (id INTEGER PRIMARY KEY, body BLOB NOT NULL);
              CREATE TABLE IF NOT EXISTS write_nonces (expires INTEGER NOT NULL, client TEXT NOT NULL,
-                 nonce TEXT NOT NULL, PRIMARY KEY (expires, client, nonce)) WITHOUT ROWID;
-             CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, body BLOB NOT NULL);",
+                 nonce TEXT NOT NULL, PRIMARY KEY (expires, client, nonce)) WITHOUT ROWID;",
         )?;
         let mut legacy = Vec::new();
         for table in LEGACY_TABLES {
@@ -303,12 +326,30 @@ impl Disk {
         }
         match Self::meta(&conn, "format")? {
             Some(found) if found == FORMAT.to_string() => {}
-            // Format 2 is format 3 with an empty journal (created above).
-            Some(found) if found == "2" => {
-                conn.execute(
+            // Format 2 is format 4 with an empty journal, format 3 format 4
+            // with the journal in a table.
+            Some(found) if found == "2" || found == "3" => {
+                let tx = conn.transaction()?;
+                if table_exists(&tx, "journal")? {
+                    {
+                        let mut folder = Folder::new(&tx)?;
+                        let mut rows = tx.prepare("SELECT body FROM journal ORDER BY seq")?;
+                        let mut rows = rows.query([])?;
+                        while let Some(row) = rows.next()? {
+                            let body = row
+                                .get_ref(0)?
+                                .as_blob()
+                                .map_err(|e| DiskError::Unreadable(e.to_string()))?;
+                            folder.apply(body)?;
+                        }
+                    }
+                    tx.execute_batch("DROP TABLE journal")?;
+                }
+                tx.execute(
                     "UPDATE meta SET value = ?1 WHERE key = 'format'",
                     [FORMAT.to_string()],
                 )?;
+                tx.commit()?;
             }
             Some(found) => return Err(DiskError::Format { found }),
             // Format 1 and the first one wrote no format: they are read,
@@ -321,14 +362,32 @@ impl Disk {
                 )?;
             }
         }
+        let journal = File::options()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(dir.join(JOURNAL_FILE))?;
         Ok(Disk {
             conn: Mutex::new(conn),
             upkeep: Mutex::new(Upkeep::default()),
             legacy: Mutex::new(legacy),
+            journal,
         })
     }
 
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+    fn upkeep(&self) -> MutexGuard<'_, Upkeep> {
+        self.upkeep
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn legacy(&self) -> MutexGuard<'_, Vec<&'static str>> {
+        self.legacy
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
@@ -375,10 +434,8 @@ impl Disk {
     /// Everything kept, for a start. `kinds` names the books' kinds in
     /// their order (the rows of format 1 name their kind).
     pub fn load(&self, kinds: &[&str], now_unix: i64) -> Result<Kept, DiskError> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        fold(&tx)?;
-        tx.commit()?;
+        self.fold(&mut self.upkeep(), now_unix, false)?;
+        let conn = self.conn();
         let mut rows_of: BTreeMap<i64, Vec<KeptRow>> = BTreeMap::new();
         {
             let mut all = conn.prepare("SELECT id, body FROM record_rows ORDER BY id")?;
@@ -403,7 +460,7 @@ impl Disk {
                 })
             })
             .collect::<Result<Vec<_>, DiskError>>()?;
-        let legacy = self.legacy.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let legacy = self.legacy().clone();
         companies.extend(Self::load_legacy(&conn, &legacy, kinds)?);
         let globals = match (
             Self::meta(&conn, "clock_offset_ms")?,
@@ -495,103 +552,197 @@ impl Disk {
         Ok(companies)
     }
 
-    /// Keeps one write, in one transaction: its records, heads and nonces
-    /// as one appended journal row (see `JOURNAL_BYTES`), the shared state
-    /// in `meta`.
+    /// Keeps one write: its records, heads, nonces and shared state as
+    /// one frame appended to the journal, folded into the tables once the
+    /// journal passes `JOURNAL_BYTES` (see the module's comment).
     pub fn keep(&self, write: Write, now_unix: i64) -> Result<(), DiskError> {
-        let mut conn = self.conn();
-        let mut legacy = self.legacy.lock().unwrap_or_else(|p| p.into_inner());
-        let mut upkeep = self.upkeep.lock().unwrap_or_else(|p| p.into_inner());
-        let mut entry = std::mem::take(&mut upkeep.entry);
-        entry.clear();
-        for company in &write.companies {
-            let slot = u32::try_from(company.slot)
-                .ok()
-                .filter(|slot| *slot < 1 << SLOT_BITS)
-                .ok_or_else(|| DiskError::Unreadable(format!("a company beyond the {}th", 1 << SLOT_BITS)))?;
-            if company.replaced {
-                entry.push(CLEAR);
-                entry.extend_from_slice(&slot.to_le_bytes());
+        let mut upkeep = self.upkeep();
+        let mut frame = std::mem::take(&mut upkeep.frame);
+        frame.clear();
+        frame.extend_from_slice(&[0; FRAME_HEAD]);
+        let written = put_entries(&write, &mut frame).and_then(|()| {
+            if frame.len() > FRAME_HEAD {
+                seal(&mut frame)?;
+                self.append(&frame)?;
+                upkeep.journal_bytes += frame.len();
             }
-            if let Some(head) = &company.head {
-                entry.push(HEAD);
-                entry.extend_from_slice(&slot.to_le_bytes());
-                put_bytes(&mut entry, head);
-            }
-            for (kind, change) in &company.rows {
-                match change {
-                    RowChange::Put { ord, body, .. } => {
-                        entry.push(PUT);
-                        entry.extend_from_slice(&row_id(company.slot, *kind, *ord)?.to_le_bytes());
-                        put_bytes(&mut entry, body);
-                    }
-                    RowChange::Delete { ord, .. } => {
-                        entry.push(DELETE);
-                        entry.extend_from_slice(&row_id(company.slot, *kind, *ord)?.to_le_bytes());
-                    }
-                }
-            }
-        }
-        for (client, nonce, expires) in &write.nonces {
-            entry.push(NONCE);
-            entry.extend_from_slice(&expires.to_le_bytes());
-            entry.extend_from_slice(client.as_bytes());
-            put_bytes(&mut entry, nonce.as_bytes());
-        }
-        let tx = conn.transaction()?;
-        if !entry.is_empty() {
-            tx.prepare_cached("INSERT INTO journal (body) VALUES (?1)")?
-                .execute([&entry])?;
-        }
-        let journal_bytes = upkeep.journal_bytes + entry.len();
-        upkeep.entry = entry;
-        if let Some(g) = &write.globals {
-            for (key, value) in [
-                ("clock_offset_ms", g.clock_offset_ms.to_string()),
-                ("market", g.market.clone()),
-                ("node_secret", g.node_secret.clone()),
-            ] {
-                tx.execute(
-                    "INSERT INTO meta (key, value) VALUES (?1, ?2)
-                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    params![key, value],
-                )?;
-            }
-        }
+            Ok(())
+        });
+        upkeep.frame = frame;
+        written?;
         // The first keep after reading an older format (it rewrote every
         // company) folds the rewrite in at once and drops that format's
         // tables.
-        let folding = !legacy.is_empty() || journal_bytes >= JOURNAL_BYTES;
-        if folding {
-            fold(&tx)?;
+        let rewritten = !self.legacy().is_empty();
+        if rewritten || upkeep.journal_bytes >= JOURNAL_BYTES {
+            self.fold(&mut upkeep, now_unix, rewritten)?;
         }
-        if !legacy.is_empty() {
-            if legacy.contains(&"nonces") {
-                tx.execute_batch(
-                    "INSERT OR IGNORE INTO write_nonces (expires, client, nonce)
-                     SELECT expires, client, nonce FROM nonces",
-                )?;
-            }
-            for table in legacy.iter() {
-                tx.execute_batch(&format!("DROP TABLE {table}"))?;
-            }
-            tx.execute(
-                "INSERT INTO meta (key, value) VALUES ('format', ?1)
-                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                [FORMAT.to_string()],
-            )?;
-        }
-        // Expired nonces go once a minute, not at every write (those still
-        // in the journal go at a later purge, once folded).
-        if now_unix >= upkeep.purged_at + 60 {
-            tx.execute("DELETE FROM write_nonces WHERE expires <= ?1", [now_unix])?;
-            upkeep.purged_at = now_unix;
-        }
-        tx.commit()?;
-        upkeep.journal_bytes = if folding { 0 } else { journal_bytes };
-        legacy.clear();
         Ok(())
     }
+
+    /// Appends one sealed frame to the journal in one `write`, under the
+    /// file's shared lock (a fold elsewhere holds it exclusively).
+    fn append(&self, frame: &[u8]) -> Result<(), DiskError> {
+        flock(&self.journal, FlockOperation::LockShared)?;
+        let written = (&self.journal).write_all(frame);
+        flock(&self.journal, FlockOperation::Unlock)?;
+        Ok(written?)
+    }
+
+    /// Folds the journal into the tables in one transaction, then empties
+    /// it; `rewritten`: the keep rewrote every company an older format
+    /// held, whose tables go in the same transaction.
+    fn fold(&self, upkeep: &mut Upkeep, now_unix: i64, rewritten: bool) -> Result<(), DiskError> {
+        let mut conn = self.conn();
+        let mut legacy = self.legacy();
+        flock(&self.journal, FlockOperation::LockExclusive)?;
+        let folded = (|| -> Result<(), DiskError> {
+            let mut journal = Vec::new();
+            let mut file = &self.journal;
+            file.seek(SeekFrom::Start(0))?;
+            file.read_to_end(&mut journal)?;
+            let tx = conn.transaction()?;
+            {
+                let mut folder = Folder::new(&tx)?;
+                for entries in frames(&journal) {
+                    folder.apply(entries)?;
+                }
+            }
+            if rewritten {
+                if legacy.contains(&"nonces") {
+                    tx.execute_batch(
+                        "INSERT OR IGNORE INTO write_nonces (expires, client, nonce)
+                         SELECT expires, client, nonce FROM nonces",
+                    )?;
+                }
+                for table in legacy.iter() {
+                    tx.execute_batch(&format!("DROP TABLE {table}"))?;
+                }
+                tx.execute(
+                    "INSERT INTO meta (key, value) VALUES ('format', ?1)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    [FORMAT.to_string()],
+                )?;
+            }
+            if now_unix >= upkeep.purged_at + 60 {
+                tx.execute("DELETE FROM write_nonces WHERE expires <= ?1", [now_unix])?;
+                upkeep.purged_at = now_unix;
+            }
+            tx.commit()?;
+            self.journal.set_len(0)?;
+            Ok(())
+        })();
+        flock(&self.journal, FlockOperation::Unlock)?;
+        folded?;
+        upkeep.journal_bytes = 0;
+        if rewritten {
+            legacy.clear();
+        }
+        Ok(())
+    }
+}
+
+/// Takes or gives back the journal file's lock (`flock(2)`: the whole
+/// file, given back by the kernel if the process dies holding it).
+fn flock(file: &File, operation: FlockOperation) -> Result<(), DiskError> {
+    rustix::fs::flock(file, operation).map_err(|e| DiskError::Journal(e.into()))
+}
+
+/// Writes one keep's entries after `out`'s frame head.
+fn put_entries(write: &Write, out: &mut Vec<u8>) -> Result<(), DiskError> {
+    for company in &write.companies {
+        let slot = u32::try_from(company.slot)
+            .ok()
+            .filter(|slot| *slot < 1 << SLOT_BITS)
+            .ok_or_else(|| DiskError::Unreadable(format!("a company beyond the {}th", 1 << SLOT_BITS)))?;
+        if company.replaced {
+            out.push(CLEAR);
+            out.extend_from_slice(&slot.to_le_bytes());
+        }
+        if let Some(head) = &company.head {
+            out.push(HEAD);
+            out.extend_from_slice(&slot.to_le_bytes());
+            put_bytes(out, head);
+        }
+        for (kind, change) in &company.rows {
+            match change {
+                RowChange::Put { ord, body, .. } => {
+                    out.push(PUT);
+                    out.extend_from_slice(&row_id(company.slot, *kind, *ord)?.to_le_bytes());
+                    put_bytes(out, body);
+                }
+                RowChange::Delete { ord, .. } => {
+                    out.push(DELETE);
+                    out.extend_from_slice(&row_id(company.slot, *kind, *ord)?.to_le_bytes());
+                }
+            }
+        }
+    }
+    if let Some(g) = &write.globals {
+        for (key, value) in [
+            ("clock_offset_ms", g.clock_offset_ms.to_string()),
+            ("market", g.market.clone()),
+            ("node_secret", g.node_secret.clone()),
+        ] {
+            out.push(META);
+            put_bytes(out, key.as_bytes());
+            put_bytes(out, value.as_bytes());
+        }
+    }
+    for (client, nonce, expires) in &write.nonces {
+        out.push(NONCE);
+        out.extend_from_slice(&expires.to_le_bytes());
+        out.extend_from_slice(client.as_bytes());
+        put_bytes(out, nonce.as_bytes());
+    }
+    Ok(())
+}
+
+/// Fills in the head of a frame whose entries follow it.
+fn seal(frame: &mut [u8]) -> Result<(), DiskError> {
+    let (head, entries) = frame.split_at_mut(FRAME_HEAD);
+    let len = u32::try_from(entries.len())
+        .map_err(|_| DiskError::Unreadable("a write of more than 4 GiB".to_owned()))?;
+    head[..4].copy_from_slice(&FRAME_MARK);
+    head[4..8].copy_from_slice(&len.to_le_bytes());
+    head[8..].copy_from_slice(&crc32fast::hash(entries).to_le_bytes());
+    Ok(())
+}
+
+/// The entries of the journal's whole frames, in order. A torn or damaged
+/// frame is skipped up to the next mark that starts a whole frame.
+fn frames(mut journal: &[u8]) -> Vec<&[u8]> {
+    let mut found = Vec::new();
+    while !journal.is_empty() {
+        match frame_at(journal) {
+            Some(entries) => {
+                found.push(entries);
+                journal = &journal[FRAME_HEAD + entries.len()..];
+            }
+            None => {
+                journal = match journal[1..]
+                    .windows(FRAME_MARK.len())
+                    .position(|w| w == FRAME_MARK)
+                {
+                    Some(at) => &journal[1 + at..],
+                    None => &[],
+                };
+            }
+        }
+    }
+    found
+}
+
+/// The entries of the frame `journal` starts with, if it is whole.
+fn frame_at(journal: &[u8]) -> Option<&[u8]> {
+    let head = journal.get(..FRAME_HEAD)?;
+    if head[..4] != FRAME_MARK {
+        return None;
+    }
+    let len = u32::from_le_bytes(head[4..8].try_into().ok()?) as usize;
+    let crc = u32::from_le_bytes(head[8..].try_into().ok()?);
+    let entries = journal.get(FRAME_HEAD..FRAME_HEAD.checked_add(len)?)?;
+    (crc32fast::hash(entries) == crc).then_some(entries)
 }
 
 /// The journal's entries: one byte naming the entry, then its fields
@@ -607,19 +758,21 @@ const CLEAR: u8 = 3;
 const HEAD: u8 = 4;
 /// A write's nonce: expiry (Unix seconds), client (16 bytes), nonce.
 const NONCE: u8 = 5;
+/// A shared value of table `meta`: key, value.
+const META: u8 = 6;
 
 fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
     out.extend_from_slice(bytes);
 }
 
-/// Reads a journal row's entries in turn.
+/// Reads a journal frame's entries in turn.
 struct Entries<'a>(&'a [u8]);
 
 impl<'a> Entries<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], DiskError> {
         if self.0.len() < n {
-            return Err(DiskError::Unreadable("a journal row cut short".to_owned()));
+            return Err(DiskError::Unreadable("a journal entry cut short".to_owned()));
         }
         let (taken, rest) = self.0.split_at(n);
         self.0 = rest;
@@ -640,66 +793,86 @@ impl<'a> Entries<'a> {
     }
 }
 
-/// Applies the journal's rows, in order, to the tables they stand for
-/// (`record_rows`, `company_heads`, `write_nonces`) and empties it.
-fn fold(tx: &rusqlite::Transaction<'_>) -> Result<(), DiskError> {
-    let mut put_head = tx.prepare_cached(
-        "INSERT INTO company_heads (slot, body) VALUES (?1, ?2)
-         ON CONFLICT (slot) DO UPDATE SET body = excluded.body",
-    )?;
-    let mut put = tx.prepare_cached(
-        "INSERT INTO record_rows (id, body) VALUES (?1, ?2)
-         ON CONFLICT (id) DO UPDATE SET body = excluded.body",
-    )?;
-    let mut delete = tx.prepare_cached("DELETE FROM record_rows WHERE id = ?1")?;
-    let mut clear = tx.prepare_cached("DELETE FROM record_rows WHERE id BETWEEN ?1 AND ?2")?;
-    let mut put_nonce =
-        tx.prepare_cached("INSERT OR IGNORE INTO write_nonces (expires, client, nonce) VALUES (?1, ?2, ?3)")?;
-    {
-        let mut journal = tx.prepare_cached("SELECT body FROM journal ORDER BY seq")?;
-        let mut rows = journal.query([])?;
-        while let Some(row) = rows.next()? {
-            let body = row
-                .get_ref(0)?
-                .as_blob()
-                .map_err(|e| DiskError::Unreadable(e.to_string()))?;
-            let mut entries = Entries(body);
-            while let Some(&tag) = entries.0.first() {
-                entries.take(1)?;
-                match tag {
-                    PUT => {
-                        let id = entries.i64()?;
-                        put.execute(params![id, entries.bytes()?])?;
-                    }
-                    DELETE => {
-                        delete.execute([entries.i64()?])?;
-                    }
-                    CLEAR => {
-                        let (low, high) = company_rows(entries.u32()? as usize);
-                        clear.execute([low, high])?;
-                    }
-                    HEAD => {
-                        let slot = entries.u32()?;
-                        put_head.execute(params![slot, entries.bytes()?])?;
-                    }
-                    NONCE => {
-                        let expires = entries.i64()?;
-                        let client = Uuid::from_slice(entries.take(16)?).expect("16 bytes");
-                        let nonce = std::str::from_utf8(entries.bytes()?)
-                            .map_err(|_| DiskError::Unreadable("a nonce that is not text".to_owned()))?;
-                        put_nonce.execute(params![expires, client.to_string(), nonce])?;
-                    }
-                    other => {
-                        return Err(DiskError::Unreadable(format!(
-                            "a journal entry of an unknown kind {other}"
-                        )));
-                    }
+/// Applies journal entries to the tables they stand for
+/// (`record_rows`, `company_heads`, `write_nonces`, `meta`).
+struct Folder<'t> {
+    put_head: rusqlite::CachedStatement<'t>,
+    put: rusqlite::CachedStatement<'t>,
+    delete: rusqlite::CachedStatement<'t>,
+    clear: rusqlite::CachedStatement<'t>,
+    put_nonce: rusqlite::CachedStatement<'t>,
+    put_meta: rusqlite::CachedStatement<'t>,
+}
+
+impl<'t> Folder<'t> {
+    fn new(tx: &'t rusqlite::Transaction<'_>) -> Result<Self, DiskError> {
+        Ok(Folder {
+            put_head: tx.prepare_cached(
+                "INSERT INTO company_heads (slot, body) VALUES (?1, ?2)
+                 ON CONFLICT (slot) DO UPDATE SET body = excluded.body",
+            )?,
+            put: tx.prepare_cached(
+                "INSERT INTO record_rows (id, body) VALUES (?1, ?2)
+                 ON CONFLICT (id) DO UPDATE SET body = excluded.body",
+            )?,
+            delete: tx.prepare_cached("DELETE FROM record_rows WHERE id = ?1")?,
+            clear: tx.prepare_cached("DELETE FROM record_rows WHERE id BETWEEN ?1 AND ?2")?,
+            put_nonce: tx.prepare_cached(
+                "INSERT OR IGNORE INTO write_nonces (expires, client, nonce) VALUES (?1, ?2, ?3)",
+            )?,
+            put_meta: tx.prepare_cached(
+                "INSERT INTO meta (key, value) VALUES (?1, ?2)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            )?,
+        })
+    }
+
+    /// Applies one keep's entries, in order.
+    fn apply(&mut self, entries: &[u8]) -> Result<(), DiskError> {
+        let mut entries = Entries(entries);
+        let text = |bytes: &[u8]| {
+            std::str::from_utf8(bytes)
+                .map(str::to_owned)
+                .map_err(|_| DiskError::Unreadable("a journal entry that is not text".to_owned()))
+        };
+        while let Some(&tag) = entries.0.first() {
+            entries.take(1)?;
+            match tag {
+                PUT => {
+                    let id = entries.i64()?;
+                    self.put.execute(params![id, entries.bytes()?])?;
+                }
+                DELETE => {
+                    self.delete.execute([entries.i64()?])?;
+                }
+                CLEAR => {
+                    let (low, high) = company_rows(entries.u32()? as usize);
+                    self.clear.execute([low, high])?;
+                }
+                HEAD => {
+                    let slot = entries.u32()?;
+                    self.put_head.execute(params![slot, entries.bytes()?])?;
+                }
+                NONCE => {
+                    let expires = entries.i64()?;
+                    let client = Uuid::from_slice(entries.take(16)?).expect("16 bytes");
+                    let nonce = text(entries.bytes()?)?;
+                    self.put_nonce
+                        .execute(params![expires, client.to_string(), nonce])?;
+                }
+                META => {
+                    let key = text(entries.bytes()?)?;
+                    self.put_meta.execute(params![key, text(entries.bytes()?)?])?;
+                }
+                other => {
+                    return Err(DiskError::Unreadable(format!(
+                        "a journal entry of an unknown kind {other}"
+                    )));
                 }
             }
         }
+        Ok(())
     }
-    tx.execute("DELETE FROM journal", [])?;
-    Ok(())
 }
 
 #[cfg(test)]
@@ -735,9 +908,10 @@ mod tests {
     }
 
     /// Keeps that take the journal past its size fold it, in order; what
-    /// is still in the journal at a start is read back too.
+    /// is still in the journal at a start is read back too, a torn frame
+    /// skipped.
     #[test]
-    fn journal_rows_are_folded_in_order_and_read_back() {
+    fn journal_frames_are_folded_in_order_and_read_back_past_a_torn_one() {
         let dir = std::env::temp_dir().join(format!("paydesk-disk-{}", Uuid::new_v4()));
         let big = "x".repeat(JOURNAL_BYTES / 2 + 1);
         let client = Uuid::new_v4();
@@ -755,12 +929,8 @@ mod tests {
             0,
         )
         .unwrap();
-        let journal_rows = |disk: &Disk| -> i64 {
-            disk.conn()
-                .query_row("SELECT count(*) FROM journal", [], |r| r.get(0))
-                .unwrap()
-        };
-        assert_eq!(journal_rows(&disk), 0, "the second keep folded the journal");
+        let journal_bytes = || std::fs::metadata(dir.join(JOURNAL_FILE)).unwrap().len();
+        assert_eq!(journal_bytes(), 0, "the second keep folded the journal");
         disk.keep(
             write(
                 vec![
@@ -778,7 +948,13 @@ mod tests {
             0,
         )
         .unwrap();
-        assert_eq!(journal_rows(&disk), 1);
+        assert!(journal_bytes() > 0);
+        // A write cut short by kill -9 leaves a torn frame; one that
+        // follows it (another sandbox's) is still read.
+        (&disk.journal).write_all(&FRAME_MARK).unwrap();
+        (&disk.journal).write_all(&[200, 0, 0, 0, 1, 2]).unwrap();
+        disk.keep(write(vec![put(1, 5, "after".into())], vec![]), 0)
+            .unwrap();
         drop(disk);
 
         let kept = Disk::open(&dir).unwrap().load(&[], 50).unwrap();
@@ -789,7 +965,12 @@ mod tests {
             .collect();
         assert_eq!(
             rows,
-            vec![(0, 1, "changed".into()), (2, 3, big), (0, 4, "last".into())]
+            vec![
+                (0, 1, "changed".into()),
+                (2, 3, big),
+                (0, 4, "last".into()),
+                (1, 5, "after".into())
+            ]
         );
         let mut nonces: Vec<String> = kept
             .nonces

@@ -624,7 +624,7 @@ struct KeepRequest {
 }
 
 /// How long the keeper waits for more writes after the first one, and how
-/// many end that wait, before keeping them in one transaction. Taking
+/// many end that wait, before keeping them in one journal frame. Taking
 /// only the writes already waiting gave about one write per commit, and
 /// most of a commit's cost does not grow with its writes (system calls,
 /// SQLite's locks, a 4 KiB page or more written twice, the thread
@@ -717,7 +717,7 @@ impl Drop for KeeperLink {
 }
 
 /// The keeper thread: takes the writes waiting (gathering more for up to
-/// `GATHER_FOR`), keeps them in one transaction, answers each; ends when
+/// `GATHER_FOR`), keeps them in one journal frame, answers each; ends when
 /// the sandbox is gone.
 fn start_keeper(shared: Weak<Shared>) -> KeeperLink {
     let handoff = Arc::new(Handoff::default());
@@ -844,7 +844,7 @@ impl Shared {
     /// With a data directory: keeps the changes since the last keep (the
     /// head and changed records of each company touched, the shared state
     /// when it changed) and the nonces of the writes waiting, in one
-    /// transaction. Called before a write is answered, with its nonce, and
+    /// journal frame. Called before a write is answered, with its nonce, and
     /// after clock-driven steps ran (`None`). Concurrent writes share one
     /// keep: each takes a ticket after it ran, and a write whose ticket an
     /// earlier keep covered returns at once (group commit).
@@ -854,7 +854,7 @@ impl Shared {
 
     /// A write's keep, done by the keeper thread (started at the first
     /// write), which takes every write waiting at once and keeps them in
-    /// one transaction: the worker goes on serving meanwhile, and a busy
+    /// one journal frame: the worker goes on serving meanwhile, and a busy
     /// sandbox pays for one commit per batch, not per write.
     pub async fn keep_write(this: &Arc<Shared>, nonce: Option<(Uuid, String)>) -> Result<(), DiskError> {
         if this.disk.is_none() {

@@ -285,9 +285,10 @@ async fn an_older_directory_is_read_then_rewritten(make_older: fn(&rusqlite::Con
     first.child.start_kill().unwrap();
     first.child.wait().await.unwrap();
 
+    std::fs::remove_file(data.join("journal.log")).unwrap();
     let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
     db.execute_batch(
-        "DELETE FROM company_heads; DELETE FROM record_rows; DELETE FROM journal;
+        "DELETE FROM company_heads; DELETE FROM record_rows;
          DELETE FROM meta WHERE key = 'format';",
     )
     .unwrap();
@@ -407,10 +408,10 @@ async fn a_data_directory_of_json_rows_is_read_and_rewritten() {
     .await;
 }
 
-/// Format 2: the same tables without the journal. It is read as it is,
-/// and gets the journal and this sandbox's format.
-#[tokio::test]
-async fn a_data_directory_of_format_2_is_read_and_gets_the_journal() {
+/// Format 2 (the tables, no journal) and format 3 (the journal as table
+/// `journal`) are read as they are and get this sandbox's format; format
+/// 3's journal is folded and its table dropped.
+async fn a_directory_of_format(format: u32) {
     let Scratch {
         dir,
         fixture,
@@ -420,7 +421,7 @@ async fn a_data_directory_of_format_2_is_read_and_gets_the_journal() {
 
     let mut first = start(&fixture_path, &data, &fixture).await;
     let c = &first.client;
-    let order = trade(c, "format-2-order").await;
+    let order = trade(c, &format!("format-{format}-order")).await;
     let kept = (usdt(c).await, transaction_count(c).await);
     first.child.start_kill().unwrap();
     first.child.wait().await.unwrap();
@@ -429,9 +430,34 @@ async fn a_data_directory_of_format_2_is_read_and_gets_the_journal() {
     let disk = paydesk_sandbox::disk::Disk::open(&data).unwrap();
     disk.load(&[], 0).unwrap();
     drop(disk);
+    std::fs::remove_file(data.join("journal.log")).unwrap();
     let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
-    db.execute_batch("DROP TABLE journal; UPDATE meta SET value = '2' WHERE key = 'format';")
+    db.execute(
+        "UPDATE meta SET value = ?1 WHERE key = 'format'",
+        [format.to_string()],
+    )
+    .unwrap();
+    if format == 3 {
+        // Format 3's journal holds the records: one PUT entry each (the
+        // entry's kind, the row id and the body after its length).
+        let mut entries = Vec::new();
+        let mut rows = db.prepare("SELECT id, body FROM record_rows").unwrap();
+        let mut rows = rows.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let body: Vec<u8> = row.get(1).unwrap();
+            entries.push(1u8);
+            entries.extend_from_slice(&row.get::<_, i64>(0).unwrap().to_le_bytes());
+            entries.extend_from_slice(&(body.len() as u32).to_le_bytes());
+            entries.extend_from_slice(&body);
+        }
+        db.execute_batch(
+            "CREATE TABLE journal (seq INTEGER PRIMARY KEY, body BLOB NOT NULL);
+             DELETE FROM record_rows;",
+        )
         .unwrap();
+        db.execute("INSERT INTO journal (body) VALUES (?1)", [entries])
+            .unwrap();
+    }
     drop(db);
 
     let mut second = start(&fixture_path, &data, &fixture).await;
@@ -445,8 +471,26 @@ async fn a_data_directory_of_format_2_is_read_and_gets_the_journal() {
         .query_row("SELECT value FROM meta WHERE key = 'format'", [], |r| r.get(0))
         .unwrap();
     assert_eq!(format, paydesk_sandbox::disk::FORMAT.to_string());
+    let journal_tables: i64 = db
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'journal'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(journal_tables, 0);
     drop(db);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_data_directory_of_format_2_is_read_as_it_is() {
+    a_directory_of_format(2).await;
+}
+
+#[tokio::test]
+async fn a_data_directory_of_format_3_has_its_journal_table_folded() {
+    a_directory_of_format(3).await;
 }
 
 /// A directory a newer sandbox wrote (another format) is refused, naming
