@@ -69,10 +69,13 @@
 //! per fold, not one per write. redb, the other candidate, would fsync
 //! every commit. Durability: a frame is in the kernel's page cache once
 //! its `write` returned, so it survives the sandbox's crash or `kill -9`
-//! (not a power loss: like SQLite's log with `synchronous=NORMAL`, the
-//! journal is not synced at each write). A fold's commit is synced
-//! (`synchronous=FULL`) before the journal is emptied, so a power loss
-//! never loses what the journal held before.
+//! (not a power loss: the journal is not synced at each write). The
+//! tables are kept with `synchronous=NORMAL`: a fold's commit is synced
+//! at the next checkpoint, not at once, so a power loss may lose what was
+//! written since the last checkpoint (the journal emptied, the fold not
+//! on disk), as the journal table with its commits did before. Syncing
+//! every fold measured stalls of the keeper, and every client waiting on
+//! it, whenever the disk was busy (`bench/README.md`).
 //!
 //! Decisions where the documents are silent: the nonces of GET requests
 //! are not kept (replaying a read changes nothing); webhook deliveries
@@ -304,8 +307,7 @@ impl Disk {
         // created with (one made by an earlier sandbox keeps 4 KiB).
         conn.pragma_update(None, "page_size", PAGE_BYTES)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        // The fold's commit is on disk before the journal is emptied.
-        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "cache_size", CACHE_KIB)?;
         // Another sandbox may open the same directory (the portal's tests
         // start a second one beside the first): wait for its write rather
