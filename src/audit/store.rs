@@ -455,6 +455,13 @@ fn matching_rows<'a>(
     tx: &'a mut Transaction<'_, Postgres>,
     p: &'a Params,
 ) -> BoxStream<'a, Result<AuditRow, sqlx::Error>> {
+    // One actor is matched by equality, so its index is read in the
+    // page's order and stops after a page (with ANY, Postgres reads the
+    // actor's whole range and sorts it: 14,000 records for a month at 10M).
+    let (actor, actors) = match p.actors.as_deref() {
+        Some([one]) => (Some(one.as_str()), None),
+        several => (None, several),
+    };
     let (kind, exact, prefix) = match &p.target {
         Some(TargetMatch::Kind(kind)) => (Some(kind.as_str()), None, None),
         Some(TargetMatch::Exact(text)) => (None, Some(text.as_str()), None),
@@ -469,6 +476,7 @@ fn matching_rows<'a>(
            WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
                  COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
              AND ($2::text[] IS NULL OR actor_email = ANY($2))
+             AND ($13::text IS NULL OR actor_email = $13)
              AND ($3::text IS NULL OR action LIKE $3)
              AND ($4::text IS NULL OR action = $4)
              AND ($5::text IS NULL OR target_kind = $5)
@@ -481,7 +489,7 @@ fn matching_rows<'a>(
                   (occurred_at, id) < (SELECT b.occurred_at, b.id FROM audit_log b WHERE b.id = $11))
            ORDER BY occurred_at DESC, id DESC LIMIT $12"#,
         p.tenant_id,
-        p.actors.as_deref(),
+        actors,
         p.action_prefix.as_deref(),
         p.action,
         kind,
@@ -492,6 +500,7 @@ fn matching_rows<'a>(
         p.to,
         p.before_id,
         p.limit,
+        actor,
     )
     .fetch(&mut **tx)
 }
