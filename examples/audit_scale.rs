@@ -272,9 +272,23 @@ async fn cases(pool: &PgPool) -> Vec<(&'static str, AuditFilter)> {
             },
         ),
         (
-            "target free text",
+            "target id prefix",
             AuditFilter {
-                target: text("payouts/po_00000424"),
+                target: text("po_00000424"),
+                ..f()
+            },
+        ),
+        (
+            "target id prefix, common",
+            AuditFilter {
+                target: text("PO_"),
+                ..f()
+            },
+        ),
+        (
+            "target, pasted beginning",
+            AuditFilter {
+                target: text("POST /api/payouts/po_0000042"),
                 ..f()
             },
         ),

@@ -8,9 +8,10 @@
 //!   page, a date range and a deep page alike, and the "load more" cursor
 //!   stays a record id (its time is looked up). The actor, action and
 //!   outcome filters have an index each per log ending in the same order;
-//!   so has a target, kept split into kind and id (`target`), so that
-//!   "approval:4242" is an exact index range; other text in the target
-//!   falls back to a trigram index. One statement serves every filter set,
+//!   so has a target's kind, and its whole text and the id it names
+//!   (lower-cased), so that a kind, a pasted id or target ("approval:4242",
+//!   "po_42") or its beginning is one index range (`target`); there is no
+//!   match of text anywhere in a target. One statement serves every filter set,
 //!   planned with its values each time (`store::search`), and the CSV
 //!   export streams the same statement whole.
 //! - An actor filter is matched against the log's distinct actor emails

@@ -92,16 +92,17 @@ async fn auditors_search_page_through_and_read_records() {
 }
 
 #[tokio::test]
-async fn the_target_filter_matches_kind_and_id_exactly_a_kind_alone_or_text() {
+async fn the_target_filter_matches_a_kind_or_a_pasted_target_or_id_exactly_or_its_beginning() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
     let tenant = demo_tenant(&app).await;
-    const TARGETS: [&str; 5] = [
+    const TARGETS: [&str; 6] = [
         "approval:42",
         "approval:420",
         "approval:7",
         "connection:42",
         "POST /api/payouts/po_42",
+        "POST /api/payouts/quotes/Q_77/finalize",
     ];
     let records: Vec<_> = TARGETS
         .into_iter()
@@ -125,9 +126,14 @@ async fn the_target_filter_matches_kind_and_id_exactly_a_kind_alone_or_text() {
             .collect()
     };
 
-    let exact = app.get_html("/audit?target=approval%3A42").await;
-    assert_eq!(targets(&exact), ["approval:42"]);
-    assert!(exact.contains("Target is exactly approval:42."), "{exact}");
+    let exact = app.get_html("/audit?target=Approval%3A42").await;
+    assert_eq!(targets(&exact), ["approval:42"], "exactly, not approval:420");
+    assert!(exact.contains("Target or its id is exactly"), "{exact}");
+    assert_eq!(
+        targets(&app.get_html("/audit?target=42").await),
+        ["connection:42", "approval:42"],
+        "an id alone, of any kind"
+    );
 
     let kind = app.get_html("/audit?target=Approval").await;
     assert_eq!(targets(&kind), ["approval:7", "approval:420", "approval:42"]);
@@ -137,14 +143,26 @@ async fn the_target_filter_matches_kind_and_id_exactly_a_kind_alone_or_text() {
         targets(&kind)
     );
 
-    let text = app.get_html("/audit?target=payouts%2Fpo_4").await;
-    assert_eq!(targets(&text), ["POST /api/payouts/po_42"]);
-    assert!(text.contains("Targets containing"));
-    let no_such_kind = app.get_html("/audit?target=payouts").await;
+    let prefix = app.get_html("/audit?target=approval%3A4").await;
+    assert_eq!(targets(&prefix), ["approval:420", "approval:42"]);
+    assert!(prefix.contains("beginning with it"), "{prefix}");
+
+    // An upstream call by the id its path names, or by its whole text.
+    for typed in ["po_42", "PO_4", "post%20%2Fapi%2Fpayouts%2Fpo"] {
+        assert_eq!(
+            targets(&app.get_html(&format!("/audit?target={typed}")).await),
+            ["POST /api/payouts/po_42"],
+            "{typed}"
+        );
+    }
     assert_eq!(
-        targets(&no_such_kind),
-        ["POST /api/payouts/po_42"],
-        "a word no kind is, as text"
+        targets(&app.get_html("/audit?target=q_77").await),
+        ["POST /api/payouts/quotes/Q_77/finalize"]
+    );
+    assert_eq!(
+        targets(&app.get_html("/audit?target=payouts").await),
+        Vec::<String>::new(),
+        "neither a kind nor the beginning of a target or id: text inside a target is not searched"
     );
 
     let csv = app.get("/audit/export.csv?target=connection%3A42").await;
