@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# What a filing's "first payment to this counterparty?" check costs as a
-# tenant's history grows: the statement before (unnesting every executing
-# or executed request of the tenant) against the one now (a probe of
-# `paying_counterparties` per counterparty), on one database with N
-# executed requests paying 5,000 accounts, each run R times.
+# What a filing's reads of the tenant's history cost as it grows, each
+# statement before against the one now, on one database with N executed
+# requests paying 5,000 accounts, filed by two members over the last 24
+# hours, each statement run R times:
+# - "first payment to this counterparty?": unnesting every executing or
+#   executed request of the tenant, against a probe of
+#   `paying_counterparties` per counterparty;
+# - the policy period's running totals (24 hours): summing every request
+#   of the period, against the per-hour `request_totals` and the period's
+#   first, partial hour (`approvals::store::running_totals`).
 # Usage: bench/filing_history.sh [N] [R]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,15 +22,22 @@ for f in migrations/*.sql; do psql "$SERVER/$DB" -q -v ON_ERROR_STOP=1 -f "$f" >
 
 TENANT=7d0c1b0e-0000-4000-8000-000000000001
 USER_ID=7d0c1b0e-0000-4000-8000-000000000002
+OTHER_ID=7d0c1b0e-0000-4000-8000-000000000003
 psql "$SERVER/$DB" -q -v ON_ERROR_STOP=1 <<SQL
 INSERT INTO tenants (id, name) VALUES ('$TENANT', 'History Ltd');
-INSERT INTO users (id, email, display_name, password_hash) VALUES ('$USER_ID', 'maker@example.com', 'Maker', 'x');
+INSERT INTO users (id, email, display_name, password_hash) VALUES ('$USER_ID', 'maker@example.com', 'Maker', 'x'),
+  ('$OTHER_ID', 'other@example.com', 'Other', 'x');
 INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, status, requested_by,
-                             policy_version, required_approvals, upstream_reference, expires_at, counterparties)
-SELECT gen_random_uuid(), '$TENANT', 'payout', 'payout:' || i, 'Payout ' || i, '{}', 'executed', '$USER_ID',
-       1, 1, 'ref-' || i, now(), ARRAY['account:NG:' || lpad((i % 5000)::text, 10, '0')]
+                             policy_version, required_approvals, upstream_reference, expires_at, counterparties,
+                             value, created_at)
+SELECT gen_random_uuid(), '$TENANT', 'payout', 'payout:' || i, 'Payout ' || i, '{}', 'executed',
+       CASE WHEN i % 2 = 0 THEN '$USER_ID'::uuid ELSE '$OTHER_ID'::uuid END,
+       1, 1, 'ref-' || i, now(), ARRAY['account:NG:' || lpad((i % 5000)::text, 10, '0')],
+       i % 1000, now() - ((i * 37) % 86400) * interval '1 second'
 FROM generate_series(1, $N) AS i;
-ANALYZE;
+-- The load's one statement updated each hour's totals thousands of times;
+-- filings, one transaction each, leave no such pile of dead versions.
+VACUUM ANALYZE;
 SQL
 
 KEYS="ARRAY['account:NG:0000000042', 'account:NG:9999999999']"
@@ -33,6 +45,19 @@ BEFORE="SELECT DISTINCT k FROM action_requests, unnest(counterparties) AS k
         WHERE tenant_id = '$TENANT' AND status IN ('executing', 'executed') AND k = ANY($KEYS)"
 AFTER="SELECT DISTINCT k FROM unnest($KEYS::text[]) AS k
        CROSS JOIN LATERAL (SELECT 1 FROM paying_counterparties p WHERE p.tenant_id = '$TENANT' AND p.key = k LIMIT 1) paid"
+
+SINCE="now() - interval '24 hours'"
+TOTALS_BEFORE="SELECT COALESCE(sum(value) FILTER (WHERE requested_by = '$USER_ID'), 0), COALESCE(sum(value), 0)
+       FROM action_requests WHERE tenant_id = '$TENANT' AND kind = 'payout' AND created_at >= $SINCE
+         AND status NOT IN ('rejected', 'cancelled', 'expired', 'failed')"
+# The statement of approvals::store::running_totals, its parameters written in.
+TOTALS_AFTER="SELECT COALESCE(sum(value) FILTER (WHERE requested_by = '$USER_ID'), 0), COALESCE(sum(value), 0)
+       FROM (SELECT requested_by, value FROM request_totals
+             WHERE tenant_id = '$TENANT' AND kind = 'payout' AND hour >= date_trunc('hour', $SINCE, 'UTC') + interval '1 hour'
+             UNION ALL
+             SELECT requested_by, request_counts(status, value) FROM action_requests
+             WHERE tenant_id = '$TENANT' AND kind = 'payout' AND created_at >= $SINCE
+               AND created_at < date_trunc('hour', $SINCE, 'UTC') + interval '1 hour') counted"
 
 # Median of R runs of the statement's execution time as Postgres reports it.
 median_ms() {
@@ -48,3 +73,10 @@ echo "before: median $(median_ms "$BEFORE") ms"
 echo "after:  median $(median_ms "$AFTER") ms"
 echo "plan after:"
 psql "$SERVER/$DB" -Atc "EXPLAIN $AFTER"
+echo
+echo "running totals, answer before: $(psql "$SERVER/$DB" -Atc "$TOTALS_BEFORE")"
+echo "running totals, answer after:  $(psql "$SERVER/$DB" -Atc "$TOTALS_AFTER")"
+echo "running totals, before: median $(median_ms "$TOTALS_BEFORE") ms"
+echo "running totals, after:  median $(median_ms "$TOTALS_AFTER") ms"
+echo "plan after:"
+psql "$SERVER/$DB" -Atc "EXPLAIN $TOTALS_AFTER"

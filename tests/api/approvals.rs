@@ -1078,6 +1078,78 @@ async fn request_row(app: &TestApp, id: &str) -> (i32, String, Vec<String>) {
         .unwrap()
 }
 
+/// The running totals a policy weighs come from per-hour totals kept by a
+/// trigger and the requests of the period's first, partial hour: they
+/// equal a plain sum of the period's requests wherever the requests fall
+/// against the hours, and follow cancellations and changed values.
+#[tokio::test]
+async fn running_totals_equal_the_sum_of_the_periods_requests() {
+    use paydesk::approvals::action::Action;
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let makers = members(
+        &app,
+        "Operator",
+        &["rt1@example.com".into(), "rt2@example.com".into()],
+    )
+    .await;
+    let mut ids = Vec::new();
+    for (i, amount) in ["10", "20", "40", "80"].into_iter().enumerate() {
+        ids.push(request_id(
+            &file_payout(&makers[i % 2], &format!("012345679{i}"), amount).await,
+        ));
+    }
+    let kind = paydesk::payouts::action::PayoutAction::KIND;
+    let (tenant, member): (uuid::Uuid, uuid::Uuid) =
+        sqlx::query_as("SELECT tenant_id, requested_by FROM action_requests WHERE id = $1::uuid")
+            .bind(&ids[0])
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let since = chrono::Utc::now() - chrono::Duration::hours(24);
+    let plain = || async {
+        let sums: (rust_decimal::Decimal, rust_decimal::Decimal) = sqlx::query_as(
+            "SELECT COALESCE(sum(value) FILTER (WHERE requested_by = $3), 0), COALESCE(sum(value), 0)
+             FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND created_at >= $4
+               AND status NOT IN ('rejected', 'cancelled', 'expired', 'failed')",
+        )
+        .bind(tenant)
+        .bind(kind.key)
+        .bind(member)
+        .bind(since)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        sums
+    };
+    // Filed now; in the period's first hour, after and before `since`;
+    // just before `since`; then one cancelled and one revalued.
+    let moves = [
+        "UPDATE action_requests SET created_at = $2::timestamptz + interval '1 second' WHERE id = $1::uuid",
+        "UPDATE action_requests SET created_at = date_trunc('hour', $2::timestamptz, 'UTC') + interval '59 minutes' WHERE id = $1::uuid",
+        "UPDATE action_requests SET created_at = $2::timestamptz - interval '1 second' WHERE id = $1::uuid",
+        "UPDATE action_requests SET created_at = $2::timestamptz + interval '3 hours' WHERE id = $1::uuid",
+        "UPDATE action_requests SET status = 'cancelled' WHERE id = $1::uuid AND $2::timestamptz IS NOT NULL",
+        "UPDATE action_requests SET value = value * 3 WHERE id = $1::uuid AND $2::timestamptz IS NOT NULL",
+    ];
+    for (i, change) in std::iter::once(None).chain(moves.iter().map(Some)).enumerate() {
+        if let Some(change) = change {
+            sqlx::query(change)
+                .bind(&ids[i % ids.len()])
+                .bind(since)
+                .execute(&app.pool)
+                .await
+                .unwrap();
+        }
+        let kept = paydesk::approvals::store::running_totals(&app.pool, tenant, kind, member, since)
+            .await
+            .unwrap();
+        let expected = plain().await;
+        assert_eq!(kept, expected, "after change {i}");
+        assert!(expected.1 > rust_decimal::Decimal::ZERO);
+    }
+}
+
 /// Policies weigh the value in the reporting currency at the service's
 /// rate (0.01 BTC and 600 USDT alike), keep running totals so a payment
 /// can't be split under a tier, and the first payment to an account
