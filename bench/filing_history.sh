@@ -66,17 +66,17 @@ median_ms() {
   done | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
 
+# compare NAME BEFORE AFTER: both statements' answers, medians and the plan now.
+compare() {
+  echo "$1, answer before: $(psql "$SERVER/$DB" -Atc "$2" | tr '\n' ' ')"
+  echo "$1, answer after:  $(psql "$SERVER/$DB" -Atc "$3" | tr '\n' ' ')"
+  echo "$1, before: median $(median_ms "$2") ms"
+  echo "$1, after:  median $(median_ms "$3") ms"
+  echo "$1, plan after:"
+  psql "$SERVER/$DB" -Atc "EXPLAIN $3"
+  echo
+}
+
 echo "executed requests: $N; runs each: $R"
-echo "answer before: $(psql "$SERVER/$DB" -Atc "$BEFORE" | tr '\n' ' ')"
-echo "answer after:  $(psql "$SERVER/$DB" -Atc "$AFTER" | tr '\n' ' ')"
-echo "before: median $(median_ms "$BEFORE") ms"
-echo "after:  median $(median_ms "$AFTER") ms"
-echo "plan after:"
-psql "$SERVER/$DB" -Atc "EXPLAIN $AFTER"
-echo
-echo "running totals, answer before: $(psql "$SERVER/$DB" -Atc "$TOTALS_BEFORE")"
-echo "running totals, answer after:  $(psql "$SERVER/$DB" -Atc "$TOTALS_AFTER")"
-echo "running totals, before: median $(median_ms "$TOTALS_BEFORE") ms"
-echo "running totals, after:  median $(median_ms "$TOTALS_AFTER") ms"
-echo "plan after:"
-psql "$SERVER/$DB" -Atc "EXPLAIN $TOTALS_AFTER"
+compare "first payment" "$BEFORE" "$AFTER"
+compare "running totals" "$TOTALS_BEFORE" "$TOTALS_AFTER"
