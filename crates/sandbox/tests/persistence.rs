@@ -19,6 +19,14 @@ struct Running {
     client: Client,
 }
 
+impl Running {
+    /// SIGKILL, and wait until the process is gone.
+    async fn kill_9(&mut self) {
+        self.child.start_kill().unwrap();
+        self.child.wait().await.unwrap();
+    }
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -119,8 +127,7 @@ async fn acknowledged_writes_survive_kill_9_and_steps_resume() {
     .unwrap();
     assert_eq!(usdt(c).await, (opening, 2_500_000));
     c.sandbox_set_price("BTC", "USDT", 61_234.into()).await.unwrap();
-    first.child.start_kill().unwrap();
-    first.child.wait().await.unwrap();
+    first.kill_9().await;
 
     let mut second = start(&fixture_path, &data, &fixture).await;
     let c = &second.client;
@@ -153,13 +160,11 @@ async fn acknowledged_writes_survive_kill_9_and_steps_resume() {
     // The confirmation pending at the kill runs after the restart.
     c.sandbox_advance_clock(60).await.unwrap();
     assert_eq!(usdt(c).await, (opening + 2_500_000, 0));
-    second.child.start_kill().unwrap();
-    second.child.wait().await.unwrap();
+    second.kill_9().await;
 
     let mut third = start(&fixture_path, &data, &fixture).await;
     assert_eq!(usdt(&third.client).await, (opening + 2_500_000, 0));
-    third.child.start_kill().unwrap();
-    third.child.wait().await.unwrap();
+    third.kill_9().await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -218,8 +223,7 @@ async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore(
     let snapshot = c.sandbox_snapshot().await.unwrap();
     let after_trades = (usdt(c).await, transaction_count(c).await);
     assert_eq!(after_trades.1, opening_count + 10, "two sides per trade");
-    first.child.start_kill().unwrap();
-    first.child.wait().await.unwrap();
+    first.kill_9().await;
 
     // Every order, its ledger sides and its idempotency record are back.
     let mut second = start(&fixture_path, &data, &fixture).await;
@@ -241,8 +245,7 @@ async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore(
     // A reset drops every record of the company, on disk too.
     c.sandbox_reset().await.unwrap();
     assert_eq!(transaction_count(c).await, opening_count);
-    second.child.start_kill().unwrap();
-    second.child.wait().await.unwrap();
+    second.kill_9().await;
 
     let mut third = start(&fixture_path, &data, &fixture).await;
     let c = &third.client;
@@ -250,8 +253,7 @@ async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore(
     assert!(c.order(&sixth.id.to_string()).await.is_err());
     // A restored snapshot is written whole.
     c.sandbox_restore(&snapshot).await.unwrap();
-    third.child.start_kill().unwrap();
-    third.child.wait().await.unwrap();
+    third.kill_9().await;
 
     let mut fourth = start(&fixture_path, &data, &fixture).await;
     let c = &fourth.client;
@@ -260,8 +262,7 @@ async fn records_kept_one_by_one_come_back_whole_after_kill_9_reset_and_restore(
         assert_eq!(c.order(&o.id.to_string()).await.unwrap().id, o.id);
     }
     assert!(c.order(&sixth.id.to_string()).await.is_err());
-    fourth.child.start_kill().unwrap();
-    fourth.child.wait().await.unwrap();
+    fourth.kill_9().await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -282,8 +283,7 @@ async fn an_older_directory_is_read_then_rewritten(make_older: fn(&rusqlite::Con
     let order = trade(c, "old-order").await;
     let document = c.sandbox_snapshot().await.unwrap();
     let kept = (usdt(c).await, transaction_count(c).await);
-    first.child.start_kill().unwrap();
-    first.child.wait().await.unwrap();
+    first.kill_9().await;
 
     std::fs::remove_file(data.join("journal.log")).unwrap();
     let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
@@ -303,8 +303,7 @@ async fn an_older_directory_is_read_then_rewritten(make_older: fn(&rusqlite::Con
     assert!(quote.is_exhausted, "the quote's consumption comes from its order");
     // The idempotency record came through: the same reference replays.
     assert_eq!(order_on(c, order.quote_id, "old-order").await.id, order.id);
-    second.child.start_kill().unwrap();
-    second.child.wait().await.unwrap();
+    second.kill_9().await;
 
     let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
     let older_tables: i64 = db
@@ -332,8 +331,7 @@ async fn an_older_directory_is_read_then_rewritten(make_older: fn(&rusqlite::Con
         (usdt(&third.client).await, transaction_count(&third.client).await),
         kept
     );
-    third.child.start_kill().unwrap();
-    third.child.wait().await.unwrap();
+    third.kill_9().await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -423,8 +421,7 @@ async fn a_directory_of_format(format: u32) {
     let c = &first.client;
     let order = trade(c, &format!("format-{format}-order")).await;
     let kept = (usdt(c).await, transaction_count(c).await);
-    first.child.start_kill().unwrap();
-    first.child.wait().await.unwrap();
+    first.kill_9().await;
 
     // Loading folds the journal into the tables: what is left is format 2.
     let disk = paydesk_sandbox::disk::Disk::open(&data).unwrap();
@@ -464,8 +461,7 @@ async fn a_directory_of_format(format: u32) {
     let c = &second.client;
     assert_eq!((usdt(c).await, transaction_count(c).await), kept);
     assert_eq!(c.order(&order.id.to_string()).await.unwrap().id, order.id);
-    second.child.start_kill().unwrap();
-    second.child.wait().await.unwrap();
+    second.kill_9().await;
     let db = rusqlite::Connection::open(data.join("sandbox.sqlite3")).unwrap();
     let format: String = db
         .query_row("SELECT value FROM meta WHERE key = 'format'", [], |r| r.get(0))
