@@ -14,6 +14,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use ed25519_dalek::{Signer, SigningKey};
 use paydesk::audit::bundle::{Header, Line, Record, FORMAT};
 use paydesk::audit::checkpoint::{self, Checkpoint};
+use paydesk::audit::details::Details;
 use paydesk::audit::{chain, store, Actor, Event, NewRecord};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -33,8 +34,10 @@ fn record(tenant: Uuid, start: DateTime<Utc>, seq: i64, prev: &str) -> Record {
         outcome: "ok".to_owned(),
         ip: "10.0.0.7".to_owned(),
         user_agent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0".to_owned(),
-        details: serde_json::json!({"method": "POST", "path": format!("/api/payouts/{seq}"), "status": 201,
+        details: Details::of(
+            &serde_json::json!({"method": "POST", "path": format!("/api/payouts/{seq}"), "status": 201,
                                     "request_id": format!("req_{seq:012}"), "duration_ms": seq % 300}),
+        ),
         prev_hash: prev.to_owned(),
         hash: String::new(),
     };

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use futures_util::StreamExt;
 use paydesk::audit::chain::{self, Hashed, GENESIS};
+use paydesk::audit::details::Details;
 use paydesk::audit::store::{self, AuditFilter, ChainReport, Log};
 use paydesk::audit::{export, target, verify, Actor, Event};
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
@@ -52,7 +53,7 @@ struct Generated {
     outcome: &'static str,
     ip: String,
     user_agent: &'static str,
-    details: serde_json::Value,
+    details: Details,
 }
 
 fn generate(i: u64, n: u64) -> Generated {
@@ -123,7 +124,9 @@ fn generate(i: u64, n: u64) -> Generated {
         outcome,
         ip: format!("10.0.{}.{}", actor % 4, actor),
         user_agent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0",
-        details: serde_json::json!({"status": 201, "request_id": format!("req_{i:012}"), "duration_ms": r % 300}),
+        details: Details::of(
+            &serde_json::json!({"status": 201, "request_id": format!("req_{i:012}"), "duration_ms": r % 300}),
+        ),
     }
 }
 
@@ -191,7 +194,7 @@ async fn load(pool: &PgPool, n: u64) {
         field(&mut buf, g.outcome);
         field(&mut buf, &g.ip);
         field(&mut buf, g.user_agent);
-        field(&mut buf, &g.details.to_string());
+        field(&mut buf, g.details.as_str());
         field(&mut buf, &format!("\\\\x{}", hex::encode(prev.as_slice())));
         field(&mut buf, &format!("\\\\x{}", hex::encode(hash)));
         field(&mut buf, &seq.to_string());

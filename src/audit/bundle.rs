@@ -14,6 +14,7 @@ use uuid::Uuid;
 
 use super::chain::{self, Hashed, GENESIS};
 use super::checkpoint::Checkpoint;
+use super::details::Details;
 use super::store::AuditRow;
 
 pub const FORMAT: &str = "paydesk-audit-bundle/1";
@@ -51,7 +52,7 @@ pub struct Record {
     pub outcome: String,
     pub ip: String,
     pub user_agent: String,
-    pub details: serde_json::Value,
+    pub details: Details,
     pub prev_hash: String,
     pub hash: String,
 }

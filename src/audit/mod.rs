@@ -33,6 +33,7 @@
 pub mod bundle;
 pub mod chain;
 pub mod checkpoint;
+pub mod details;
 pub mod export;
 pub mod mask;
 pub mod routes;

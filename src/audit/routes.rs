@@ -194,7 +194,7 @@ async fn one(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<Htt
         .ok_or_else(|| PortalError::NotFound("no such audit record".to_owned()))?;
     html(&DetailPage {
         shell: Shell::new(&member, "/audit"),
-        details: serde_json::to_string_pretty(&record.details).unwrap_or_default(),
+        details: serde_json::to_string_pretty(&record.details.value()).unwrap_or_default(),
         hash: hex::encode(&record.hash),
         prev_hash: hex::encode(&record.prev_hash),
         record,
@@ -225,7 +225,7 @@ impl CsvRecord for AuditRow {
             self.outcome,
             self.ip,
             self.user_agent,
-            self.details.to_string(),
+            self.details.into_string(),
             hex_of(&self.hash),
         ]
     }

@@ -24,6 +24,7 @@ use uuid::Uuid;
 
 use super::chain::{self, Hashed, GENESIS};
 use super::checkpoint::Checkpoint;
+use super::details::Details;
 use super::target::{self, TargetMatch};
 use super::{Event, NewRecord};
 
@@ -179,7 +180,7 @@ pub async fn link(pool: &PgPool, log: Log) -> Result<u64, sqlx::Error> {
         // Under the log's lock no other linker takes these rows.
         let staged = sqlx::query!(
             r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                      details
+                      details AS "details: Details"
                FROM audit_staged
                WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
                      COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
@@ -299,7 +300,7 @@ pub struct AuditRow {
     pub outcome: String,
     pub ip: String,
     pub user_agent: String,
-    pub details: serde_json::Value,
+    pub details: Details,
     /// Its position in its log; none for records from before logs were
     /// chained apart.
     pub seq: Option<i64>,
@@ -471,7 +472,7 @@ fn matching_rows<'a>(
     sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                  details, seq, prev_hash, hash
+                  details AS "details: Details", seq, prev_hash, hash
            FROM audit_log
            WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
                  COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
@@ -605,7 +606,7 @@ pub async fn find(pool: &PgPool, log: Log, id: i64) -> Result<Option<AuditRow>, 
     sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                  details, seq, prev_hash, hash
+                  details AS "details: Details", seq, prev_hash, hash
            FROM audit_log
            WHERE id = $2 AND (tenant_id = $1 OR ($1::uuid IS NULL AND tenant_id IS NULL))"#,
         log.tenant_id(),
@@ -659,7 +660,7 @@ pub async fn in_log(
     sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                  details, seq, prev_hash, hash
+                  details AS "details: Details", seq, prev_hash, hash
            FROM audit_log
            WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
                  COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::chain::{self, Hashed, GENESIS};
+use super::details::Details;
 use super::store::{self, AuditRow, ChainReport, Log};
 use super::{outcome, Actor, Event, NewRecord};
 
@@ -254,7 +255,7 @@ pub async fn walk(
             let mut unchained = sqlx::query_as!(
                 AuditRow,
                 r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip,
-                          user_agent, details, seq, prev_hash, hash
+                          user_agent, details AS "details: Details", seq, prev_hash, hash
                    FROM audit_log WHERE seq IS NULL ORDER BY id"#,
             )
             .fetch(pool);
@@ -365,7 +366,7 @@ async fn walk_part(pool: PgPool, part: Part, counted: Arc<AtomicU64>) -> Result<
     let mut rows = sqlx::query_as!(
         AuditRow,
         r#"SELECT id, occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent,
-                  details, seq, prev_hash, hash
+                  details AS "details: Details", seq, prev_hash, hash
            FROM audit_log
            WHERE COALESCE(tenant_id, '00000000-0000-0000-0000-000000000000') =
                  COALESCE($1::uuid, '00000000-0000-0000-0000-000000000000')
