@@ -154,7 +154,7 @@ async fn load(pool: &PgPool, n: u64) {
     let mut copy = conn
         .copy_in_raw(
             "COPY audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
-             user_agent, details, prev_hash, hash, seq, target_kind, target_id) FROM STDIN",
+             user_agent, details, prev_hash, hash, seq, target_kind) FROM STDIN",
         )
         .await
         .expect("copy");
@@ -198,9 +198,7 @@ async fn load(pool: &PgPool, n: u64) {
         field(&mut buf, &format!("\\\\x{}", hex::encode(prev.as_slice())));
         field(&mut buf, &format!("\\\\x{}", hex::encode(hash)));
         field(&mut buf, &seq.to_string());
-        let (kind, id) = target::split(&g.target);
-        field(&mut buf, kind.unwrap_or("\\N"));
-        buf.push_str(id.unwrap_or("\\N"));
+        buf.push_str(target::split(&g.target).0.unwrap_or("\\N"));
         buf.push('\n');
         *prev = hash;
         if buf.len() > (1 << 22) - 4096 {

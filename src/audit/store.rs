@@ -211,7 +211,7 @@ pub async fn link(pool: &PgPool, log: Log) -> Result<u64, sqlx::Error> {
                 },
             );
             seq += 1;
-            let (kind, id) = target::split(&r.target);
+            let (kind, _) = target::split(&r.target);
             links.ids.push(r.id);
             links.seqs.push(seq);
             links
@@ -219,7 +219,6 @@ pub async fn link(pool: &PgPool, log: Log) -> Result<u64, sqlx::Error> {
                 .push(std::mem::replace(&mut prev, hash.to_vec()));
             links.hashes.push(hash.to_vec());
             links.target_kinds.push(kind.map(str::to_owned));
-            links.target_ids.push(id.map(str::to_owned));
         }
         move_into_log(&mut tx, &links).await?;
         tx.commit().await?;
@@ -251,7 +250,6 @@ struct Links {
     prev_hashes: Vec<Vec<u8>>,
     hashes: Vec<Vec<u8>>,
     target_kinds: Vec<Option<String>>,
-    target_ids: Vec<Option<String>>,
 }
 
 /// Moves staged records into the log with their links, inside Postgres:
@@ -264,11 +262,11 @@ async fn move_into_log(tx: &mut Transaction<'_, Postgres>, links: &Links) -> Res
     // WITH ORDINALITY keeps the order the chain was computed in.
     sqlx::query!(
         "INSERT INTO audit_log (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
-         user_agent, details, prev_hash, hash, seq, target_kind, target_id) \
+         user_agent, details, prev_hash, hash, seq, target_kind) \
          SELECT s.occurred_at, s.tenant_id, s.actor_id, s.actor_email, s.action, s.target, s.outcome, s.ip, \
-                s.user_agent, s.details, l.prev_hash, l.hash, l.seq, l.target_kind, l.target_id \
-         FROM UNNEST($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[], $5::text[], $6::text[]) WITH ORDINALITY \
-              AS l(id, prev_hash, hash, seq, target_kind, target_id, n) \
+                s.user_agent, s.details, l.prev_hash, l.hash, l.seq, l.target_kind \
+         FROM UNNEST($1::bigint[], $2::bytea[], $3::bytea[], $4::bigint[], $5::text[]) WITH ORDINALITY \
+              AS l(id, prev_hash, hash, seq, target_kind, n) \
          JOIN audit_staged s ON s.id = l.id \
          ORDER BY l.n",
         &links.ids,
@@ -277,7 +275,6 @@ async fn move_into_log(tx: &mut Transaction<'_, Postgres>, links: &Links) -> Res
         &links.seqs,
         // Nullable elements: the macro's type check knows only Vec<String>.
         &links.target_kinds as _,
-        &links.target_ids as _,
     )
     .execute(&mut **tx)
     .await?;

@@ -1,8 +1,9 @@
-//! A record's target, kept split as well as whole: most targets read
-//! "kind:id" (`approval:4242`, `user:<uuid>`), and upstream calls read
-//! "METHOD /path" (`POST /api/payouts/po_42/cancel`). The whole text is
-//! what the chain hashes; the parts are derived from it (by `split`, and by
-//! the same rule in the migration 20261128000100 for older records).
+//! A record's target, kept whole with its kind beside it: most targets
+//! read "kind:id" (`approval:4242`, `user:<uuid>`), and upstream calls
+//! read "METHOD /path" (`POST /api/payouts/po_42/cancel`). The whole text
+//! is what the chain hashes; the kind is derived from it (by `split`, and
+//! by the same rule in the migration 20261128000100 for older records),
+//! the id by the SQL function `audit_target_ref` where an index needs it.
 //!
 //! The audit page's target filter is for an id a member pastes, whole or
 //! its beginning, as they would into Stripe's or Modern Treasury's search:
