@@ -48,13 +48,18 @@ pub fn gate_actor() -> Actor {
     }
 }
 
-/// The version a request was filed under, or the kind's default.
+/// The version a request was filed under, or the kind's default. Saved
+/// versions count from 1: version 0 is the default, read without a
+/// statement (every run of a job asks).
 pub async fn policy_of(
     pool: &PgPool,
     tenant: Uuid,
     action: &dyn ErasedAction,
     version: i32,
 ) -> Result<Policy, sqlx::Error> {
+    if version == 0 {
+        return Ok(action.default_policy());
+    }
     Ok(store::saved_policy(pool, tenant, action.kind(), version)
         .await?
         .unwrap_or_else(|| action.default_policy()))

@@ -36,7 +36,7 @@ use uuid::Uuid;
 use super::action::{self, Action, ErasedStep, ExecError};
 use super::engine::{self, gate_actor, ApprovalError, Change, FiledAs, Filing, Notify};
 use super::model::{self, RequestStatus};
-use super::store::{self, ActionRequest, Due};
+use super::store::{self, ActionRequest, Claimed, Due};
 use crate::access::Member;
 use crate::audit::Event;
 use crate::startup::AppState;
@@ -414,34 +414,21 @@ pub async fn run_next(state: &AppState) -> Result<bool, sqlx::Error> {
 /// none is due or it is taken by another runner.
 async fn run_due(state: &AppState, only: Option<i64>) -> Result<bool, sqlx::Error> {
     let mut tx = state.pool.begin().await?;
-    // The runner skips jobs another runner holds; a caller waiting for one
-    // job (`run_now`) waits for its lock instead, and then finds it done.
-    let job: Option<(i64, Option<Uuid>, i32)> = match only {
-        Some(only) => sqlx::query!(
-            "SELECT id, request_id, attempts FROM jobs WHERE done_at IS NULL AND run_at <= now() AND id = $1 \
-             ORDER BY run_at, id LIMIT 1 FOR UPDATE",
-            only,
-        )
-        .fetch_optional(&mut *tx)
-        .await?
-        .map(|j| (j.id, j.request_id, j.attempts)),
-        None => sqlx::query!(
-            "SELECT id, request_id, attempts FROM jobs WHERE done_at IS NULL AND run_at <= now() \
-             ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED",
-        )
-        .fetch_optional(&mut *tx)
-        .await?
-        .map(|j| (j.id, j.request_id, j.attempts)),
-    };
-    let Some((job_id, Some(request_id), attempts)) = job else {
+    let job = store::claim_job(&mut *tx, only).await?;
+    let Some(Claimed {
+        id: job_id,
+        request_id: Some(request_id),
+        attempts,
+        tenant_id,
+        connection_id,
+        connection_updated_at,
+    }) = job
+    else {
         return Ok(false);
     };
-    let tenant: Option<Uuid> =
-        sqlx::query_scalar!("SELECT tenant_id FROM action_requests WHERE id = $1", request_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let result = match tenant {
-        Some(tenant) => run(state, tenant, request_id).await,
+    let connection = connection_id.zip(connection_updated_at);
+    let result = match tenant_id {
+        Some(tenant) => run(state, tenant, request_id, connection).await,
         None => Ok(Ran::Done),
     };
     match result {
@@ -647,7 +634,12 @@ async fn finish(state: &AppState, tenant: Uuid, request_id: Uuid, ended: Ended) 
     Ok(())
 }
 
-async fn run(state: &AppState, tenant: Uuid, request_id: Uuid) -> Result<Ran, RunError> {
+async fn run(
+    state: &AppState,
+    tenant: Uuid,
+    request_id: Uuid,
+    connection: Option<(Uuid, DateTime<Utc>)>,
+) -> Result<Ran, RunError> {
     let Some(mut request) = store::find(&state.pool, tenant, request_id).await? else {
         return Ok(Ran::Done);
     };
@@ -676,11 +668,23 @@ async fn run(state: &AppState, tenant: Uuid, request_id: Uuid) -> Result<Ran, Ru
     let client = if !action.needs_upstream() {
         None
     } else {
-        match state
-            .upstreams
-            .for_tenant(&state.pool, &state.key, &state.audit, tenant, gate_actor())
-            .await
-        {
+        let client = match connection {
+            Some(connection) => {
+                state
+                    .upstreams
+                    .for_connection(
+                        &state.pool,
+                        &state.key,
+                        &state.audit,
+                        tenant,
+                        connection,
+                        gate_actor(),
+                    )
+                    .await
+            }
+            None => Err(PortalError::NoConnection),
+        };
+        match client {
             Ok(c) => Some(c),
             Err(PortalError::NoConnection) => {
                 let reason = "the tenant no longer has an API connection".to_owned();

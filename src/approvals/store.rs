@@ -1,6 +1,9 @@
 //! The approvals engine's SQL: policies, requests, decisions, timeline,
 //! jobs and notifications.
 
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use sqlx::types::Json;
@@ -25,14 +28,25 @@ pub async fn latest_policy(pool: &PgPool, tenant: Uuid, kind: Kind) -> Result<Op
     .await
 }
 
-/// A saved version (0, the kind's default, is never saved).
+/// A tenant, a kind's key and a version.
+type SavedKey = (Uuid, &'static str, i32);
+
+/// A saved version (0, the kind's default, is never saved). Saved
+/// versions are written once (an edit saves the next version), so each is
+/// read from Postgres once per process: every run of a job asks for its
+/// request's version.
 pub async fn saved_policy(
     pool: &PgPool,
     tenant: Uuid,
     kind: Kind,
     version: i32,
 ) -> Result<Option<Policy>, sqlx::Error> {
-    sqlx::query_as!(
+    static SAVED: LazyLock<Mutex<HashMap<SavedKey, Policy>>> = LazyLock::new(Default::default);
+    let key = (tenant, kind.key, version);
+    if let Some(policy) = SAVED.lock().expect("the policy memo lock").get(&key) {
+        return Ok(Some(policy.clone()));
+    }
+    let policy = sqlx::query_as!(
         Policy,
         r#"SELECT version, required_approvals, approver_roles, tiers AS "tiers: Json<Vec<Tier>>", period_hours,
                   member_limit, tenant_limit, first_time_rule, expires_after_secs, reminder_after_secs,
@@ -43,7 +57,16 @@ pub async fn saved_policy(
         version,
     )
     .fetch_optional(pool)
-    .await
+    .await?;
+    if let Some(policy) = &policy {
+        let mut saved = SAVED.lock().expect("the policy memo lock");
+        // A bound on a long-lived process's memory; reading again is cheap.
+        if saved.len() >= 10_000 {
+            saved.clear();
+        }
+        saved.insert(key, policy.clone());
+    }
+    Ok(policy)
 }
 
 pub async fn policy_history(
@@ -914,4 +937,53 @@ pub async fn next_due(pool: &PgPool) -> Result<Due, sqlx::Error> {
         job: row.job,
         chore: row.chore,
     })
+}
+
+/// A due job, as a runner takes it: with its request's tenant and the
+/// tenant's primary connection (marked primary, else the first made, as
+/// `membership_of` picks it), so a run that only reads a payout back
+/// costs no statement for either.
+pub struct Claimed {
+    pub id: i64,
+    pub request_id: Option<Uuid>,
+    pub attempts: i32,
+    pub tenant_id: Option<Uuid>,
+    pub connection_id: Option<Uuid>,
+    pub connection_updated_at: Option<DateTime<Utc>>,
+}
+
+/// Takes the next due job (`only` this one, if given), locked for the
+/// rest of `tx`. The runner skips jobs another runner holds; a caller
+/// waiting for one job (`run_now`) waits for its lock instead, and then
+/// finds it done.
+pub async fn claim_job(e: impl PgExecutor<'_>, only: Option<i64>) -> Result<Option<Claimed>, sqlx::Error> {
+    match only {
+        Some(only) => sqlx::query_as!(
+            Claimed,
+            r#"SELECT j.id, j.request_id, j.attempts, r.tenant_id AS "tenant_id?", c.id AS "connection_id?",
+                          c.updated_at AS "connection_updated_at?"
+                   FROM jobs j
+                   LEFT JOIN action_requests r ON r.id = j.request_id
+                   LEFT JOIN LATERAL (SELECT id, updated_at FROM connections WHERE tenant_id = r.tenant_id
+                                      ORDER BY is_primary DESC, created_at LIMIT 1) c ON true
+                   WHERE j.done_at IS NULL AND j.run_at <= now() AND j.id = $1
+                   FOR UPDATE OF j"#,
+            only,
+        )
+        .fetch_optional(e)
+        .await,
+        None => sqlx::query_as!(
+            Claimed,
+            r#"SELECT j.id, j.request_id, j.attempts, r.tenant_id AS "tenant_id?", c.id AS "connection_id?",
+                          c.updated_at AS "connection_updated_at?"
+                   FROM jobs j
+                   LEFT JOIN action_requests r ON r.id = j.request_id
+                   LEFT JOIN LATERAL (SELECT id, updated_at FROM connections WHERE tenant_id = r.tenant_id
+                                      ORDER BY is_primary DESC, created_at LIMIT 1) c ON true
+                   WHERE j.done_at IS NULL AND j.run_at <= now()
+                   ORDER BY j.run_at, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED"#,
+        )
+        .fetch_optional(e)
+        .await,
+    }
 }

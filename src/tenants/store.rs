@@ -67,20 +67,6 @@ pub async fn add_connection<'e>(db: impl PgExecutor<'e>, c: NewConnection<'_>) -
     Ok(id)
 }
 
-/// The connection a tenant's pages and jobs use: the one marked primary,
-/// else the oldest.
-pub async fn primary_connection(pool: &PgPool, tenant_id: Uuid) -> Result<Option<Connection>, sqlx::Error> {
-    sqlx::query_as!(
-        Connection,
-        "SELECT id, is_primary, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
-           webhook_secret_enc, is_builtin, updated_at \
-         FROM connections WHERE tenant_id = $1 ORDER BY is_primary DESC, created_at LIMIT 1",
-        tenant_id,
-    )
-    .fetch_optional(pool)
-    .await
-}
-
 /// The connection to the in-process sandbox, if default mode made one.
 pub async fn builtin_connection(pool: &PgPool) -> Result<Option<Connection>, sqlx::Error> {
     sqlx::query_as!(

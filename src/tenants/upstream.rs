@@ -45,37 +45,34 @@ impl Upstreams {
         audit: &AuditWriter,
         member: &Member,
     ) -> Result<Client, PortalError> {
-        let (id, version) = member.connection.ok_or(PortalError::NoConnection)?;
-        let cached = self.cache().get(&(id, version)).cloned();
-        let client = match cached {
-            Some(client) => client,
-            None => {
-                let connection = store::connection(pool, member.tenant_id, id)
-                    .await?
-                    .ok_or(PortalError::NoConnection)?;
-                self.client(key, &connection)?
-            }
-        };
-        Ok(client.observed(audit.observer(member.tenant_id, member.actor())))
+        let connection = member.connection.ok_or(PortalError::NoConnection)?;
+        self.for_connection(pool, key, audit, member.tenant_id, connection, member.actor())
+            .await
     }
 
-    /// A signed client for a tenant, for work no member is doing right now
-    /// (the approvals engine's jobs), auditing as `actor`.
-    pub async fn for_tenant(
+    /// A signed client for a tenant's connection, known by its id and
+    /// version (`updated_at`), auditing as `actor`: no statement while the
+    /// client of that version is cached. For work no member is doing right
+    /// now, too (the approvals engine's jobs, which read the version with
+    /// the job).
+    pub async fn for_connection(
         &self,
         pool: &PgPool,
         key: &MasterKey,
         audit: &AuditWriter,
         tenant_id: Uuid,
+        (id, version): (Uuid, DateTime<Utc>),
         actor: Actor,
     ) -> Result<Client, PortalError> {
-        let connection = store::primary_connection(pool, tenant_id)
-            .await?
-            .ok_or(PortalError::NoConnection)?;
-        let cached = self.cache().get(&(connection.id, connection.updated_at)).cloned();
+        let cached = self.cache().get(&(id, version)).cloned();
         let client = match cached {
             Some(client) => client,
-            None => self.client(key, &connection)?,
+            None => {
+                let connection = store::connection(pool, tenant_id, id)
+                    .await?
+                    .ok_or(PortalError::NoConnection)?;
+                self.client(key, &connection)?
+            }
         };
         Ok(client.observed(audit.observer(tenant_id, actor)))
     }

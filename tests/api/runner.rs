@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use paydesk::approvals::executor::Rest;
 
-use crate::approvals::{approve, file_payout, members, request_id, wait_for_finalize};
+use crate::approvals::{approve, file_payout, members, request_id, wait_for_finalize, wait_for_status};
 use crate::helpers::{csrf_in, spawn_app, TestApp};
 
 /// Waits until the runner rests as `wanted` says, for up to 30 s.
@@ -46,6 +46,52 @@ async fn an_approved_payout_is_run_when_the_approval_commits() {
     );
     assert_eq!(approve(&approver, &id).await.status().as_u16(), 303);
     wait_for_finalize(&app, &id).await;
+}
+
+/// A job runs on the tenant's primary connection as it stands when the
+/// job is taken (read with the job), not as it stood when the request was
+/// filed: here a new primary connection whose client id the service does
+/// not know, so the payout is refused and nothing is paid.
+#[tokio::test]
+async fn a_job_runs_on_the_connection_that_is_primary_when_it_is_taken() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["switch-maker@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["switch-checker@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "100").await);
+
+    app.change_behind_the_portal(sqlx::query(
+        "WITH old AS (UPDATE connections SET is_primary = false RETURNING *) \
+         INSERT INTO connections (id, tenant_id, name, environment, base_url, client_id, client_secret_enc, \
+                                  is_primary) \
+         SELECT gen_random_uuid(), tenant_id, 'Unknown client', environment, base_url, 'unknown-client', \
+                client_secret_enc, true FROM old",
+    ))
+    .await;
+    assert_eq!(approve(&approver, &id).await.status().as_u16(), 303);
+
+    wait_for_status(&app, &id, "failed").await;
+    let reason: String = sqlx::query_scalar("SELECT failure_reason FROM action_requests WHERE id = $1::uuid")
+        .bind(&id)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert!(!reason.is_empty());
+    let paid = app
+        .sandbox()
+        .await
+        .payouts(None, Some(100))
+        .await
+        .unwrap()
+        .payouts;
+    assert!(
+        paid.iter().all(|p| p.status == "QUOTE" || p.status == "EXPIRED"),
+        "nothing paid on the old connection: {reason}"
+    );
 }
 
 /// Many payouts approved at once on two replicas, each with several
