@@ -953,37 +953,43 @@ pub struct Claimed {
 }
 
 /// Takes the next due job (`only` this one, if given), locked for the
-/// rest of `tx`. The runner skips jobs another runner holds; a caller
-/// waiting for one job (`run_now`) waits for its lock instead, and then
-/// finds it done.
+/// rest of the caller's transaction. The runner skips jobs another runner
+/// holds; a caller waiting for one job (`run_now`) waits for its lock
+/// instead, and then finds it done. The job is found and locked first and
+/// joined after (joined before the sort, every due job would be).
 pub async fn claim_job(e: impl PgExecutor<'_>, only: Option<i64>) -> Result<Option<Claimed>, sqlx::Error> {
     match only {
-        Some(only) => sqlx::query_as!(
-            Claimed,
-            r#"SELECT j.id, j.request_id, j.attempts, r.tenant_id AS "tenant_id?", c.id AS "connection_id?",
-                          c.updated_at AS "connection_updated_at?"
-                   FROM jobs j
-                   LEFT JOIN action_requests r ON r.id = j.request_id
-                   LEFT JOIN LATERAL (SELECT id, updated_at FROM connections WHERE tenant_id = r.tenant_id
-                                      ORDER BY is_primary DESC, created_at LIMIT 1) c ON true
-                   WHERE j.done_at IS NULL AND j.run_at <= now() AND j.id = $1
-                   FOR UPDATE OF j"#,
-            only,
-        )
-        .fetch_optional(e)
-        .await,
-        None => sqlx::query_as!(
-            Claimed,
-            r#"SELECT j.id, j.request_id, j.attempts, r.tenant_id AS "tenant_id?", c.id AS "connection_id?",
-                          c.updated_at AS "connection_updated_at?"
-                   FROM jobs j
-                   LEFT JOIN action_requests r ON r.id = j.request_id
-                   LEFT JOIN LATERAL (SELECT id, updated_at FROM connections WHERE tenant_id = r.tenant_id
-                                      ORDER BY is_primary DESC, created_at LIMIT 1) c ON true
-                   WHERE j.done_at IS NULL AND j.run_at <= now()
-                   ORDER BY j.run_at, j.id LIMIT 1 FOR UPDATE OF j SKIP LOCKED"#,
-        )
-        .fetch_optional(e)
-        .await,
+        Some(only) => {
+            sqlx::query_as!(
+                Claimed,
+                r#"WITH j AS (SELECT id, request_id, attempts FROM jobs
+                          WHERE done_at IS NULL AND run_at <= now() AND id = $1 FOR UPDATE)
+               SELECT j.id AS "id!", j.request_id, j.attempts AS "attempts!", r.tenant_id AS "tenant_id?",
+                      c.id AS "connection_id?", c.updated_at AS "connection_updated_at?"
+               FROM j
+               LEFT JOIN action_requests r ON r.id = j.request_id
+               LEFT JOIN LATERAL (SELECT id, updated_at FROM connections WHERE tenant_id = r.tenant_id
+                                  ORDER BY is_primary DESC, created_at LIMIT 1) c ON true"#,
+                only,
+            )
+            .fetch_optional(e)
+            .await
+        }
+        None => {
+            sqlx::query_as!(
+                Claimed,
+                r#"WITH j AS (SELECT id, request_id, attempts FROM jobs
+                          WHERE done_at IS NULL AND run_at <= now()
+                          ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+               SELECT j.id AS "id!", j.request_id, j.attempts AS "attempts!", r.tenant_id AS "tenant_id?",
+                      c.id AS "connection_id?", c.updated_at AS "connection_updated_at?"
+               FROM j
+               LEFT JOIN action_requests r ON r.id = j.request_id
+               LEFT JOIN LATERAL (SELECT id, updated_at FROM connections WHERE tenant_id = r.tenant_id
+                                  ORDER BY is_primary DESC, created_at LIMIT 1) c ON true"#,
+            )
+            .fetch_optional(e)
+            .await
+        }
     }
 }
