@@ -76,9 +76,19 @@ post /connections /connections --data-urlencode "name=Bench sandbox" --data-urle
   --data-urlencode "base_url=http://127.0.0.1:$SANDBOX_PORT" --data-urlencode "client_id=$CLIENT_ID" \
   --data-urlencode "client_secret=$SECRET"
 
+# CPU the whole machine spends (every process: Postgres, both replicas,
+# the sandbox, the load itself), in clock ticks; divided by the payouts
+# executed it compares builds where executions a minute, on a saturated
+# machine, only says how the CPU was shared.
+busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+BUSY_BEFORE=$(busy)
 BENCH_PORTALS="http://127.0.0.1:${PORTAL_PORTS[0]},http://127.0.0.1:${PORTAL_PORTS[1]}" \
   DATABASE_URL="$SERVER/$DB" PAYDESK_MASTER_KEY="$KEY" BENCH_TENANT="Bench Co" BENCH_SECONDS="$SECONDS_TO_RUN" \
   SANDBOX_URL="http://127.0.0.1:$SANDBOX_PORT" SANDBOX_CLIENT_ID="$CLIENT_ID" SANDBOX_CLIENT_SECRET="$SECRET" \
   "$LOAD_BIN" | tee "$OUT/approvals.txt"
+BUSY=$(( $(busy) - BUSY_BEFORE ))
+EXECUTED=$(sed -n 's/^executions: \([0-9]*\) in all.*/\1/p' "$OUT/approvals.txt")
+awk -v b="$BUSY" -v t="$(getconf CLK_TCK)" -v n="$EXECUTED" \
+  'BEGIN {printf "machine CPU: %.1f s for %d payouts = %.2f ms per payout\n", b / t, n, b / t * 1000 / n}'
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
