@@ -940,9 +940,8 @@ pub async fn next_due(pool: &PgPool) -> Result<Due, sqlx::Error> {
 }
 
 /// A due job, as a runner takes it: with its request's tenant and the
-/// tenant's primary connection (marked primary, else the first made, as
-/// `membership_of` picks it), so a run that only reads a payout back
-/// costs no statement for either.
+/// tenant's primary connection (SQL `primary_connection_of`), so a run
+/// that only reads a payout back costs no statement for either.
 pub struct Claimed {
     pub id: i64,
     pub request_id: Option<Uuid>,
@@ -968,8 +967,7 @@ pub async fn claim_job(e: impl PgExecutor<'_>, only: Option<i64>) -> Result<Opti
                       c.id AS "connection_id?", c.updated_at AS "connection_updated_at?"
                FROM j
                LEFT JOIN action_requests r ON r.id = j.request_id
-               LEFT JOIN LATERAL (SELECT id, updated_at FROM connections WHERE tenant_id = r.tenant_id
-                                  ORDER BY is_primary DESC, created_at LIMIT 1) c ON true"#,
+               LEFT JOIN LATERAL primary_connection_of(r.tenant_id) c ON true"#,
                 only,
             )
             .fetch_optional(e)
@@ -985,8 +983,7 @@ pub async fn claim_job(e: impl PgExecutor<'_>, only: Option<i64>) -> Result<Opti
                       c.id AS "connection_id?", c.updated_at AS "connection_updated_at?"
                FROM j
                LEFT JOIN action_requests r ON r.id = j.request_id
-               LEFT JOIN LATERAL (SELECT id, updated_at FROM connections WHERE tenant_id = r.tenant_id
-                                  ORDER BY is_primary DESC, created_at LIMIT 1) c ON true"#,
+               LEFT JOIN LATERAL primary_connection_of(r.tenant_id) c ON true"#,
             )
             .fetch_optional(e)
             .await
