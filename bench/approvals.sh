@@ -81,14 +81,26 @@ post /connections /connections --data-urlencode "name=Bench sandbox" --data-urle
 # executed it compares builds where executions a minute, on a saturated
 # machine, only says how the CPU was shared.
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+# Clock ticks the given processes spent, user and system.
+ticks() { cat $(printf '/proc/%s/stat ' "$@") 2>/dev/null | awk '{t += $14 + $15} END {print t + 0}'; }
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 BUSY_BEFORE=$(busy)
+PG_BEFORE=$(ticks $(pgrep -x postgres)) PORTALS_BEFORE=$(ticks "${PIDS[1]}" "${PIDS[2]}")
+SANDBOX_BEFORE=$(ticks "${PIDS[0]}")
 BENCH_PORTALS="http://127.0.0.1:${PORTAL_PORTS[0]},http://127.0.0.1:${PORTAL_PORTS[1]}" \
   DATABASE_URL="$SERVER/$DB" PAYDESK_MASTER_KEY="$KEY" BENCH_TENANT="Bench Co" BENCH_SECONDS="$SECONDS_TO_RUN" \
   SANDBOX_URL="http://127.0.0.1:$SANDBOX_PORT" SANDBOX_CLIENT_ID="$CLIENT_ID" SANDBOX_CLIENT_SECRET="$SECRET" \
   "$LOAD_BIN" | tee "$OUT/approvals.txt"
 BUSY=$(( $(busy) - BUSY_BEFORE ))
+# Postgres's backends that ended during the run are not counted: a share
+# of it falls into "the rest".
+PG=$(( $(ticks $(pgrep -x postgres)) - PG_BEFORE ))
+PORTALS=$(( $(ticks "${PIDS[1]}" "${PIDS[2]}") - PORTALS_BEFORE ))
+SANDBOX=$(( $(ticks "${PIDS[0]}") - SANDBOX_BEFORE ))
 EXECUTED=$(sed -n 's/^executions: \([0-9]*\) in all.*/\1/p' "$OUT/approvals.txt")
-awk -v b="$BUSY" -v t="$(getconf CLK_TCK)" -v n="$EXECUTED" \
-  'BEGIN {printf "machine CPU: %.1f s for %d payouts = %.2f ms per payout\n", b / t, n, b / t * 1000 / n}'
+awk -v b="$BUSY" -v pg="$PG" -v po="$PORTALS" -v sb="$SANDBOX" -v t="$(getconf CLK_TCK)" -v n="$EXECUTED" \
+  'BEGIN {ms = 1000 / t / n
+          printf "machine CPU: %.1f s for %d payouts = %.2f ms per payout\n", b / t, n, b * ms
+          printf "  of which Postgres %.2f ms, the two portals %.2f ms, the sandbox %.2f ms, the rest %.2f ms\n",
+                 pg * ms, po * ms, sb * ms, (b - pg - po - sb) * ms}'
 echo "== load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
