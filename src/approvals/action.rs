@@ -113,10 +113,7 @@ impl<P: Serialize> Run<'_, P> {
     /// afterwards is reconciled from it) with a timeline entry.
     pub async fn save(&self, what: &str, detail: &str) -> Result<(), sqlx::Error> {
         let progress = serde_json::to_value(&self.progress).unwrap_or_default();
-        let mut tx = self.state.pool.begin().await?;
-        store::set_progress(&mut *tx, self.request.id, &progress).await?;
-        store::add_timeline(&mut *tx, self.request.id, what, detail).await?;
-        tx.commit().await
+        store::save_progress(&self.state.pool, self.request.id, &progress, what, detail).await
     }
 
     /// A timeline entry only.

@@ -662,6 +662,29 @@ pub async fn set_progress<'e>(
     Ok(())
 }
 
+/// A run's progress with the timeline entry that says what it did, in one
+/// statement (so both or neither are written, without a transaction of
+/// their own: a payout's run saves two or three times).
+pub async fn save_progress<'e>(
+    db: impl PgExecutor<'e>,
+    id: Uuid,
+    progress: &serde_json::Value,
+    what: &str,
+    detail: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "WITH saved AS (UPDATE action_requests SET progress = $2, updated_at = now() WHERE id = $1) \
+         INSERT INTO request_timeline (request_id, what, detail) VALUES ($1, $3, $4)",
+        id,
+        progress,
+        what,
+        detail,
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// A changed payload (sent back for approval): new digest, new deadline.
 pub async fn replace_payload<'e>(
     db: impl PgExecutor<'e>,
