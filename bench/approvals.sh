@@ -81,8 +81,9 @@ post /connections /connections --data-urlencode "name=Bench sandbox" --data-urle
 # executed it compares builds where executions a minute, on a saturated
 # machine, only says how the CPU was shared.
 busy() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
-# Clock ticks the given processes spent, user and system.
-ticks() { cat $(printf '/proc/%s/stat ' "$@") 2>/dev/null | awk '{t += $14 + $15} END {print t + 0}'; }
+# Clock ticks the given processes spent, user and system (one that ended
+# meanwhile is skipped).
+ticks() { { cat $(printf '/proc/%s/stat ' "$@") 2>/dev/null || true; } | awk '{t += $14 + $15} END {print t + 0}'; }
 echo "== load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 BUSY_BEFORE=$(busy)
 PG_BEFORE=$(ticks $(pgrep -x postgres)) PORTALS_BEFORE=$(ticks "${PIDS[1]}" "${PIDS[2]}")
