@@ -440,9 +440,12 @@ async fn run_due(state: &AppState, only: Option<i64>) -> Result<bool, sqlx::Erro
             .execute(&mut *tx)
             .await?;
         }
+        // A run that got on counts no failure: `attempts` counts failed
+        // runs in a row, so a payout read back many times on the rail is
+        // not given up on at its first failed read.
         Ok(Ran::Again(after)) => {
             sqlx::query!(
-                "UPDATE jobs SET run_at = now() + $2::interval, attempts = attempts + 1 WHERE id = $1",
+                "UPDATE jobs SET run_at = now() + $2::interval, attempts = 0, last_error = NULL WHERE id = $1",
                 job_id,
                 crate::db::interval(Duration::milliseconds(after.as_millis() as i64)),
             )

@@ -331,14 +331,22 @@ async fn settled(
     })
 }
 
-/// Read back every 5 s for the first two minutes on the rail, then every
-/// minute (an event from the service wakes the run at once anyway).
+/// How long until a payout on the rail is read back again: as long as it
+/// has been on the rail, but at least 5 s and at most 30 s (5, 10, 20, 40,
+/// 70 s...), then every minute after two minutes. Rails take from seconds
+/// to minutes, and every payout in flight is read back on its own (the
+/// service has no list of payouts to read at once), so a gate that files
+/// thousands a minute would otherwise spend most of its calls asking
+/// "still pending?". A connection with webhooks hears each move at once
+/// (an event wakes the run); without, a member sees it at most 30 s late.
 fn poll_interval(finalized_at: Option<DateTime<Utc>>) -> Duration {
-    let on_rail = finalized_at.map_or(chrono::Duration::zero(), |at| Utc::now() - at);
-    if on_rail < chrono::Duration::minutes(2) {
-        Duration::from_secs(5)
-    } else {
+    let on_rail = finalized_at
+        .and_then(|at| (Utc::now() - at).to_std().ok())
+        .unwrap_or_default();
+    if on_rail >= Duration::from_secs(120) {
         Duration::from_secs(60)
+    } else {
+        on_rail.clamp(Duration::from_secs(5), Duration::from_secs(30))
     }
 }
 
@@ -368,4 +376,20 @@ pub async fn on_event(pool: &PgPool, tenant: Uuid, payout_id: &str, event: &str)
         gate_store::note_event(pool, id, event).await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payout_on_the_rail_is_read_back_less_often_the_longer_it_stays() {
+        let after = |secs: i64| poll_interval(Some(Utc::now() - chrono::Duration::seconds(secs))).as_secs();
+        assert_eq!(poll_interval(None).as_secs(), 5);
+        assert_eq!(after(0), 5);
+        assert_eq!(after(10), 10);
+        assert_eq!(after(20), 20);
+        assert_eq!(after(40), 30);
+        assert_eq!(after(130), 60);
+    }
 }

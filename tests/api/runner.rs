@@ -182,3 +182,79 @@ async fn an_idle_runner_sends_nothing_to_the_database() {
     assert_eq!(app.runner.rest(), Rest::Told);
     assert_eq!(app.runner.wakeups(), wakeups, "nothing woke the runner");
 }
+
+/// Runs the request's job now and waits until that run rescheduled it.
+async fn read_back_now(app: &TestApp, request: &str) {
+    sqlx::query("UPDATE jobs SET run_at = now() WHERE request_id = $1::uuid AND done_at IS NULL")
+        .bind(request)
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    for _ in 0..300 {
+        let rescheduled: bool = sqlx::query_scalar(
+            "SELECT run_at > now() OR last_error IS NOT NULL FROM jobs WHERE request_id = $1::uuid",
+        )
+        .bind(request)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        if rescheduled {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the job was never run again");
+}
+
+/// A payout read back on the rail more often than a job may fail in a row
+/// is not given up on at its first failed read: failures count in a row,
+/// not over the job's life.
+#[tokio::test]
+async fn a_payout_read_back_many_times_survives_one_failed_read() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["patient-maker@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["patient-checker@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    approve(&approver, &id).await;
+    wait_for_finalize(&app, &id).await;
+    for _ in 0..12 {
+        read_back_now(&app, &id).await;
+    }
+
+    let payout_id: String =
+        sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
+            .bind(&id)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+    let sandbox = app.sandbox().await;
+    sandbox
+        .sandbox_add_fault(&paydesk_api::models::control::AddFault {
+            method: "GET".into(),
+            path_prefix: format!("/api/payouts/{payout_id}"),
+            mode: "503".into(),
+            count: 3,
+        })
+        .await
+        .unwrap();
+    read_back_now(&app, &id).await;
+    let (status, last_error): (String, Option<String>) = sqlx::query_as(
+        "SELECT r.status::text, j.last_error FROM action_requests r JOIN jobs j ON j.request_id = r.id \
+         WHERE r.id = $1::uuid",
+    )
+    .bind(&id)
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert!(last_error.is_some(), "the read failed");
+    assert_eq!(status, "executing", "still waiting for the rail");
+
+    sandbox.sandbox_settle_payout(&payout_id, true).await.unwrap();
+    read_back_now(&app, &id).await;
+    wait_for_status(&app, &id, "executed").await;
+}
