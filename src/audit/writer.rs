@@ -1,8 +1,9 @@
 //! The audit log's background writers. Mutating upstream calls are
 //! recorded through a channel drained by one task that stages them in
 //! batches, so a page load never waits on the database for them; and the
-//! linker links staged records into their logs' chains as soon as their
-//! transactions commit (see `store` for why appending is two steps).
+//! linker links staged records into their logs' chains once their
+//! transactions commit, in batches `BATCH_SPACING` apart (see `store` for
+//! why appending is two steps).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use serde_json::json;
 use sqlx::postgres::PgListener;
 use sqlx::PgPool;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use uuid::Uuid;
 
 use super::store::Log;
@@ -26,6 +28,13 @@ const STAGED: &str = "paydesk_audit";
 /// After a failure to reach the database, the linker tries again this
 /// much later.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// The writer and the linker each take a new batch at most this often: a
+/// busy portal then stages (and links) many records per statement and
+/// commit instead of a few, while the first record after a quiet spell
+/// goes at once. Readers lose nothing by it: search, export and verify
+/// link what is staged before they read.
+const BATCH_SPACING: Duration = Duration::from_millis(50);
 
 /// Starts this process's linker: it hears which logs had records staged
 /// and links each, taking every announcement already waiting first, so a
@@ -51,6 +60,7 @@ async fn link_as_told(pool: &PgPool) -> Result<(), sqlx::Error> {
     // None: the connection dropped (announcements meanwhile are lost), so
     // the caller listens again and catches up.
     while let Some(first) = listener.try_recv().await? {
+        let started = Instant::now();
         let mut logs = BTreeSet::new();
         let mut heard = Some(first);
         while let Some(n) = heard {
@@ -60,6 +70,7 @@ async fn link_as_told(pool: &PgPool) -> Result<(), sqlx::Error> {
         for tenant_id in logs {
             store::link(pool, Log::of(tenant_id)).await?;
         }
+        tokio::time::sleep_until(started + BATCH_SPACING).await;
     }
     Ok(())
 }
@@ -77,10 +88,12 @@ impl AuditWriter {
         tokio::spawn(async move {
             let mut batch = Vec::new();
             while rx.recv_many(&mut batch, 500).await > 0 {
+                let started = Instant::now();
                 if let Err(e) = store::append(&pool, &batch).await {
                     tracing::error!(error = %e, records = batch.len(), "could not write audit records");
                 }
                 batch.clear();
+                tokio::time::sleep_until(started + BATCH_SPACING).await;
             }
         });
         Self { tx }
