@@ -111,27 +111,33 @@ pub async fn transition(
     if !store::move_status(
         &mut **tx,
         request.id,
-        request.status,
-        change.to,
+        (request.status, change.to),
         change.failure.as_deref(),
+        change.what,
+        &change.detail,
     )
     .await?
     {
         return Err(ApprovalError::Changed);
     }
-    store::add_timeline(&mut **tx, request.id, change.what, &change.detail).await?;
-    let (users, message) = match change.notify {
-        Notify::Nobody => (Vec::new(), String::new()),
-        Notify::Requester(m) => (vec![request.requested_by], m),
-        Notify::Users(users, m) => (users, m),
-        Notify::RequesterAndApprovers(m) => {
-            let mut users = store::approvers_of(&mut **tx, request.id).await?;
-            users.insert(0, request.requested_by);
-            (users, m)
+    match change.notify {
+        Notify::Nobody => {}
+        Notify::Requester(m) => {
+            store::notify(
+                &mut **tx,
+                &[request.requested_by],
+                request.tenant_id,
+                request.id,
+                &m,
+            )
+            .await?
         }
-    };
-    for user in users {
-        store::notify(&mut **tx, user, request.tenant_id, request.id, &message).await?;
+        Notify::Users(users, m) => {
+            store::notify(&mut **tx, &users, request.tenant_id, request.id, &m).await?
+        }
+        Notify::RequesterAndApprovers(m) => {
+            store::notify_requester_and_approvers(&mut **tx, request.id, &m).await?
+        }
     }
     let (actor, action, details) = change.audit;
     let result = if change.to == RequestStatus::Failed {
@@ -443,16 +449,15 @@ pub async fn file<A: Action>(
         FiledAs::Approved(id)
     } else {
         store::announce(&mut *tx, policy.first_due(filed.at)).await?;
-        for approver in &eligible {
-            store::notify(
-                &mut *tx,
-                approver.user_id,
-                member.tenant_id,
-                id,
-                &format!("Waiting for your approval: {}", f.summary),
-            )
-            .await?;
-        }
+        let approvers: Vec<Uuid> = eligible.iter().map(|a| a.user_id).collect();
+        store::notify(
+            &mut *tx,
+            &approvers,
+            member.tenant_id,
+            id,
+            &format!("Waiting for your approval: {}", f.summary),
+        )
+        .await?;
         FiledAs::Waiting(id)
     };
     tx.commit().await?;

@@ -14,8 +14,9 @@
 //! and a notification is delivered only when that transaction commits: a
 //! job due now wakes one worker, which takes jobs until none is due; a
 //! later time goes to the scheduler, which sleeps until the earliest one
-//! it knows, does what is due, and reads the next due times in one
-//! statement. Idle, the process sends nothing to the database. There is
+//! it knows, does what is due, and reads the next job's due time (the
+//! chores' only after chores ran, since anything filed meanwhile was
+//! announced). Idle, the process sends nothing to the database. There is
 //! no safety poll: a notification can only be missed while the listening
 //! connection is down, and on reconnecting the runner catches up (every
 //! worker looks for due jobs, the scheduler re-reads the due times).
@@ -296,7 +297,10 @@ async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
         let announced = runner.take_announced();
         if announced.recompute {
             runner.wakeups.fetch_add(1, Ordering::SeqCst);
-            due = next_due(&state).await;
+            due = Due {
+                job: next_job_due(&state).await,
+                chore: next_chore_due(&state).await,
+            };
         }
         due = earliest(due, announced.due);
         let job = due.job.map(|at| at.max(jobs_woken_at + JOB_WAKE_SPACING));
@@ -324,6 +328,9 @@ async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
             jobs_woken_at = now;
             runner.work.notify_waiters();
         }
+        // The chores' next time changes only when chores run: anything
+        // filed meanwhile was announced. So a wake for jobs alone (payouts
+        // read back every few seconds) reads only the next job's time.
         if due.chore.is_some_and(|at| at <= now) {
             if let Err(e) = engine::expire_overdue(&state.pool).await {
                 tracing::warn!(error = %e, "expiring requests failed");
@@ -331,28 +338,32 @@ async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
             if let Err(e) = nudge(&state).await {
                 tracing::warn!(error = %e, "reminding approvers failed");
             }
+            due.chore = next_chore_due(&state).await;
         }
-        due = next_due(&state).await;
+        due.job = next_job_due(&state).await;
     }
 }
 
-/// The next due times from the database. A chore still due (more than
-/// one batch of expiries, or a reminder that failed) is looked at again a
-/// second later rather than at once; so is everything when the database
-/// can't be read.
-async fn next_due(state: &AppState) -> Due {
-    let soon = Utc::now() + Duration::seconds(1);
-    match store::next_due(&state.pool).await {
-        Ok(due) => Due {
-            job: due.job,
-            chore: due.chore.map(|at| if at <= Utc::now() { soon } else { at }),
-        },
+/// A second from now: when to look again at what could not be read, or at
+/// a chore still due (more than one batch of expiries, or a reminder that
+/// failed), rather than at once.
+fn soon() -> DateTime<Utc> {
+    Utc::now() + Duration::seconds(1)
+}
+
+async fn next_job_due(state: &AppState) -> Option<DateTime<Utc>> {
+    store::next_job_due(&state.pool).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "reading the next job's due time failed");
+        Some(soon())
+    })
+}
+
+async fn next_chore_due(state: &AppState) -> Option<DateTime<Utc>> {
+    match store::next_chore_due(&state.pool).await {
+        Ok(at) => at.map(|at| if at <= Utc::now() { soon() } else { at }),
         Err(e) => {
-            tracing::warn!(error = %e, "reading the gate's next due time failed");
-            Due {
-                job: Some(soon),
-                chore: Some(soon),
-            }
+            tracing::warn!(error = %e, "reading the next reminder or expiry failed");
+            Some(soon())
         }
     }
 }
@@ -391,9 +402,7 @@ pub async fn nudge(state: &AppState) -> Result<(), ApprovalError> {
             if !store::claim_nudge(&mut *tx, id, what).await? {
                 continue;
             }
-            for user in who {
-                store::notify(&mut *tx, user, tenant, id, &message).await?;
-            }
+            store::notify(&mut *tx, &who, tenant, id, &message).await?;
             let label = match what {
                 store::Nudge::Reminder => "reminded",
                 store::Nudge::Escalation => "escalated",
@@ -746,7 +755,7 @@ async fn send_back(
     store::clear_decisions(&mut *tx, request.id).await?;
     store::notify(
         &mut *tx,
-        request.requested_by,
+        &[request.requested_by],
         request.tenant_id,
         request.id,
         &format!("{why}; your request needs approval again: {}", request.summary),

@@ -580,17 +580,6 @@ pub async fn approver_role_names<'e>(
     .await
 }
 
-/// Members who approved the request as it now stands.
-pub async fn approvers_of<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar!(
-        "SELECT d.approver_id FROM approval_decisions d JOIN action_requests r ON r.id = d.request_id \
-         WHERE d.request_id = $1 AND d.decision = 'approve' AND d.digest = r.digest ORDER BY d.created_at",
-        request,
-    )
-    .fetch_all(db)
-    .await
-}
-
 /// Records a decision on what `digest` describes; false when this person
 /// already decided.
 pub async fn add_decision(
@@ -624,22 +613,28 @@ pub async fn clear_decisions<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Resu
     Ok(())
 }
 
-/// Moves a request from `from` to `to`; false when it was no longer at
-/// `from` (someone else moved it first).
+/// Moves a request from `from` to `to` with the timeline entry that says
+/// so, in one statement; false (and nothing written) when it was no longer
+/// at `from` (someone else moved it first).
 pub async fn move_status<'e>(
     db: impl PgExecutor<'e>,
     id: Uuid,
-    from: RequestStatus,
-    to: RequestStatus,
+    (from, to): (RequestStatus, RequestStatus),
     failure: Option<&str>,
+    what: &str,
+    detail: &str,
 ) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query!(
-        "UPDATE action_requests SET status = $3, failure_reason = COALESCE($4, failure_reason), updated_at = now() \
-         WHERE id = $1 AND status = $2",
+        "WITH moved AS (UPDATE action_requests SET status = $3, failure_reason = COALESCE($4, failure_reason), \
+                                                  updated_at = now() \
+                        WHERE id = $1 AND status = $2 RETURNING id) \
+         INSERT INTO request_timeline (request_id, what, detail) SELECT id, $5, $6 FROM moved",
         id,
         from as RequestStatus,
         to as RequestStatus,
         failure,
+        what,
+        detail,
     )
     .execute(db)
     .await?
@@ -784,17 +779,45 @@ pub async fn enqueue<'e>(
     Ok(())
 }
 
+/// Tells each of `users` about a request in the app, in one statement.
 pub async fn notify<'e>(
     db: impl PgExecutor<'e>,
-    user: Uuid,
+    users: &[Uuid],
     tenant: Uuid,
     request: Uuid,
     message: &str,
 ) -> Result<(), sqlx::Error> {
+    if users.is_empty() {
+        return Ok(());
+    }
     sqlx::query!(
-        "INSERT INTO notifications (user_id, tenant_id, request_id, message) VALUES ($1, $2, $3, $4)",
-        user,
+        "INSERT INTO notifications (user_id, tenant_id, request_id, message) \
+         SELECT u, $2, $3, $4 FROM UNNEST($1::uuid[]) WITH ORDINALITY AS n(u, i) ORDER BY i",
+        users,
         tenant,
+        request,
+        message,
+    )
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Tells a request's requester and everyone whose approval counts for it,
+/// in one statement.
+pub async fn notify_requester_and_approvers<'e>(
+    db: impl PgExecutor<'e>,
+    request: Uuid,
+    message: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "INSERT INTO notifications (user_id, tenant_id, request_id, message) \
+         SELECT who, r.tenant_id, r.id, $2 FROM action_requests r \
+         CROSS JOIN LATERAL (SELECT r.requested_by AS who, NULL::timestamptz AS at \
+                             UNION ALL \
+                             SELECT d.approver_id, d.created_at FROM approval_decisions d \
+                             WHERE d.request_id = r.id AND d.decision = 'approve' AND d.digest = r.digest) w \
+         WHERE r.id = $1 ORDER BY w.at NULLS FIRST",
         request,
         message,
     )
@@ -934,12 +957,20 @@ pub struct Due {
     pub chore: Option<DateTime<Utc>>,
 }
 
-/// When the next delayed job and the next chore fall due; None for each
-/// when nothing waits.
-pub async fn next_due(pool: &PgPool) -> Result<Due, sqlx::Error> {
-    let row = sqlx::query!(
-        r#"SELECT (SELECT min(run_at) FROM jobs WHERE done_at IS NULL AND run_at > now()) AS "job",
-           least(
+/// When the next delayed job falls due; None when none waits. One probe
+/// of the due-jobs index.
+pub async fn next_job_due(pool: &PgPool) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query_scalar!(r#"SELECT min(run_at) AS "at" FROM jobs WHERE done_at IS NULL AND run_at > now()"#)
+        .fetch_one(pool)
+        .await
+}
+
+/// When the next reminder, escalation or expiry of a pending request falls
+/// due; None when none waits. It reads every pending request, so the
+/// scheduler asks only after chores ran or when it may have missed news.
+pub async fn next_chore_due(pool: &PgPool) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT least(
              (SELECT min(expires_at) FROM action_requests WHERE status = 'pending'),
              (SELECT min(r.created_at + make_interval(secs => p.reminder_after_secs))
                 FROM action_requests r JOIN approval_policies p
@@ -951,15 +982,11 @@ pub async fn next_due(pool: &PgPool) -> Result<Due, sqlx::Error> {
                 FROM action_requests r JOIN approval_policies p
                   ON p.tenant_id = r.tenant_id AND p.action_kind = r.kind AND p.version = r.policy_version
                WHERE r.status = 'pending' AND r.escalated_at IS NULL AND p.escalation_after_secs IS NOT NULL)
-           ) AS "chore""#,
+           ) AS "at""#,
         Policy::standard().reminder_after_secs,
     )
     .fetch_one(pool)
-    .await?;
-    Ok(Due {
-        job: row.job,
-        chore: row.chore,
-    })
+    .await
 }
 
 /// A due job, as a runner takes it: with its request's tenant and the
