@@ -396,6 +396,7 @@ pub async fn file<A: Action>(
             digest: &digest,
             expires_at: filed.at + Duration::seconds(a.policy.expires_after_secs as i64),
         },
+        &format!("by {}", member.user.email),
     )
     .await?;
     match inserted {
@@ -408,7 +409,6 @@ pub async fn file<A: Action>(
         }
     }
     let policy = a.policy;
-    store::add_timeline(&mut *tx, id, "requested", &format!("by {}", member.user.email)).await?;
     audit::store::append_in(
         &mut tx,
         &[NewRecord::new(
@@ -508,8 +508,19 @@ pub async fn approve_each(
 ) -> Result<(usize, Vec<String>), sqlx::Error> {
     let mut approved = 0;
     let mut refusals = Vec::new();
+    // Who decides is read once for the whole set: it is the same member.
+    let me = decider(pool, member).await;
     for (id, digest) in picked {
-        match decide(pool, registry, member, *id, true, "", digest).await {
+        let verdict = Verdict {
+            approve: true,
+            comment: "",
+            digest,
+        };
+        let decided = match &me {
+            Ok(me) => decide_as(pool, registry, member, me, *id, verdict).await,
+            Err(e) => Err(ApprovalError::NotAllowed(e.to_string())),
+        };
+        match decided {
             Ok(_) => approved += 1,
             Err(ApprovalError::Db(e)) => return Err(e),
             Err(e) => {
@@ -539,6 +550,44 @@ pub async fn decide(
     comment: &str,
     digest: &str,
 ) -> Result<Decided, ApprovalError> {
+    let me = decider(pool, member).await?;
+    let verdict = Verdict {
+        approve,
+        comment,
+        digest,
+    };
+    decide_as(pool, registry, member, &me, request_id, verdict).await
+}
+
+/// The deciding member as policies see them: role, permissions, grants.
+async fn decider(pool: &PgPool, member: &Member) -> Result<Candidate, ApprovalError> {
+    store::candidates(pool, member.tenant_id)
+        .await?
+        .into_iter()
+        .find(|c| c.user_id == member.user.user_id)
+        .ok_or_else(|| ApprovalError::NotAllowed("You are not an active member of this tenant.".to_owned()))
+}
+
+/// One decision: approve or reject, the comment, and the digest of what
+/// the decider saw.
+struct Verdict<'a> {
+    approve: bool,
+    comment: &'a str,
+    digest: &'a str,
+}
+
+async fn decide_as(
+    pool: &PgPool,
+    registry: &Registry,
+    member: &Member,
+    me: &Candidate,
+    request_id: Uuid,
+    Verdict {
+        approve,
+        comment,
+        digest,
+    }: Verdict<'_>,
+) -> Result<Decided, ApprovalError> {
     let mut tx = pool.begin().await?;
     let request = store::lock(&mut tx, member.tenant_id, request_id)
         .await?
@@ -555,17 +604,10 @@ pub async fn decide(
     let action = registry.get(&request.kind)?;
     let kind = action.kind();
     let policy = policy_of(pool, member.tenant_id, action, request.policy_version).await?;
-    let me = store::candidates(pool, member.tenant_id)
-        .await?
-        .into_iter()
-        .find(|c| c.user_id == member.user.user_id)
-        .ok_or_else(|| {
-            ApprovalError::NotAllowed("You are not an active member of this tenant.".to_owned())
-        })?;
     let escalated = policy
         .escalation_after_secs
         .is_some_and(|secs| now >= request.created_at + Duration::seconds(secs as i64));
-    model::may_approve(&policy, kind, &me, &request.filed(), escalated).map_err(ApprovalError::NotAllowed)?;
+    model::may_approve(&policy, kind, me, &request.filed(), escalated).map_err(ApprovalError::NotAllowed)?;
     if digest != request.digest {
         return Err(ApprovalError::Changed);
     }

@@ -249,19 +249,22 @@ pub struct NewRequest<'a> {
     pub expires_at: DateTime<Utc>,
 }
 
-/// Files a request; `Err(Some(id))` when one of this tenant is already
-/// pending for the same action and target or has the same reference,
-/// `Err(None)` when the reference is another tenant's.
+/// Files a request with its timeline's first entry ("requested",
+/// `detail`); `Err(Some(id))` when one of this tenant is already pending
+/// for the same action and target or has the same reference, `Err(None)`
+/// when the reference is another tenant's.
 pub async fn insert_request(
     tx: &mut Transaction<'_, Postgres>,
     r: &NewRequest<'_>,
+    detail: &str,
 ) -> Result<Result<(), Option<Uuid>>, sqlx::Error> {
     let inserted = sqlx::query!(
-        "INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status, requested_by, \
-           policy_version, required_approvals, upstream_reference, expires_at, digest, currency, value, value_currency, \
-           value_rate, counterparties, rules_fired, required_role) \
+        "WITH filed AS (INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status, \
+           requested_by, policy_version, required_approvals, upstream_reference, expires_at, digest, currency, value, \
+           value_currency, value_rate, counterparties, rules_fired, required_role) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
-         ON CONFLICT DO NOTHING",
+         ON CONFLICT DO NOTHING RETURNING id) \
+         INSERT INTO request_timeline (request_id, what, detail) SELECT id, 'requested', $21 FROM filed",
         r.id,
         r.tenant,
         r.kind.key,
@@ -282,6 +285,7 @@ pub async fn insert_request(
         &r.counterparties,
         &r.rules_fired,
         r.required_role.as_deref(),
+        detail,
     )
     .execute(&mut **tx)
     .await?

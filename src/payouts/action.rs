@@ -332,13 +332,15 @@ async fn settled(
 }
 
 /// How long until a payout on the rail is read back again: as long as it
-/// has been on the rail, but at least 5 s and at most 30 s (5, 10, 20, 40,
-/// 70 s...), then every minute after two minutes. Rails take from seconds
-/// to minutes, and every payout in flight is read back on its own (the
-/// service has no list of payouts to read at once), so a gate that files
-/// thousands a minute would otherwise spend most of its calls asking
-/// "still pending?". A connection with webhooks hears each move at once
-/// (an event wakes the run); without, a member sees it at most 30 s late.
+/// has been on the rail, but at least 10 s and at most 30 s (10, 20, 40,
+/// 70 s...), then every minute after two minutes. A rail's first move
+/// takes at least 10 s (the sandbox's rules say so of every asynchronous
+/// step, and banks are slower), and every payout in flight is read back on
+/// its own (the service has no list of payouts to read at once), so a
+/// gate that files thousands a minute would otherwise spend most of its
+/// calls asking "still pending?". A connection with webhooks hears each
+/// move at once (an event wakes the run); without, a member sees it at
+/// most 30 s late.
 fn poll_interval(finalized_at: Option<DateTime<Utc>>) -> Duration {
     let on_rail = finalized_at
         .and_then(|at| (Utc::now() - at).to_std().ok())
@@ -346,7 +348,7 @@ fn poll_interval(finalized_at: Option<DateTime<Utc>>) -> Duration {
     if on_rail >= Duration::from_secs(120) {
         Duration::from_secs(60)
     } else {
-        on_rail.clamp(Duration::from_secs(5), Duration::from_secs(30))
+        on_rail.clamp(Duration::from_secs(10), Duration::from_secs(30))
     }
 }
 
@@ -385,9 +387,9 @@ mod tests {
     #[test]
     fn a_payout_on_the_rail_is_read_back_less_often_the_longer_it_stays() {
         let after = |secs: i64| poll_interval(Some(Utc::now() - chrono::Duration::seconds(secs))).as_secs();
-        assert_eq!(poll_interval(None).as_secs(), 5);
-        assert_eq!(after(0), 5);
-        assert_eq!(after(10), 10);
+        assert_eq!(poll_interval(None).as_secs(), 10);
+        assert_eq!(after(0), 10);
+        assert_eq!(after(15), 15);
         assert_eq!(after(20), 20);
         assert_eq!(after(40), 30);
         assert_eq!(after(130), 60);

@@ -69,7 +69,7 @@ pub async fn file_payout(maker: &TestApp, account: &str, amount: &str) -> reqwes
         .await
 }
 
-/// Waits up to 30 s: a payout on the rail is first read back after 5 s, and a
+/// Waits up to 30 s: a payout on the rail is first read back after 10 s, and a
 /// loaded CI machine runs many tests at once.
 pub async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
     for _ in 0..300 {
