@@ -31,10 +31,27 @@ pub enum DbError {
 /// use.
 const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
 
+/// What this process's connections call themselves to Postgres
+/// (`application_name`), unique per process.
+pub fn process_name(pool: &PgPool) -> String {
+    pool.connect_options()
+        .get_application_name()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// Connects to `url`, creating its database first when it does not exist,
 /// then migrates.
 pub async fn connect_and_migrate(url: &str, max_connections: u32) -> Result<PgPool, DbError> {
     let options = PgConnectOptions::from_str(url).map_err(DbError::BadUrl)?;
+    // Unique per process: the gate's job notifications name the process
+    // that wrote the job (see `process_name`).
+    let name = format!(
+        "{} {}",
+        options.get_application_name().unwrap_or("paydesk"),
+        &uuid::Uuid::new_v4().simple().to_string()[..12]
+    );
+    let options = options.application_name(&name);
     create_database_if_missing(&options).await?;
     let pool = PgPoolOptions::new()
         .max_connections(max_connections)

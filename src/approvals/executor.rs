@@ -9,18 +9,26 @@
 //! Nothing polls. Each process has `gate_workers` workers (a bounded
 //! number of executions at once), a scheduler and one connection that
 //! LISTENs on `store::CHANNEL`. A job queued or rescheduled notifies from
-//! the transaction that writes it (a trigger on `jobs`), a filed request
-//! announces its first reminder, escalation or expiry (`store::announce`),
-//! and a notification is delivered only when that transaction commits: a
-//! job due now wakes one worker, which takes jobs until none is due; a
-//! later time goes to the scheduler, which sleeps until the earliest one
-//! it knows, does what is due, and reads the next job's due time (the
-//! chores' only after chores ran, since anything filed meanwhile was
-//! announced). Idle, the process sends nothing to the database. There is
-//! no safety poll: a notification can only be missed while the listening
-//! connection is down, and on reconnecting the runner catches up (every
-//! worker looks for due jobs, the scheduler re-reads the due times).
+//! the transaction that writes it (a trigger on `jobs`), naming the
+//! process that wrote it; a filed request announces its first reminder,
+//! escalation or expiry (`store::announce`); a notification is delivered
+//! only when that transaction commits.
+//!
+//! A job is run by the process that wrote it: due now, it is owed a claim
+//! and a worker wakes; due later, the scheduler sleeps until then and owes
+//! a claim for each job still due. Every other process hears of the job
+//! too, and looks `HANDOVER` after it fell due, in case its writer died
+//! first (or was too busy to take it). So one process, not every one,
+//! wakes for each job: a woken worker finds a job, where it used to find
+//! another replica's worker had taken it. The chores' next time is read
+//! only after chores ran (anything filed meanwhile was announced). Idle,
+//! the process sends nothing to the database. There is no safety poll: a
+//! notification can only be missed while the listening connection is
+//! down, and on reconnecting the runner catches up (it owes a claim for
+//! every job due and re-reads the due times).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration as StdDuration;
@@ -37,7 +45,7 @@ use uuid::Uuid;
 use super::action::{self, Action, ErasedStep, ExecError};
 use super::engine::{self, gate_actor, ApprovalError, Change, FiledAs, Filing, Notify};
 use super::model::{self, RequestStatus};
-use super::store::{self, ActionRequest, Claimed, Due};
+use super::store::{self, ActionRequest, Claimed};
 use crate::access::Member;
 use crate::audit::Event;
 use crate::startup::AppState;
@@ -48,6 +56,10 @@ const MAX_ATTEMPTS: i32 = 10;
 /// After a failure to reach the database, the runner tries again this
 /// much later.
 const RETRY_AFTER: StdDuration = StdDuration::from_secs(1);
+/// Another process's job is looked at this long after it fell due: its
+/// writer runs it (and reschedules it, which tells everyone) unless it
+/// died meanwhile.
+const HANDOVER: Duration = Duration::seconds(2);
 /// The scheduler wakes the workers for delayed jobs at most this often:
 /// jobs due close together (payouts in flight read back every few
 /// seconds) share one wake and one look at the next due times, instead of
@@ -83,10 +95,14 @@ impl From<sqlx::Error> for RunError {
 /// either. Idle, it sends no statement: the workers wait for a
 /// notification, the scheduler for the next due time it knows of.
 pub struct Runner {
-    /// A job is due now: wakes a worker.
+    /// This process's name in job notifications (`db::process_name`).
+    name: String,
+    /// Claims the workers owe: one per job this process was told is due.
+    owed: AtomicUsize,
+    /// A claim is owed: wakes a worker.
     work: Wake,
-    /// Something falls due at `announced` (or the due times are unknown
-    /// after the listener reconnected): wakes the scheduler.
+    /// Something falls due at a time `announced` holds (or the due times
+    /// are unknown after the listener reconnected): wakes the scheduler.
     changed: Wake,
     announced: Mutex<Announced>,
     /// Workers waiting for work, and until when the scheduler sleeps (None
@@ -114,7 +130,10 @@ pub enum Rest {
 /// What the listener told the scheduler since it last looked.
 #[derive(Default)]
 struct Announced {
-    due: Due,
+    /// When jobs fall due (another process's, a grace period later).
+    jobs: Vec<DateTime<Utc>>,
+    /// The earliest reminder, escalation or expiry announced.
+    chore: Option<DateTime<Utc>>,
     /// Due times may have been missed: ask the database.
     recompute: bool,
 }
@@ -140,10 +159,24 @@ impl Runner {
         self.wakeups.load(Ordering::SeqCst)
     }
 
-    fn announce(&self, due: Due) {
-        let mut announced = self.announced.lock().unwrap_or_else(|e| e.into_inner());
-        announced.due = earliest(announced.due, due);
-        drop(announced);
+    /// `claims` more claims are owed: wakes as many workers (a busy one
+    /// takes what is owed when its run ends).
+    fn owe(&self, claims: usize) {
+        self.owed.fetch_add(claims, Ordering::SeqCst);
+        for _ in 0..claims.min(self.workers) {
+            self.work.notify_one();
+        }
+    }
+
+    /// Takes one owed claim; false when none is owed.
+    fn take_owed(&self) -> bool {
+        self.owed
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    fn announce(&self, change: impl FnOnce(&mut Announced)) {
+        change(&mut self.announced.lock().unwrap_or_else(|e| e.into_inner()));
         self.changed.notify_one();
     }
 
@@ -152,12 +185,10 @@ impl Runner {
     }
 
     /// The listener (re)connected, so notifications may have been missed:
-    /// every worker looks for due jobs and the scheduler recomputes.
+    /// the scheduler owes a claim for every job due now and recomputes.
     fn catch_up(&self) {
         self.scheduler_rests(None);
-        self.work.notify_waiters();
-        self.announced.lock().unwrap_or_else(|e| e.into_inner()).recompute = true;
-        self.changed.notify_one();
+        self.announce(|a| a.recompute = true);
     }
 }
 
@@ -168,17 +199,12 @@ fn earlier(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTim
     }
 }
 
-fn earliest(a: Due, b: Due) -> Due {
-    Due {
-        job: earlier(a.job, b.job),
-        chore: earlier(a.chore, b.chore),
-    }
-}
-
 /// Starts the runner on the current runtime with `workers` executions at
 /// once at most.
 pub fn start(state: Data<AppState>, workers: usize) -> Arc<Runner> {
     let runner = Arc::new(Runner {
+        name: crate::db::process_name(&state.pool),
+        owed: AtomicUsize::new(0),
         work: Wake::new(),
         changed: Wake::new(),
         announced: Mutex::new(Announced::default()),
@@ -232,10 +258,13 @@ async fn connect_listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     Ok(listener)
 }
 
-/// One notification: a job due now wakes a worker; anything due later
-/// goes to the scheduler.
+/// One notification: `job:<epoch>:<process>` or `due:<epoch>`. A job of
+/// this process due now is owed a claim at once; a later one, or another
+/// process's (a grace period later), goes to the scheduler, as do
+/// reminders, escalations and expiries.
 fn heard(runner: &Runner, payload: &str) {
-    let Some((what, epoch)) = payload.split_once(':') else {
+    let mut parts = payload.splitn(3, ':');
+    let (Some(what), Some(epoch)) = (parts.next(), parts.next()) else {
         return;
     };
     let Some(at) = epoch
@@ -246,49 +275,55 @@ fn heard(runner: &Runner, payload: &str) {
         return;
     };
     match what {
-        "job" if at <= Utc::now() => runner.work.notify_one(),
-        "job" => runner.announce(Due {
-            job: Some(at),
-            chore: None,
-        }),
-        _ => runner.announce(Due {
-            job: None,
-            chore: Some(at),
-        }),
+        "job" => {
+            let at = match parts.next() {
+                // A job written outside any portal process (psql, say)
+                // is everyone's at once.
+                Some(writer) if !writer.is_empty() && writer != runner.name => at + HANDOVER,
+                _ => at,
+            };
+            if at <= Utc::now() {
+                runner.owe(1);
+            } else {
+                runner.announce(|a| a.jobs.push(at));
+            }
+        }
+        _ => runner.announce(|a| a.chore = earlier(a.chore, Some(at))),
     }
 }
 
-/// A worker: takes due jobs one after another while there are any, then
-/// waits to be woken.
+/// A worker: makes the claims owed, one after another, then waits to be
+/// woken. A claim takes any due job, not necessarily the one it was owed
+/// for: every due job is owed a claim somewhere, so each is taken.
 async fn work(state: Data<AppState>, runner: Arc<Runner>) {
     loop {
         let woken = runner.work.notified();
         tokio::pin!(woken);
-        // Registered before looking, so a notification sent while looking
-        // is not lost.
+        // Registered before looking, so a wake sent while looking is not
+        // lost.
         woken.as_mut().enable();
+        if !runner.take_owed() {
+            runner.waiting.fetch_add(1, Ordering::SeqCst);
+            woken.await;
+            runner.waiting.fetch_sub(1, Ordering::SeqCst);
+            continue;
+        }
         runner.wakeups.fetch_add(1, Ordering::SeqCst);
-        match run_next(&state).await {
-            Ok(true) => continue,
-            Ok(false) => {
-                runner.waiting.fetch_add(1, Ordering::SeqCst);
-                woken.await;
-                runner.waiting.fetch_sub(1, Ordering::SeqCst);
-            }
-            Err(e) => {
-                tracing::error!(error = %e, "the job runner failed; retrying");
-                tokio::time::sleep(RETRY_AFTER).await;
-            }
+        if let Err(e) = run_next(&state).await {
+            tracing::error!(error = %e, "the job runner failed; retrying");
+            runner.owe(1);
+            tokio::time::sleep(RETRY_AFTER).await;
         }
     }
 }
 
 /// The scheduler: sleeps until the earliest due time it knows of (or a
-/// notification of an earlier one); then wakes the workers for delayed
-/// jobs now due, or expires, reminds and escalates what is due, and asks
-/// the database for the next due times.
+/// notification of an earlier one); then owes the workers a claim for each
+/// job now due (as many as the database says are), or expires, reminds
+/// and escalates what is due.
 async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
-    let mut due = Due::default();
+    let mut jobs: BinaryHeap<Reverse<DateTime<Utc>>> = BinaryHeap::new();
+    let mut chore: Option<DateTime<Utc>> = None;
     let mut jobs_woken_at = DateTime::<Utc>::MIN_UTC;
     loop {
         let changed = runner.changed.notified();
@@ -297,14 +332,16 @@ async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
         let announced = runner.take_announced();
         if announced.recompute {
             runner.wakeups.fetch_add(1, Ordering::SeqCst);
-            due = Due {
-                job: next_job_due(&state).await,
-                chore: next_chore_due(&state).await,
-            };
+            runner.owe(jobs_due_now(&state, &runner, i64::MAX).await);
+            jobs.extend(next_job_due(&state).await.map(Reverse));
+            chore = next_chore_due(&state).await;
         }
-        due = earliest(due, announced.due);
-        let job = due.job.map(|at| at.max(jobs_woken_at + JOB_WAKE_SPACING));
-        let Some(at) = earlier(job, due.chore) else {
+        jobs.extend(announced.jobs.into_iter().map(Reverse));
+        chore = earlier(chore, announced.chore);
+        let job = jobs
+            .peek()
+            .map(|Reverse(at)| (*at).max(jobs_woken_at + JOB_WAKE_SPACING));
+        let Some(at) = earlier(job, chore) else {
             runner.scheduler_rests(Some(Rest::Told));
             changed.await;
             runner.scheduler_rests(None);
@@ -324,23 +361,26 @@ async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
         }
         runner.wakeups.fetch_add(1, Ordering::SeqCst);
         let now = Utc::now();
-        if due.job.is_some_and(|at| at <= now) {
+        let mut told = 0;
+        while jobs.peek().is_some_and(|Reverse(at)| *at <= now) {
+            jobs.pop();
+            told += 1;
+        }
+        if told > 0 {
             jobs_woken_at = now;
-            runner.work.notify_waiters();
+            runner.owe(jobs_due_now(&state, &runner, told.min(runner.workers) as i64).await);
         }
         // The chores' next time changes only when chores run: anything
-        // filed meanwhile was announced. So a wake for jobs alone (payouts
-        // read back every few seconds) reads only the next job's time.
-        if due.chore.is_some_and(|at| at <= now) {
+        // filed meanwhile was announced.
+        if chore.is_some_and(|at| at <= now) {
             if let Err(e) = engine::expire_overdue(&state.pool).await {
                 tracing::warn!(error = %e, "expiring requests failed");
             }
             if let Err(e) = nudge(&state).await {
                 tracing::warn!(error = %e, "reminding approvers failed");
             }
-            due.chore = next_chore_due(&state).await;
+            chore = next_chore_due(&state).await;
         }
-        due.job = next_job_due(&state).await;
     }
 }
 
@@ -356,6 +396,20 @@ async fn next_job_due(state: &AppState) -> Option<DateTime<Utc>> {
         tracing::warn!(error = %e, "reading the next job's due time failed");
         Some(soon())
     })
+}
+
+/// How many jobs are due now, up to `at_most` (the jobs this process was
+/// told of: one that ran meanwhile, in another process, is owed no claim);
+/// when the database can't be read, as many as there are workers (each
+/// claim retries until it can).
+async fn jobs_due_now(state: &AppState, runner: &Runner, at_most: i64) -> usize {
+    match store::jobs_due_now(&state.pool, at_most).await {
+        Ok(due) => due as usize,
+        Err(e) => {
+            tracing::warn!(error = %e, "counting the due jobs failed");
+            runner.workers
+        }
+    }
 }
 
 async fn next_chore_due(state: &AppState) -> Option<DateTime<Utc>> {

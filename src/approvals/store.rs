@@ -952,21 +952,23 @@ pub async fn announce<'e>(db: impl PgExecutor<'e>, at: DateTime<Utc>) -> Result<
     Ok(())
 }
 
-/// What falls due later, as the runner's scheduler waits for it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Due {
-    /// The earliest delayed job (one due now is the workers' business).
-    pub job: Option<DateTime<Utc>>,
-    /// The earliest reminder, escalation or expiry of a pending request.
-    pub chore: Option<DateTime<Utc>>,
-}
-
 /// When the next delayed job falls due; None when none waits. One probe
 /// of the due-jobs index.
 pub async fn next_job_due(pool: &PgPool) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
     sqlx::query_scalar!(r#"SELECT min(run_at) AS "at" FROM jobs WHERE done_at IS NULL AND run_at > now()"#)
         .fetch_one(pool)
         .await
+}
+
+/// How many jobs are due now, counting up to `at_most`: jobs being run
+/// count too (a job stays due until its run commits).
+pub async fn jobs_due_now(pool: &PgPool, at_most: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "due!" FROM (SELECT 1 FROM jobs WHERE done_at IS NULL AND run_at <= now() LIMIT $1) d"#,
+        at_most,
+    )
+    .fetch_one(pool)
+    .await
 }
 
 /// When the next reminder, escalation or expiry of a pending request falls

@@ -258,3 +258,45 @@ async fn a_payout_read_back_many_times_survives_one_failed_read() {
     read_back_now(&app, &id).await;
     wait_for_status(&app, &id, "executed").await;
 }
+
+/// A job rescheduled by another portal process that then died is not left
+/// waiting: this process takes it once the handover time has passed.
+#[tokio::test]
+async fn a_job_another_process_wrote_before_it_died_is_run_after_the_handover() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = members(&app, "Operator", &["orphan-maker@example.com".into()])
+        .await
+        .remove(0);
+    let approver = members(&app, "Approver", &["orphan-checker@example.com".into()])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    approve(&approver, &id).await;
+    wait_for_finalize(&app, &id).await;
+
+    let mut tx = app.pool.begin().await.unwrap();
+    sqlx::query("SET LOCAL application_name = 'paydesk gone'")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE jobs SET run_at = now() WHERE request_id = $1::uuid AND done_at IS NULL")
+        .bind(&id)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    for _ in 0..300 {
+        let rescheduled: bool =
+            sqlx::query_scalar("SELECT run_at > now() FROM jobs WHERE request_id = $1::uuid")
+                .bind(&id)
+                .fetch_one(&app.pool)
+                .await
+                .unwrap();
+        if rescheduled {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the orphaned job was never run");
+}
