@@ -57,9 +57,10 @@ const MAX_ATTEMPTS: i32 = 10;
 /// much later.
 const RETRY_AFTER: StdDuration = StdDuration::from_secs(1);
 /// Another process's job is looked at this long after it fell due: its
-/// writer runs it (and reschedules it, which tells everyone) unless it
-/// died meanwhile.
-const HANDOVER: Duration = Duration::seconds(2);
+/// writer runs it within milliseconds unless it died meanwhile, or all its
+/// workers are busy (a bulk approval queues a hundred at once), when the
+/// others share the rest.
+const HANDOVER: Duration = Duration::milliseconds(250);
 /// The scheduler wakes the workers for delayed jobs at most this often:
 /// jobs due close together (payouts in flight read back every few
 /// seconds) share one wake and one look at the next due times, instead of
@@ -368,7 +369,7 @@ async fn schedule(state: Data<AppState>, runner: Arc<Runner>) {
         }
         if told > 0 {
             jobs_woken_at = now;
-            runner.owe(jobs_due_now(&state, &runner, told.min(runner.workers) as i64).await);
+            runner.owe(jobs_due_now(&state, &runner, told as i64).await);
         }
         // The chores' next time changes only when chores run: anything
         // filed meanwhile was announced.
