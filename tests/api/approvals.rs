@@ -158,6 +158,31 @@ pub async fn wait_for_finalize(app: &TestApp, request: &str) {
     wait_for_status(app, request, "executing").await;
 }
 
+/// An operator and an approver (`{name}-maker@`, `{name}-checker@`), and a
+/// payout to `account` the one filed and the other approved, now on the
+/// rail: the two members and the request's id.
+pub async fn payout_on_the_rail(app: &TestApp, name: &str, account: &str) -> (TestApp, TestApp, String) {
+    let operator = members(app, "Operator", &[format!("{name}-maker@example.com")])
+        .await
+        .remove(0);
+    let approver = members(app, "Approver", &[format!("{name}-checker@example.com")])
+        .await
+        .remove(0);
+    let id = request_id(&file_payout(&operator, account, "10").await);
+    approve(&approver, &id).await;
+    wait_for_finalize(app, &id).await;
+    (operator, approver, id)
+}
+
+/// The id of the payout a request put on the rail.
+pub async fn payout_id_of(app: &TestApp, request: &str) -> String {
+    sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
+        .bind(request)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
 pub fn request_id(res: &reqwest::Response) -> String {
     location(res).trim_start_matches("/approvals/").to_owned()
 }
@@ -501,15 +526,7 @@ async fn requests_expire_and_lost_answers_are_reconciled_by_reference() {
 async fn a_lost_webhook_is_made_up_for_by_reading_the_payout_back() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
-    let operator = members(&app, "Operator", &["op2@example.com".into()])
-        .await
-        .remove(0);
-    let approver = members(&app, "Approver", &["ap2@example.com".into()])
-        .await
-        .remove(0);
-    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
-    approve(&approver, &id).await;
-    wait_for_finalize(&app, &id).await;
+    let (_, _, id) = payout_on_the_rail(&app, "lost-webhook", "0123456789").await;
 
     // The service's events stop reaching the portal; the payout completes.
     let sandbox = app.sandbox().await;
@@ -517,12 +534,7 @@ async fn a_lost_webhook_is_made_up_for_by_reading_the_payout_back() {
         .sandbox_set_webhook("http://127.0.0.1:9/nowhere", None)
         .await
         .unwrap();
-    let payout_id: String =
-        sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
-            .bind(&id)
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
+    let payout_id = payout_id_of(&app, &id).await;
     sandbox.sandbox_settle_payout(&payout_id, true).await.unwrap();
     assert!(
         wait_for_payout_status(&app, &id, "COMPLETED", 300).await,
@@ -679,12 +691,7 @@ async fn a_quote_that_expired_before_execution_is_replaced() {
 
     approve(&approver, &id).await;
     wait_for_finalize(&app, &id).await;
-    let payout_id: String =
-        sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
-            .bind(&id)
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
+    let payout_id = payout_id_of(&app, &id).await;
     let payout = sandbox.payout(&payout_id).await.unwrap();
     assert_ne!(payout.id, quote.id, "a fresh quote");
     assert_eq!(payout.reference, format!("{reference}-1"));
@@ -957,21 +964,8 @@ async fn an_approver_the_maker_added_cannot_approve_and_admins_cannot_become_own
 async fn a_payout_that_fails_on_the_rail_ends_the_request_as_failed() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
-    let operator = members(&app, "Operator", &["op9@example.com".into()])
-        .await
-        .remove(0);
-    let approver = members(&app, "Approver", &["ap9@example.com".into()])
-        .await
-        .remove(0);
-    let id = request_id(&file_payout(&operator, "0123459999", "10").await);
-    approve(&approver, &id).await;
-    wait_for_finalize(&app, &id).await;
-    let payout_id: String =
-        sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
-            .bind(&id)
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
+    let (operator, approver, id) = payout_on_the_rail(&app, "rail-fails", "0123459999").await;
+    let payout_id = payout_id_of(&app, &id).await;
     // The rail takes its time on the sandbox clock.
     let sandbox = app.sandbox().await;
     sandbox.sandbox_advance_clock(3600).await.unwrap();

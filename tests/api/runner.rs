@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use paydesk::approvals::executor::Rest;
 
-use crate::approvals::{approve, file_payout, members, request_id, wait_for_finalize, wait_for_status};
+use crate::approvals::{
+    approve, file_payout, members, payout_id_of, payout_on_the_rail, request_id, wait_for_finalize,
+    wait_for_status,
+};
 use crate::helpers::{csrf_in, spawn_app, TestApp};
 
 /// Waits until the runner rests as `wanted` says, for up to 30 s.
@@ -183,13 +186,22 @@ async fn an_idle_runner_sends_nothing_to_the_database() {
     assert_eq!(app.runner.wakeups(), wakeups, "nothing woke the runner");
 }
 
-/// Runs the request's job now and waits until that run rescheduled it.
-async fn read_back_now(app: &TestApp, request: &str) {
-    sqlx::query("UPDATE jobs SET run_at = now() WHERE request_id = $1::uuid AND done_at IS NULL")
-        .bind(request)
-        .execute(&app.pool)
+/// Makes the request's job due now, as the process named `writer` (the
+/// tests' own connections have no name), and waits until a run
+/// rescheduled it or failed.
+async fn read_back_now(app: &TestApp, request: &str, writer: &str) {
+    let mut tx = app.pool.begin().await.unwrap();
+    sqlx::query("SELECT set_config('application_name', $1, true)")
+        .bind(writer)
+        .execute(&mut *tx)
         .await
         .unwrap();
+    sqlx::query("UPDATE jobs SET run_at = now() WHERE request_id = $1::uuid AND done_at IS NULL")
+        .bind(request)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
     for _ in 0..300 {
         let rescheduled: bool = sqlx::query_scalar(
             "SELECT run_at > now() OR last_error IS NOT NULL FROM jobs WHERE request_id = $1::uuid",
@@ -213,25 +225,12 @@ async fn read_back_now(app: &TestApp, request: &str) {
 async fn a_payout_read_back_many_times_survives_one_failed_read() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
-    let operator = members(&app, "Operator", &["patient-maker@example.com".into()])
-        .await
-        .remove(0);
-    let approver = members(&app, "Approver", &["patient-checker@example.com".into()])
-        .await
-        .remove(0);
-    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
-    approve(&approver, &id).await;
-    wait_for_finalize(&app, &id).await;
+    let (_, _, id) = payout_on_the_rail(&app, "patient", "0123456789").await;
     for _ in 0..12 {
-        read_back_now(&app, &id).await;
+        read_back_now(&app, &id, "").await;
     }
 
-    let payout_id: String =
-        sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
-            .bind(&id)
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
+    let payout_id = payout_id_of(&app, &id).await;
     let sandbox = app.sandbox().await;
     sandbox
         .sandbox_add_fault(&paydesk_api::models::control::AddFault {
@@ -242,7 +241,7 @@ async fn a_payout_read_back_many_times_survives_one_failed_read() {
         })
         .await
         .unwrap();
-    read_back_now(&app, &id).await;
+    read_back_now(&app, &id, "").await;
     let (status, last_error): (String, Option<String>) = sqlx::query_as(
         "SELECT r.status::text, j.last_error FROM action_requests r JOIN jobs j ON j.request_id = r.id \
          WHERE r.id = $1::uuid",
@@ -255,7 +254,7 @@ async fn a_payout_read_back_many_times_survives_one_failed_read() {
     assert_eq!(status, "executing", "still waiting for the rail");
 
     sandbox.sandbox_settle_payout(&payout_id, true).await.unwrap();
-    read_back_now(&app, &id).await;
+    read_back_now(&app, &id, "").await;
     wait_for_status(&app, &id, "executed").await;
 }
 
@@ -265,38 +264,6 @@ async fn a_payout_read_back_many_times_survives_one_failed_read() {
 async fn a_job_another_process_wrote_before_it_died_is_run_after_the_handover() {
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
-    let operator = members(&app, "Operator", &["orphan-maker@example.com".into()])
-        .await
-        .remove(0);
-    let approver = members(&app, "Approver", &["orphan-checker@example.com".into()])
-        .await
-        .remove(0);
-    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
-    approve(&approver, &id).await;
-    wait_for_finalize(&app, &id).await;
-
-    let mut tx = app.pool.begin().await.unwrap();
-    sqlx::query("SET LOCAL application_name = 'paydesk gone'")
-        .execute(&mut *tx)
-        .await
-        .unwrap();
-    sqlx::query("UPDATE jobs SET run_at = now() WHERE request_id = $1::uuid AND done_at IS NULL")
-        .bind(&id)
-        .execute(&mut *tx)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    for _ in 0..300 {
-        let rescheduled: bool =
-            sqlx::query_scalar("SELECT run_at > now() FROM jobs WHERE request_id = $1::uuid")
-                .bind(&id)
-                .fetch_one(&app.pool)
-                .await
-                .unwrap();
-        if rescheduled {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the orphaned job was never run");
+    let (_, _, id) = payout_on_the_rail(&app, "orphan", "0123456789").await;
+    read_back_now(&app, &id, "paydesk gone").await;
 }
