@@ -509,7 +509,11 @@ pub async fn approve_each(
     let mut approved = 0;
     let mut refusals = Vec::new();
     // Who decides is read once for the whole set: it is the same member.
-    let me = decider(pool, member).await;
+    let me = match decider(pool, member).await {
+        Ok(me) => Ok(me),
+        Err(ApprovalError::Db(e)) => return Err(e),
+        Err(refused) => Err(refused.to_string()),
+    };
     for (id, digest) in picked {
         let verdict = Verdict {
             approve: true,
@@ -518,7 +522,7 @@ pub async fn approve_each(
         };
         let decided = match &me {
             Ok(me) => decide_as(pool, registry, member, me, *id, verdict).await,
-            Err(e) => Err(ApprovalError::NotAllowed(e.to_string())),
+            Err(refused) => Err(ApprovalError::NotAllowed(refused.clone())),
         };
         match decided {
             Ok(_) => approved += 1,
