@@ -19,8 +19,9 @@
 //! a claim for each job still due. Every other process hears of the job
 //! too, and looks `HANDOVER` after it fell due, in case its writer died
 //! first (or was too busy to take it). So one process, not every one,
-//! wakes for each job: a woken worker finds a job, where it used to find
-//! another replica's worker had taken it. The chores' next time is read
+//! wakes for each job, and a woken worker seldom finds nothing left to
+//! take (a claim that finds nothing still costs a transaction). The
+//! chores' next time is read
 //! only after chores ran (anything filed meanwhile was announced). Idle,
 //! the process sends nothing to the database. There is no safety poll: a
 //! notification can only be missed while the listening connection is
@@ -63,9 +64,9 @@ const RETRY_AFTER: StdDuration = StdDuration::from_secs(1);
 const HANDOVER: Duration = Duration::milliseconds(250);
 /// The scheduler wakes the workers for delayed jobs at most this often:
 /// jobs due close together (payouts in flight read back every few
-/// seconds) share one wake and one look at the next due times, instead of
-/// one each. Approved requests do not wait for it: their commit wakes the
-/// workers directly.
+/// seconds) share one wake and one count of the jobs due, instead of one
+/// each. Approved requests do not wait for it: their commit wakes a worker
+/// directly.
 const JOB_WAKE_SPACING: Duration = Duration::milliseconds(100);
 
 /// What a run of a job came to.
