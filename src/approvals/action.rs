@@ -16,6 +16,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use paydesk_api::{ApiError, Client};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -280,6 +281,27 @@ pub fn digest(kind: Kind, facts: &[Fact], payload: &serde_json::Value) -> String
     hex::encode(hash.finalize())
 }
 
+/// How long a run waits before reading back what the service is still
+/// moving (a payout on its rail, a withdrawal on chain): as long as it has
+/// been moving, but at least 10 s and at most 30 s (10, 20, 40, 70 s...),
+/// then every minute after two minutes. The first move takes at least 10 s
+/// (the sandbox's rules say so of every asynchronous step, and rails and
+/// chains are slower), and every one in flight is read back on its own
+/// (the service has no list to read them at once), so a gate that carries
+/// out thousands a minute would otherwise spend most of its calls asking
+/// "still pending?". A connection with webhooks hears each move at once
+/// (an event wakes the run); without, a member sees it at most 30 s late.
+pub fn read_back_after(moving_since: Option<DateTime<Utc>>) -> Duration {
+    let moving = moving_since
+        .and_then(|at| (Utc::now() - at).to_std().ok())
+        .unwrap_or_default();
+    if moving >= Duration::from_secs(120) {
+        Duration::from_secs(60)
+    } else {
+        moving.clamp(Duration::from_secs(10), Duration::from_secs(30))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,6 +328,17 @@ mod tests {
             ..KIND
         };
         assert_ne!(first, digest(other, &facts, &payload));
+    }
+
+    #[test]
+    fn what_is_still_moving_is_read_back_less_often_the_longer_it_moves() {
+        let after = |secs: i64| read_back_after(Some(Utc::now() - chrono::Duration::seconds(secs))).as_secs();
+        assert_eq!(read_back_after(None).as_secs(), 10);
+        assert_eq!(after(0), 10);
+        assert_eq!(after(15), 15);
+        assert_eq!(after(20), 20);
+        assert_eq!(after(40), 30);
+        assert_eq!(after(130), 60);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, Counterparty, ExecError, Fact, Run, Step};
+use crate::approvals::action::{self, Action, Counterparty, ExecError, Fact, Run, Step};
 use crate::approvals::model::Kind;
 use crate::approvals::store as gate_store;
 
@@ -327,29 +327,8 @@ async fn settled(
             "The payout failed on the rail: {}. The amount was returned to the wallet.",
             payout.failure_reason.as_deref().unwrap_or("no reason given")
         )),
-        _ => Step::Again(poll_interval(run.progress.finalized_at)),
+        _ => Step::Again(action::read_back_after(run.progress.finalized_at)),
     })
-}
-
-/// How long until a payout on the rail is read back again: as long as it
-/// has been on the rail, but at least 10 s and at most 30 s (10, 20, 40,
-/// 70 s...), then every minute after two minutes. A rail's first move
-/// takes at least 10 s (the sandbox's rules say so of every asynchronous
-/// step, and banks are slower), and every payout in flight is read back on
-/// its own (the service has no list of payouts to read at once), so a
-/// gate that files thousands a minute would otherwise spend most of its
-/// calls asking "still pending?". A connection with webhooks hears each
-/// move at once (an event wakes the run); without, a member sees it at
-/// most 30 s late.
-fn poll_interval(finalized_at: Option<DateTime<Utc>>) -> Duration {
-    let on_rail = finalized_at
-        .and_then(|at| (Utc::now() - at).to_std().ok())
-        .unwrap_or_default();
-    if on_rail >= Duration::from_secs(120) {
-        Duration::from_secs(60)
-    } else {
-        on_rail.clamp(Duration::from_secs(10), Duration::from_secs(30))
-    }
 }
 
 /// The quote ran out before finalize, so nothing was paid: the next run
@@ -378,20 +357,4 @@ pub async fn on_event(pool: &PgPool, tenant: Uuid, payout_id: &str, event: &str)
         gate_store::note_event(pool, id, event).await?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_payout_on_the_rail_is_read_back_less_often_the_longer_it_stays() {
-        let after = |secs: i64| poll_interval(Some(Utc::now() - chrono::Duration::seconds(secs))).as_secs();
-        assert_eq!(poll_interval(None).as_secs(), 10);
-        assert_eq!(after(0), 10);
-        assert_eq!(after(15), 15);
-        assert_eq!(after(20), 20);
-        assert_eq!(after(40), 30);
-        assert_eq!(after(130), 60);
-    }
 }

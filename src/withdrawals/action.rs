@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::short_address;
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, Counterparty, ExecError, Fact, Run, Step};
+use crate::approvals::action::{self, Action, Counterparty, ExecError, Fact, Run, Step};
 use crate::approvals::model::Kind;
 use crate::approvals::store as gate_store;
 
@@ -249,7 +249,7 @@ async fn settled(
             "The withdrawal failed on chain: {}. The amount and fee are back in the wallet.",
             w.failure_reason.as_deref().unwrap_or("no reason given")
         )),
-        _ => Step::Again(poll_interval(run.progress.sent_at)),
+        _ => Step::Again(action::read_back_after(run.progress.sent_at)),
     })
 }
 
@@ -258,16 +258,6 @@ fn decimals_of(currency: &str) -> u32 {
         .ok()
         .and_then(|c| c.decimals())
         .unwrap_or(0)
-}
-
-/// Read back every 5 s for the first two minutes, then every minute.
-fn poll_interval(sent_at: Option<DateTime<Utc>>) -> Duration {
-    let on_chain = sent_at.map_or(chrono::Duration::zero(), |at| Utc::now() - at);
-    if on_chain < chrono::Duration::minutes(2) {
-        Duration::from_secs(5)
-    } else {
-        Duration::from_secs(60)
-    }
 }
 
 /// The request that sent the withdrawal with this reference.
