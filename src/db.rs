@@ -40,17 +40,26 @@ pub fn process_name(pool: &PgPool) -> String {
         .to_owned()
 }
 
+/// A name for this process's connections, unique per process: the gate's
+/// job notifications name the process that wrote the job (see
+/// `process_name`). Postgres keeps 63 bytes of ASCII of a name (it cuts the
+/// rest and replaces other characters), so the name is already that, or a
+/// job would look another process's.
+fn unique_name(given: Option<&str>) -> String {
+    let given: String = given
+        .unwrap_or("paydesk")
+        .chars()
+        .filter(|c| c.is_ascii_graphic() || *c == ' ')
+        .take(40)
+        .collect();
+    format!("{given} {}", &uuid::Uuid::new_v4().simple().to_string()[..12])
+}
+
 /// Connects to `url`, creating its database first when it does not exist,
 /// then migrates.
 pub async fn connect_and_migrate(url: &str, max_connections: u32) -> Result<PgPool, DbError> {
     let options = PgConnectOptions::from_str(url).map_err(DbError::BadUrl)?;
-    // Unique per process: the gate's job notifications name the process
-    // that wrote the job (see `process_name`).
-    let name = format!(
-        "{} {}",
-        options.get_application_name().unwrap_or("paydesk"),
-        &uuid::Uuid::new_v4().simple().to_string()[..12]
-    );
+    let name = unique_name(options.get_application_name());
     let options = options.application_name(&name);
     create_database_if_missing(&options).await?;
     let pool = PgPoolOptions::new()
@@ -129,5 +138,18 @@ pub fn interval(d: chrono::Duration) -> sqlx::postgres::types::PgInterval {
         months: 0,
         days: 0,
         microseconds: d.num_microseconds().unwrap_or(i64::MAX),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_name;
+
+    #[test]
+    fn a_process_name_is_unique_and_kept_whole_by_postgres() {
+        assert_ne!(unique_name(None), unique_name(None));
+        assert!(unique_name(None).starts_with("paydesk "));
+        let long = unique_name(Some(&format!("{}é{}", "a".repeat(30), "b".repeat(60))));
+        assert!(long.len() <= 63 && long.is_ascii(), "{long}");
     }
 }

@@ -111,7 +111,8 @@ pub async fn transition(
     if !store::move_status(
         &mut **tx,
         request.id,
-        (request.status, change.to),
+        request.status,
+        change.to,
         change.failure.as_deref(),
         change.what,
         &change.detail,

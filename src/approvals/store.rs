@@ -623,7 +623,8 @@ pub async fn clear_decisions<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Resu
 pub async fn move_status<'e>(
     db: impl PgExecutor<'e>,
     id: Uuid,
-    (from, to): (RequestStatus, RequestStatus),
+    from: RequestStatus,
+    to: RequestStatus,
     failure: Option<&str>,
     what: &str,
     detail: &str,
