@@ -174,6 +174,15 @@ pub async fn payout_on_the_rail(app: &TestApp, name: &str, account: &str) -> (Te
     (operator, approver, id)
 }
 
+/// Why a request failed, in the words its page shows.
+pub async fn failure_reason_of(app: &TestApp, request: &str) -> String {
+    sqlx::query_scalar("SELECT failure_reason FROM action_requests WHERE id = $1::uuid")
+        .bind(request)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap()
+}
+
 /// The id of the payout a request put on the rail.
 pub async fn payout_id_of(app: &TestApp, request: &str) -> String {
     sqlx::query_scalar("SELECT progress->>'payout_id' FROM action_requests WHERE id = $1::uuid")
@@ -1443,6 +1452,21 @@ async fn reviewers_work_the_inbox_in_tabs_and_approve_in_bulk() {
         .await
         .unwrap();
     assert!(res.text().await.unwrap().contains("Approved 2 of 2 requests."));
+    // The same picks again (a resent form): each is refused by name, and
+    // nothing is approved twice.
+    let again = approver
+        .http
+        .post(approver.url("/approvals/bulk"))
+        .form(&form(true))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(again.contains("Approved 0 of 2 requests."), "{again}");
+    assert!(again.contains("Pay 10 USDT"), "each refusal names its request: {again}");
+    assert!(again.contains("can no longer be decided"), "{again}");
     wait_for_finalize(&app, &ids[0]).await;
     wait_for_finalize(&app, &ids[1]).await;
     let inbox = approver.get_html("/approvals").await;

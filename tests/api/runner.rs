@@ -78,11 +78,7 @@ async fn a_job_runs_on_the_connection_that_is_primary_when_it_is_taken() {
     assert_eq!(approve(&approver, &id).await.status().as_u16(), 303);
 
     wait_for_status(&app, &id, "failed").await;
-    let reason: String = sqlx::query_scalar("SELECT failure_reason FROM action_requests WHERE id = $1::uuid")
-        .bind(&id)
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
+    let reason = crate::approvals::failure_reason_of(&app, &id).await;
     assert!(!reason.is_empty());
     let paid = app
         .sandbox()

@@ -374,11 +374,7 @@ async fn a_withdrawal_that_fails_on_chain_ends_the_request_as_failed() {
     wait_for_sent(&app).await;
     app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
     wait_for_status(&app, &id, "failed").await;
-    let reason: String = sqlx::query_scalar("SELECT failure_reason FROM action_requests WHERE id = $1::uuid")
-        .bind(&id)
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
+    let reason = crate::approvals::failure_reason_of(&app, &id).await;
     assert!(reason.contains("failed on chain"), "{reason}");
     let w = sent(&app).await.remove(0);
     assert_eq!(w.status, "failed");
