@@ -1465,7 +1465,10 @@ async fn reviewers_work_the_inbox_in_tabs_and_approve_in_bulk() {
         .await
         .unwrap();
     assert!(again.contains("Approved 0 of 2 requests."), "{again}");
-    assert!(again.contains("Pay 10 USDT"), "each refusal names its request: {again}");
+    assert!(
+        again.contains("Pay 10 USDT"),
+        "each refusal names its request: {again}"
+    );
     assert!(again.contains("can no longer be decided"), "{again}");
     wait_for_finalize(&app, &ids[0]).await;
     wait_for_finalize(&app, &ids[1]).await;
