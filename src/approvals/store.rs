@@ -312,13 +312,38 @@ pub async fn find_each<T: Clone>(
     tenant: Uuid,
     picked: &[(Uuid, T)],
 ) -> Result<Vec<(ActionRequest, T)>, sqlx::Error> {
-    let mut found = Vec::new();
-    for (id, extra) in picked {
-        if let Some(request) = find(pool, tenant, *id).await? {
-            found.push((request, extra.clone()));
-        }
-    }
-    Ok(found)
+    let ids: Vec<Uuid> = picked.iter().map(|(id, _)| *id).collect();
+    let mut found = find_many(pool, Some(tenant), &ids).await?;
+    Ok(picked
+        .iter()
+        .filter_map(|(id, extra)| Some((found.remove(id)?, extra.clone())))
+        .collect())
+}
+
+/// The requests of `ids` that exist (in `tenant`, if given), in one
+/// statement, by id.
+pub async fn find_many<'e>(
+    db: impl PgExecutor<'e>,
+    tenant: Option<Uuid>,
+    ids: &[Uuid],
+) -> Result<HashMap<Uuid, ActionRequest>, sqlx::Error> {
+    let found = sqlx::query_as!(
+        ActionRequest,
+        r#"SELECT r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload AS "payload: Json<serde_json::Value>",
+                  r.amount, r.currency, r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role,
+                  r.status AS "status: RequestStatus", r.requested_by,
+                  (SELECT email FROM users WHERE id = r.requested_by) AS "requester_email!", r.policy_version,
+                  r.required_approvals, r.upstream_reference, r.progress AS "progress: Json<serde_json::Value>",
+                  r.digest, r.failure_reason, r.expires_at, r.reminded_at, r.created_at, r.updated_at,
+                  (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve'
+                     AND d.digest = r.digest) AS "approvals!"
+           FROM action_requests r WHERE r.id = ANY($2) AND ($1::uuid IS NULL OR r.tenant_id = $1)"#,
+        tenant,
+        ids,
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(found.into_iter().map(|r| (r.id, r)).collect())
 }
 
 pub async fn find<'e>(
@@ -1008,14 +1033,23 @@ pub struct Claimed {
     pub connection_updated_at: Option<DateTime<Utc>>,
 }
 
-/// Takes the next due job (`only` this one, if given), locked for the
-/// rest of the caller's transaction. The runner skips jobs another runner
-/// holds; a caller waiting for one job (`run_now`) waits for its lock
-/// instead, and then finds it done. The job is found and locked first and
-/// joined after (joined before the sort, every due job would be).
-pub async fn claim_job(e: impl PgExecutor<'_>, only: Option<i64>) -> Result<Option<Claimed>, sqlx::Error> {
-    match only {
-        Some(only) => {
+/// Which due jobs a claim takes.
+#[derive(Debug, Clone, Copy)]
+pub enum Take {
+    /// Up to this many, oldest first, skipping those another runner holds.
+    Due(i64),
+    /// Only this one, waiting for its lock if another runner holds it.
+    Only(i64),
+}
+
+/// Takes due jobs, locked for the rest of the caller's transaction. The
+/// runner skips jobs another runner holds; a caller waiting for one job
+/// (`run_now`) waits for its lock instead, and then finds it done. The
+/// jobs are found and locked first and joined after (joined before the
+/// sort, every due job would be).
+pub async fn claim_jobs(e: impl PgExecutor<'_>, take: Take) -> Result<Vec<Claimed>, sqlx::Error> {
+    match take {
+        Take::Only(only) => {
             sqlx::query_as!(
                 Claimed,
                 r#"WITH j AS (SELECT id, request_id, attempts FROM jobs
@@ -1027,23 +1061,60 @@ pub async fn claim_job(e: impl PgExecutor<'_>, only: Option<i64>) -> Result<Opti
                LEFT JOIN LATERAL primary_connection_of(r.tenant_id) c ON true"#,
                 only,
             )
-            .fetch_optional(e)
+            .fetch_all(e)
             .await
         }
-        None => {
+        Take::Due(at_most) => {
             sqlx::query_as!(
                 Claimed,
                 r#"WITH j AS (SELECT id, request_id, attempts FROM jobs
                           WHERE done_at IS NULL AND run_at <= now()
-                          ORDER BY run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+                          ORDER BY run_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
                SELECT j.id AS "id!", j.request_id, j.attempts AS "attempts!", r.tenant_id AS "tenant_id?",
                       c.id AS "connection_id?", c.updated_at AS "connection_updated_at?"
                FROM j
                LEFT JOIN action_requests r ON r.id = j.request_id
                LEFT JOIN LATERAL primary_connection_of(r.tenant_id) c ON true"#,
+                at_most,
             )
-            .fetch_optional(e)
+            .fetch_all(e)
             .await
         }
     }
+}
+
+/// How a run left its job.
+#[derive(Debug)]
+pub struct Settled {
+    pub job: i64,
+    /// Nothing more to run.
+    pub done: bool,
+    /// Run again this long from now (None: keep the time it has).
+    pub after: Option<std::time::Duration>,
+    /// Failed runs in a row.
+    pub attempts: i32,
+    /// Why the last run failed (None on a run that got on, which clears it;
+    /// a job done without one keeps the last).
+    pub error: Option<String>,
+}
+
+/// Writes how each run of a claim left its job, in one statement.
+pub async fn settle_jobs(e: impl PgExecutor<'_>, settled: &[Settled]) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE jobs j SET done_at = CASE WHEN u.done THEN now() END, \
+           run_at = CASE WHEN u.after_secs IS NULL THEN j.run_at ELSE now() + make_interval(secs => u.after_secs) END, \
+           attempts = u.attempts, \
+           last_error = CASE WHEN u.done AND u.error IS NULL THEN j.last_error ELSE u.error END \
+         FROM UNNEST($1::int8[], $2::bool[], $3::float8[], $4::int4[], $5::text[]) AS u(id, done, after_secs, attempts, error) \
+         WHERE j.id = u.id",
+        &settled.iter().map(|s| s.job).collect::<Vec<_>>(),
+        &settled.iter().map(|s| s.done).collect::<Vec<_>>(),
+        // Nullable elements: the macro's type check knows only Vec<f64>.
+        &settled.iter().map(|s| s.after.map(|a| a.as_secs_f64())).collect::<Vec<_>>() as _,
+        &settled.iter().map(|s| s.attempts).collect::<Vec<_>>(),
+        &settled.iter().map(|s| s.error.clone()).collect::<Vec<_>>() as _,
+    )
+    .execute(e)
+    .await?;
+    Ok(())
 }

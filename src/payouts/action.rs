@@ -259,7 +259,8 @@ impl Action for PayoutAction {
             Err(e) if e.code() == Some("QUOTE_EXPIRED") => return fresh_quote(run).await,
             Err(e) => return Err(e.into()),
         };
-        run.note("initialized", &format!("payout {}", payout.id)).await?;
+        // No timeline entry of its own: finalize follows at once, and its
+        // entry names the payout.
         finalize(run, &payout).await
     }
 }
@@ -287,8 +288,11 @@ async fn finalize(
         Ok(done) => settled(run, &done).await,
         Err(ApiError::OutcomeUnknown { .. }) | Err(ApiError::Unavailable(_)) => {
             // Never finalize blindly again: the next run reads it back.
-            run.note("finalize unconfirmed", "reading the payout back")
-                .await?;
+            run.note(
+                "finalize unconfirmed",
+                &format!("payout {}: reading it back", payout.id),
+            )
+            .await?;
             Ok(Step::Again(Duration::from_secs(2)))
         }
         Err(e) if e.code() == Some("QUOTE_EXPIRED") => fresh_quote(run).await,

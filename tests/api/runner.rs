@@ -158,12 +158,11 @@ async fn workers_on_two_replicas_run_each_of_many_approved_payouts_once() {
         .collect();
     paid.sort();
     assert_eq!(paid, references, "each payout once on the rail");
-    let initialized: i64 =
-        sqlx::query_scalar("SELECT count(*) FROM request_timeline WHERE what = 'initialized'")
-            .fetch_one(&app.pool)
-            .await
-            .unwrap();
-    assert_eq!(initialized, ids.len() as i64, "each initialized once");
+    let quoted: i64 = sqlx::query_scalar("SELECT count(*) FROM request_timeline WHERE what = 'quoted'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(quoted, ids.len() as i64, "each run's first step taken once");
 }
 
 /// With nothing waiting, the runner arms no timer: its workers wait for
