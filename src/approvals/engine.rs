@@ -108,37 +108,28 @@ pub async fn transition(
     if !request.status.can_move_to(change.to) {
         return Err(ApprovalError::NotPending(request.status));
     }
-    if !store::move_status(
-        &mut **tx,
-        request.id,
-        request.status,
-        change.to,
-        change.failure.as_deref(),
-        change.what,
-        &change.detail,
-    )
-    .await?
-    {
+    // Told with the move where the members are known; the approvers are
+    // read in a statement of their own.
+    let requester = [request.requested_by];
+    let (tell, message): (&[Uuid], &str) = match &change.notify {
+        Notify::Nobody | Notify::RequesterAndApprovers(_) => (&[], ""),
+        Notify::Requester(m) => (&requester, m),
+        Notify::Users(users, m) => (users, m),
+    };
+    let moved = store::Move {
+        from: request.status,
+        to: change.to,
+        failure: change.failure.as_deref(),
+        what: change.what,
+        detail: &change.detail,
+        tell,
+        message,
+    };
+    if !store::move_status(&mut **tx, request.id, moved).await? {
         return Err(ApprovalError::Changed);
     }
-    match change.notify {
-        Notify::Nobody => {}
-        Notify::Requester(m) => {
-            store::notify(
-                &mut **tx,
-                &[request.requested_by],
-                request.tenant_id,
-                request.id,
-                &m,
-            )
-            .await?
-        }
-        Notify::Users(users, m) => {
-            store::notify(&mut **tx, &users, request.tenant_id, request.id, &m).await?
-        }
-        Notify::RequesterAndApprovers(m) => {
-            store::notify_requester_and_approvers(&mut **tx, request.id, &m).await?
-        }
+    if let Notify::RequesterAndApprovers(m) = &change.notify {
+        store::notify_requester_and_approvers(&mut **tx, request.id, m).await?;
     }
     let (actor, action, details) = change.audit;
     let result = if change.to == RequestStatus::Failed {
@@ -158,6 +149,48 @@ pub async fn transition(
         .with_details(details)],
     )
     .await?;
+    Ok(())
+}
+
+/// Marks the approved requests among `requests` as being carried out, in
+/// one transaction for all: the move, its timeline entry and its audit
+/// record, as `transition` writes them for one. A runner starts what its
+/// claim took together, so a busy gate pays one transaction per claim
+/// here, not one per request. A request no longer approved is left as it
+/// is (its run finds it so).
+pub async fn start_executing<'r>(
+    pool: &PgPool,
+    requests: impl Iterator<Item = &'r mut ActionRequest>,
+) -> Result<(), ApprovalError> {
+    let mut approved: Vec<&mut ActionRequest> =
+        requests.filter(|r| r.status == RequestStatus::Approved).collect();
+    if approved.is_empty() {
+        return Ok(());
+    }
+    let moves: Vec<(Uuid, String)> = approved
+        .iter()
+        .map(|r| (r.id, format!("reference {}", r.upstream_reference)))
+        .collect();
+    let mut tx = pool.begin().await?;
+    let moved = store::start_all(&mut *tx, &moves).await?;
+    approved.retain(|r| moved.contains(&r.id));
+    let records: Vec<NewRecord> = approved
+        .iter()
+        .map(|r| {
+            NewRecord::new(
+                &gate_actor(),
+                Some(r.tenant_id),
+                Event::ApprovalsExecuting,
+                format!("request:{}", r.id),
+                outcome::SUCCESS,
+            )
+        })
+        .collect();
+    audit::store::append_in(&mut tx, &records).await?;
+    tx.commit().await?;
+    for request in approved {
+        request.status = RequestStatus::Executing;
+    }
     Ok(())
 }
 
@@ -369,6 +402,18 @@ pub async fn file<A: Action>(
     }
     let digest = action::digest(kind, &a.facts, &a.payload);
     let id = Uuid::new_v4();
+    // Waiting for approval, its approvers are told, and its first
+    // reminder, escalation or expiry announced, as it is written.
+    let approvers: Vec<Uuid> = match needed {
+        0 => Vec::new(),
+        _ => eligible.iter().map(|a| a.user_id).collect(),
+    };
+    let heralds = store::Heralds {
+        detail: &format!("by {}", member.user.email),
+        tell: &approvers,
+        message: &format!("Waiting for your approval: {}", f.summary),
+        due: (needed > 0).then(|| a.policy.first_due(filed.at)),
+    };
     let mut tx = pool.begin().await?;
     let inserted = store::insert_request(
         &mut tx,
@@ -397,7 +442,7 @@ pub async fn file<A: Action>(
             digest: &digest,
             expires_at: filed.at + Duration::seconds(a.policy.expires_after_secs as i64),
         },
-        &format!("by {}", member.user.email),
+        heralds,
     )
     .await?;
     match inserted {
@@ -449,16 +494,6 @@ pub async fn file<A: Action>(
         store::enqueue(&mut *tx, "execute", id, filed.at).await?;
         FiledAs::Approved(id)
     } else {
-        store::announce(&mut *tx, policy.first_due(filed.at)).await?;
-        let approvers: Vec<Uuid> = eligible.iter().map(|a| a.user_id).collect();
-        store::notify(
-            &mut *tx,
-            &approvers,
-            member.tenant_id,
-            id,
-            &format!("Waiting for your approval: {}", f.summary),
-        )
-        .await?;
         FiledAs::Waiting(id)
     };
     tx.commit().await?;

@@ -509,6 +509,10 @@ async fn run_due(state: &AppState, take: Take) -> Result<usize, sqlx::Error> {
     }
     let ids: Vec<Uuid> = jobs.iter().filter_map(|j| j.request_id).collect();
     let mut requests = store::find_many(&mut *tx, None, &ids).await?;
+    if let Err(e) = engine::start_executing(&state.pool, requests.values_mut()).await {
+        // Each run finds its request still approved and tries again.
+        tracing::warn!(error = %e, "marking requests as being carried out failed");
+    }
     let runs = jobs.iter().map(|job| {
         let request = job.request_id.and_then(|id| requests.remove(&id));
         run_job(state, job, request)
@@ -714,32 +718,18 @@ async fn finish(state: &AppState, tenant: Uuid, request_id: Uuid, ended: Ended) 
 
 async fn run(
     state: &AppState,
-    mut request: ActionRequest,
+    request: ActionRequest,
     connection: Option<(Uuid, DateTime<Utc>)>,
 ) -> Result<Ran, RunError> {
     let tenant = request.tenant_id;
     if !matches!(request.status, RequestStatus::Approved | RequestStatus::Executing) {
         return Ok(Ran::Done);
     }
-    let (action, _) = engine::kind_of(&state.gate, &request)?;
+    // Still approved: its claim could not mark it as being carried out.
     if request.status == RequestStatus::Approved {
-        let mut tx = state.pool.begin().await?;
-        engine::transition(
-            &mut tx,
-            &request,
-            Change {
-                to: RequestStatus::Executing,
-                what: "executing",
-                detail: format!("reference {}", request.upstream_reference),
-                failure: None,
-                notify: Notify::Nobody,
-                audit: (gate_actor(), Event::ApprovalsExecuting, json!({})),
-            },
-        )
-        .await?;
-        tx.commit().await?;
-        request.status = RequestStatus::Executing;
+        return Err(ApprovalError::Changed.into());
     }
+    let (action, _) = engine::kind_of(&state.gate, &request)?;
     let client = if !action.needs_upstream() {
         None
     } else {

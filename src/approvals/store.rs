@@ -249,22 +249,39 @@ pub struct NewRequest<'a> {
     pub expires_at: DateTime<Utc>,
 }
 
-/// Files a request with its timeline's first entry ("requested",
-/// `detail`); `Err(Some(id))` when one of this tenant is already pending
-/// for the same action and target or has the same reference, `Err(None)`
-/// when the reference is another tenant's.
+/// Who hears of a filing as it is written: the timeline's first entry
+/// ("requested", `detail`), the approvers told in the app, and the
+/// earliest reminder, escalation or expiry announced to the runners.
+pub struct Heralds<'a> {
+    pub detail: &'a str,
+    pub tell: &'a [Uuid],
+    pub message: &'a str,
+    pub due: Option<DateTime<Utc>>,
+}
+
+/// Files a request with everything its `heralds` say, in one statement;
+/// `Err(Some(id))` when one of this tenant is already pending for the
+/// same action and target or has the same reference, `Err(None)` when the
+/// reference is another tenant's.
 pub async fn insert_request(
     tx: &mut Transaction<'_, Postgres>,
     r: &NewRequest<'_>,
-    detail: &str,
+    heralds: Heralds<'_>,
 ) -> Result<Result<(), Option<Uuid>>, sqlx::Error> {
+    // `announced` is counted only so that it runs: a CTE nothing reads is
+    // skipped unless it writes.
     let inserted = sqlx::query!(
-        "WITH filed AS (INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status, \
-           requested_by, policy_version, required_approvals, upstream_reference, expires_at, digest, currency, value, \
-           value_currency, value_rate, counterparties, rules_fired, required_role) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) \
-         ON CONFLICT DO NOTHING RETURNING id) \
-         INSERT INTO request_timeline (request_id, what, detail) SELECT id, 'requested', $21 FROM filed",
+        r#"WITH filed AS (INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status,
+             requested_by, policy_version, required_approvals, upstream_reference, expires_at, digest, currency, value,
+             value_currency, value_rate, counterparties, rules_fired, required_role)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, 'pending', $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+           ON CONFLICT DO NOTHING RETURNING id),
+         noted AS (INSERT INTO request_timeline (request_id, what, detail) SELECT id, 'requested', $21 FROM filed),
+         told AS (INSERT INTO notifications (user_id, tenant_id, request_id, message)
+                  SELECT u, $2, f.id, $23 FROM filed f CROSS JOIN UNNEST($22::uuid[]) WITH ORDINALITY AS n(u, i)
+                  ORDER BY i),
+         announced AS (SELECT pg_notify($24, $25) FROM filed WHERE $25::text IS NOT NULL)
+         SELECT (SELECT count(*) FROM filed) AS "filed!", (SELECT count(*) FROM announced) AS "announced!""#,
         r.id,
         r.tenant,
         r.kind.key,
@@ -285,12 +302,15 @@ pub async fn insert_request(
         &r.counterparties,
         &r.rules_fired,
         r.required_role.as_deref(),
-        detail,
+        heralds.detail,
+        heralds.tell,
+        heralds.message,
+        CHANNEL,
+        heralds.due.map(due_payload),
     )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected();
-    if inserted == 1 {
+    .fetch_one(&mut **tx)
+    .await?;
+    if inserted.filed == 1 {
         return Ok(Ok(()));
     }
     let existing: Option<Uuid> = sqlx::query_scalar!(
@@ -642,34 +662,61 @@ pub async fn clear_decisions<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Resu
     Ok(())
 }
 
-/// Moves a request from `from` to `to` with the timeline entry that says
-/// so, in one statement; false (and nothing written) when it was no longer
-/// at `from` (someone else moved it first).
-pub async fn move_status<'e>(
-    db: impl PgExecutor<'e>,
-    id: Uuid,
-    from: RequestStatus,
-    to: RequestStatus,
-    failure: Option<&str>,
-    what: &str,
-    detail: &str,
-) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query!(
-        "WITH moved AS (UPDATE action_requests SET status = $3, failure_reason = COALESCE($4, failure_reason), \
-                                                  updated_at = now() \
-                        WHERE id = $1 AND status = $2 RETURNING id) \
-         INSERT INTO request_timeline (request_id, what, detail) SELECT id, $5, $6 FROM moved",
+/// A request's move from one status to another, with the timeline entry
+/// that says so and the members told of it in the app.
+pub struct Move<'a> {
+    pub from: RequestStatus,
+    pub to: RequestStatus,
+    pub failure: Option<&'a str>,
+    pub what: &'a str,
+    pub detail: &'a str,
+    pub tell: &'a [Uuid],
+    pub message: &'a str,
+}
+
+/// Makes a move in one statement; false (and nothing written) when the
+/// request was no longer at `from` (someone else moved it first).
+pub async fn move_status<'e>(db: impl PgExecutor<'e>, id: Uuid, m: Move<'_>) -> Result<bool, sqlx::Error> {
+    let moved = sqlx::query_scalar!(
+        r#"WITH moved AS (UPDATE action_requests SET status = $3, failure_reason = COALESCE($4, failure_reason),
+                                                updated_at = now()
+                          WHERE id = $1 AND status = $2 RETURNING id, tenant_id),
+              noted AS (INSERT INTO request_timeline (request_id, what, detail) SELECT id, $5, $6 FROM moved),
+              told AS (INSERT INTO notifications (user_id, tenant_id, request_id, message)
+                       SELECT u, m.tenant_id, m.id, $8 FROM moved m
+                       CROSS JOIN UNNEST($7::uuid[]) WITH ORDINALITY AS n(u, i) ORDER BY i)
+           SELECT count(*) AS "moved!" FROM moved"#,
         id,
-        from as RequestStatus,
-        to as RequestStatus,
-        failure,
-        what,
-        detail,
+        m.from as RequestStatus,
+        m.to as RequestStatus,
+        m.failure,
+        m.what,
+        m.detail,
+        m.tell,
+        m.message,
     )
-    .execute(db)
-    .await?
-    .rows_affected()
-        == 1)
+    .fetch_one(db)
+    .await?;
+    Ok(moved == 1)
+}
+
+/// Moves each request of `moves` that is still approved to executing,
+/// with a timeline entry of its detail, in one statement; the ids moved.
+pub async fn start_all<'e>(
+    db: impl PgExecutor<'e>,
+    moves: &[(Uuid, String)],
+) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        r#"WITH moved AS (UPDATE action_requests r SET status = 'executing', updated_at = now()
+                          FROM UNNEST($1::uuid[], $2::text[]) AS u(id, detail)
+                          WHERE r.id = u.id AND r.status = 'approved' RETURNING r.id, u.detail)
+           INSERT INTO request_timeline (request_id, what, detail) SELECT id, 'executing', detail FROM moved
+           RETURNING request_id"#,
+        &moves.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
+        &moves.iter().map(|(_, detail)| detail.clone()).collect::<Vec<_>>(),
+    )
+    .fetch_all(db)
+    .await
 }
 
 pub async fn set_progress<'e>(
@@ -971,11 +1018,14 @@ pub const CHANNEL: &str = "paydesk_gate";
 /// Tells the runners a request has something due at `at` (a reminder,
 /// an escalation, its expiry), when the transaction commits.
 pub async fn announce<'e>(db: impl PgExecutor<'e>, at: DateTime<Utc>) -> Result<(), sqlx::Error> {
-    let payload = format!("due:{}", at.timestamp_micros() as f64 / 1e6);
-    sqlx::query!("SELECT pg_notify($1, $2)", CHANNEL, payload)
+    sqlx::query!("SELECT pg_notify($1, $2)", CHANNEL, due_payload(at))
         .execute(db)
         .await?;
     Ok(())
+}
+
+fn due_payload(at: DateTime<Utc>) -> String {
+    format!("due:{}", at.timestamp_micros() as f64 / 1e6)
 }
 
 /// When the next delayed job falls due; None when none waits. One probe
