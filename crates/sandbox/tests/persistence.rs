@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use paydesk_api::models::addresses::GenerateAddress;
 use paydesk_api::models::control::SimulateDeposit;
+use paydesk_api::models::payouts::{InitializeRequest, PayoutBeneficiary, QuoteRequest};
 use paydesk_api::units::BaseUnits;
 use paydesk_api::{Client, ClientOptions, Credentials};
 use paydesk_sandbox::fixture::Fixture;
@@ -169,6 +170,61 @@ async fn acknowledged_writes_survive_kill_9_and_steps_resume() {
 }
 
 /// A quote and an order on it, as the bench makes them.
+/// Quotes are looked up by id through an index of the quotes made since
+/// start; one made before a restart is not in it and is still found, by
+/// its quote id and by its payout id.
+#[tokio::test]
+async fn a_payout_quoted_before_a_restart_is_found_and_carried_on_after_it() {
+    let Scratch {
+        dir,
+        fixture,
+        fixture_path,
+        data,
+    } = scratch();
+    let mut first = start(&fixture_path, &data, &fixture).await;
+    let quote = first
+        .client
+        .create_payout_quote(&QuoteRequest {
+            amount: Some(10.into()),
+            country: "NG".into(),
+            from_asset: "USDT".into(),
+            to_currency: "NGN".into(),
+            source: "offchain".into(),
+            reference: "before-restart".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    first.kill_9().await;
+
+    let mut second = start(&fixture_path, &data, &fixture).await;
+    let c = &second.client;
+    assert_eq!(c.payout(&quote.quote_id).await.unwrap().id, quote.id);
+    assert_eq!(
+        c.payout(&quote.id.to_string()).await.unwrap().quote_id,
+        quote.quote_id
+    );
+    let initialize = InitializeRequest {
+        quote_id: quote.quote_id.clone(),
+        reference: "before-restart".into(),
+        payment_reason: "salary".into(),
+        callback_url: None,
+        beneficiary: PayoutBeneficiary {
+            destination_type: "bank".into(),
+            country: "NG".into(),
+            account_name: "Ada Okafor".into(),
+            account_number: "0123456789".into(),
+            bank_code: Some("058".into()),
+        },
+    };
+    c.initialize_payout(&quote.quote_id, &initialize).await.unwrap();
+    let finalized = c.finalize_payout(&quote.quote_id).await.unwrap();
+    assert_eq!(finalized.id, quote.id);
+    assert_eq!(finalized.status, "PENDING");
+    second.kill_9().await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 async fn trade(c: &Client, reference: &str) -> paydesk_api::models::trading::Order {
     use paydesk_api::models::trading::QuoteRequest;
     let quote = c

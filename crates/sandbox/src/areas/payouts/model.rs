@@ -11,6 +11,8 @@
 //! settlement down to the cent, one from `settlement_amount` rounds the
 //! amount up; an expired payout's record status is EXPIRED.
 
+use std::collections::HashMap;
+
 use chrono::Duration;
 use paydesk_api::models::payouts::{
     events, ExchangeRate, InitializeRequest, Payout, PayoutBeneficiary, QuoteRequest, Trip,
@@ -63,6 +65,12 @@ impl crate::book::Record for PayoutRecord {
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct PayoutBook {
     pub(crate) records: Book<PayoutRecord>,
+    /// The payout of each quote made since start: a lookup by quote id
+    /// (initialize, finalize, a read by either id) is one probe instead of
+    /// a scan of every payout. A quote read back from the data directory
+    /// is not in it, and is found by the scan.
+    #[serde(skip)]
+    quotes: HashMap<String, Uuid>,
 }
 
 impl PayoutBook {
@@ -70,12 +78,21 @@ impl PayoutBook {
         &self.records
     }
 
+    fn add(&mut self, record: PayoutRecord) {
+        self.quotes
+            .insert(record.payout.quote_id.clone(), record.payout.id);
+        self.records.push(record);
+    }
+
     fn index_by_quote(&self, quote_id: &str) -> Option<usize> {
-        self.records.iter().position(|r| r.payout.quote_id == quote_id)
+        self.quotes
+            .get(quote_id)
+            .and_then(|id| self.records.position_of(id))
+            .or_else(|| self.records.iter().position(|r| r.payout.quote_id == quote_id))
     }
 
     fn index_by_id(&self, id: Uuid) -> Option<usize> {
-        self.records.iter().position(|r| r.payout.id == id)
+        self.records.position_of(&id)
     }
 
     /// A payout by the reference of its quote (and initialize).
@@ -89,11 +106,9 @@ impl PayoutBook {
 
     /// A payout by its id or its quote id.
     pub fn find(&self, id: Uuid) -> Option<&Payout> {
-        let key = id.to_string();
-        self.records
-            .iter()
-            .find(|r| r.payout.id == id || r.payout.quote_id == key)
-            .map(|r| &r.payout)
+        self.index_by_id(id)
+            .or_else(|| self.index_by_quote(&id.to_string()))
+            .map(|i| &self.records[i].payout)
     }
 }
 
@@ -240,7 +255,7 @@ pub fn quote(company: &mut Company, req: &QuoteRequest, fx: &mut Effects<'_>) ->
         failure_reason: None,
     };
     let seq = company.payouts.records.last().map_or(1, |r| r.seq + 1);
-    company.payouts.records.push(PayoutRecord {
+    company.payouts.add(PayoutRecord {
         seq,
         payout: payout.clone(),
         asset: Currency::parse(&asset).map_err(|e| ApiError::invalid(e.to_string()))?,
