@@ -51,9 +51,10 @@ pub struct Settings {
     /// (`audit_checkpoint_minutes`, `PAYDESK_AUDIT_CHECKPOINT_MINUTES`);
     /// auditors can also sign one on demand.
     pub audit_checkpoint_minutes: u32,
-    /// How many approved actions one process carries out at once
-    /// (`gate_workers`, `PAYDESK_GATE_WORKERS`); each holds up to two
-    /// database connections while it runs.
+    /// How many workers one process carries out approved actions with
+    /// (`gate_workers`, `PAYDESK_GATE_WORKERS`); each takes up to 10 due at
+    /// once and carries them out together, holding one database
+    /// connection for their claim and borrowing others to record them.
     pub gate_workers: usize,
 }
 

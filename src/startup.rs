@@ -257,7 +257,8 @@ impl Application {
     }
 
     pub async fn build_on(settings: &Settings, listener: TcpListener) -> Result<Self, StartupError> {
-        // The pages' connections, and two for each of the gate's workers.
+        // The pages' connections and, for each of the gate's workers, one for
+        // its claim and one its runs share to record what they do.
         let workers = settings.gate_workers.max(1);
         let pool =
             db::connect_and_migrate(settings.database_url.expose_secret(), 16 + 2 * workers as u32).await?;

@@ -1,18 +1,20 @@
 //! Runs approved actions from the job queue, exactly once, whatever their
-//! kind. Jobs are taken with `FOR UPDATE SKIP LOCKED`, one per
-//! transaction, so any number of workers, in any number of replicas, can
-//! run them. A request's job stays queued until its action reaches a final
-//! outcome: a payout on the rail is read back until it settles (an event
-//! from the service wakes the job early), so a failure on the rail ends
-//! the request as failed.
+//! kind. Jobs are taken with `FOR UPDATE SKIP LOCKED`, up to `BATCH` in
+//! a transaction that holds them until each has run, so any number of
+//! workers, in any number of replicas, can run them. A request's job
+//! stays queued until its action reaches a final outcome: a payout on
+//! the rail is read back until it settles (an event from the service
+//! wakes the job early), so a failure on the rail ends the request as
+//! failed.
 //!
-//! Nothing polls. Each process has `gate_workers` workers (a bounded
-//! number of executions at once), a scheduler and one connection that
-//! LISTENs on `store::CHANNEL`. A job queued or rescheduled notifies from
-//! the transaction that writes it (a trigger on `jobs`), naming the
-//! process that wrote it; a filed request announces its first reminder,
-//! escalation or expiry (`store::announce`); a notification is delivered
-//! only when that transaction commits.
+//! Nothing polls. Each process has `gate_workers` workers (each carries
+//! out up to `BATCH` actions at once, so executions are bounded), a
+//! scheduler and one connection that LISTENs on `store::CHANNEL`. A job
+//! queued or rescheduled notifies from the transaction that writes it (a
+//! trigger on `jobs`), naming the process that wrote it; a request filed
+//! or sent back announces its first reminder, escalation or expiry
+//! (`store::insert_request`, `store::announce`); a notification is
+//! delivered only when that transaction commits.
 //!
 //! A job is run by the process that wrote it: due now, it is owed a claim
 //! and a worker wakes; due later, the scheduler sleeps until then and owes
@@ -178,9 +180,9 @@ impl Runner {
     }
 
     /// A claim found fewer jobs than it was owed for: the `claims` owed
-    /// before it looked are void. Each was owed for a job committed before then (a job is
-    /// announced when its transaction commits, and counted due only once
-    /// it is), which the claim saw taken or done. Without this, a job
+    /// before it looked are void. Each was owed for a job committed
+    /// before then (a job is announced when its transaction commits, and
+    /// counted due only once it is), which the claim saw taken or done. Without this, a job
     /// both replicas were told of (after the handover) or a burst one
     /// replica's workers drained is owed claims that each cost an empty
     /// transaction.

@@ -262,3 +262,79 @@ async fn a_job_another_process_wrote_before_it_died_is_run_after_the_handover() 
     let (_, _, id) = payout_on_the_rail(&app, "orphan", "0123456789").await;
     read_back_now(&app, &id, "paydesk gone").await;
 }
+
+/// A claim takes up to as many due jobs as asked, oldest first, and its
+/// runs' outcomes are written in one statement: done, again after a
+/// while (a run that got on clears the failures), or failed and retried
+/// later. Inside one transaction, rolled back, so the runner never sees
+/// these jobs.
+#[tokio::test]
+async fn a_claim_takes_several_due_jobs_and_settles_each_as_its_run_left_it() {
+    use paydesk::approvals::store::{claim_jobs, settle_jobs, Settled, Take};
+
+    let app = spawn_app().await;
+    let mut tx = app.pool.begin().await.unwrap();
+    let ids: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO jobs (kind, run_at, attempts, last_error) \
+         SELECT 'execute', now() - make_interval(secs => 10 - n), 2, 'an earlier failure' \
+         FROM generate_series(1, 4) AS n RETURNING id",
+    )
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+
+    let claimed = claim_jobs(&mut *tx, Take::Due(3)).await.unwrap();
+    let taken: Vec<i64> = claimed.iter().map(|c| c.id).collect();
+    assert_eq!(taken, ids[..3], "the three oldest due, oldest first");
+    let settled = [
+        Settled {
+            job: ids[0],
+            done: true,
+            after: None,
+            attempts: 3,
+            error: None,
+        },
+        Settled {
+            job: ids[1],
+            done: false,
+            after: Some(Duration::from_secs(30)),
+            attempts: 0,
+            error: None,
+        },
+        Settled {
+            job: ids[2],
+            done: false,
+            after: Some(Duration::from_secs(4)),
+            attempts: 3,
+            error: Some("the service did not answer".into()),
+        },
+    ];
+    settle_jobs(&mut *tx, &settled).await.unwrap();
+
+    let rows: Vec<(bool, f64, i32, Option<String>)> = sqlx::query_as(
+        "SELECT done_at IS NOT NULL, extract(epoch FROM run_at - now())::float8, attempts, last_error \
+         FROM jobs WHERE id = ANY($1) ORDER BY id",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *tx)
+    .await
+    .unwrap();
+    let (done, wait, attempts, error) = &rows[0];
+    assert!(*done && *wait < 0.0 && *attempts == 3);
+    assert_eq!(
+        error.as_deref(),
+        Some("an earlier failure"),
+        "done keeps the last failure"
+    );
+    let (done, wait, attempts, error) = &rows[1];
+    assert!(!*done && (29.0..=30.0).contains(wait) && *attempts == 0 && error.is_none());
+    let (done, wait, attempts, error) = &rows[2];
+    assert!(!*done && (3.0..=4.0).contains(wait) && *attempts == 3);
+    assert_eq!(error.as_deref(), Some("the service did not answer"));
+    let (done, wait, attempts, error) = &rows[3];
+    assert!(
+        !*done && *wait < 0.0 && *attempts == 2 && error.is_some(),
+        "not taken, untouched"
+    );
+    tx.rollback().await.unwrap();
+}
