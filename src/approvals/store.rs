@@ -371,22 +371,7 @@ pub async fn find<'e>(
     tenant: Uuid,
     id: Uuid,
 ) -> Result<Option<ActionRequest>, sqlx::Error> {
-    sqlx::query_as!(
-        ActionRequest,
-        r#"SELECT r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload AS "payload: Json<serde_json::Value>",
-                  r.amount, r.currency, r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role,
-                  r.status AS "status: RequestStatus", r.requested_by,
-                  (SELECT email FROM users WHERE id = r.requested_by) AS "requester_email!", r.policy_version,
-                  r.required_approvals, r.upstream_reference, r.progress AS "progress: Json<serde_json::Value>",
-                  r.digest, r.failure_reason, r.expires_at, r.reminded_at, r.created_at, r.updated_at,
-                  (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve'
-                     AND d.digest = r.digest) AS "approvals!"
-           FROM action_requests r WHERE r.tenant_id = $1 AND r.id = $2"#,
-        tenant,
-        id,
-    )
-    .fetch_optional(db)
-    .await
+    Ok(find_many(db, Some(tenant), &[id]).await?.remove(&id))
 }
 
 /// Locks the request row for the rest of the transaction, so decisions on
