@@ -156,12 +156,13 @@ pub async fn transition(
 /// one transaction for all: the move, its timeline entry and its audit
 /// record, as `transition` writes them for one. A runner starts what its
 /// claim took together, so a busy gate pays one transaction per claim
-/// here, not one per request. A request no longer approved is left as it
-/// is (its run finds it so).
+/// here, not one per request. One no longer approved in the database is
+/// left as it is, and still approved here: its run refuses to go on, and
+/// the next claim reads it again.
 pub async fn start_executing<'r>(
     pool: &PgPool,
     requests: impl Iterator<Item = &'r mut ActionRequest>,
-) -> Result<(), ApprovalError> {
+) -> Result<(), sqlx::Error> {
     let mut approved: Vec<&mut ActionRequest> =
         requests.filter(|r| r.status == RequestStatus::Approved).collect();
     if approved.is_empty() {

@@ -511,10 +511,9 @@ async fn run_due(state: &AppState, take: Take) -> Result<usize, sqlx::Error> {
     }
     let ids: Vec<Uuid> = jobs.iter().filter_map(|j| j.request_id).collect();
     let mut requests = store::find_many(&mut *tx, None, &ids).await?;
-    if let Err(e) = engine::start_executing(&state.pool, requests.values_mut()).await {
-        // Each run finds its request still approved and tries again.
-        tracing::warn!(error = %e, "marking requests as being carried out failed");
-    }
+    // Failing, the claim is given up whole (its jobs stay due, untouched)
+    // and made again later, as when the claim itself fails.
+    engine::start_executing(&state.pool, requests.values_mut()).await?;
     let runs = jobs.iter().map(|job| {
         let request = job.request_id.and_then(|id| requests.remove(&id));
         run_job(state, job, request)
@@ -727,9 +726,14 @@ async fn run(
     if !matches!(request.status, RequestStatus::Approved | RequestStatus::Executing) {
         return Ok(Ran::Done);
     }
-    // Still approved: its claim could not mark it as being carried out.
+    // Still approved: something else moved it after the claim read it,
+    // which nothing but a run should; the next run reads it again.
     if request.status == RequestStatus::Approved {
-        return Err(ApprovalError::Changed.into());
+        return Err(ExecError::Internal(format!(
+            "request {} was no longer approved when its run began",
+            request.id
+        ))
+        .into());
     }
     let (action, _) = engine::kind_of(&state.gate, &request)?;
     let client = if !action.needs_upstream() {
