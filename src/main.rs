@@ -6,6 +6,12 @@ use paydesk::configuration::Settings;
 use paydesk::startup::Application;
 use secrecy::ExposeSecret;
 
+/// mimalloc, not the system allocator: a portal under load allocates and
+/// frees on every request and query, and glibc's malloc took a few per
+/// cent of the machine in `bench/approvals.sh`.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The Paydesk portal. With no command it serves (configured by
 /// `paydesk.toml` and `PAYDESK_*` variables; see the README).
 #[derive(Parser)]

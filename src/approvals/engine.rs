@@ -124,6 +124,9 @@ pub async fn transition(
         detail: &change.detail,
         tell,
         message,
+        // Approved is queued to run in the same statement: nothing can
+        // approve a request without its run being owed.
+        queue: change.to == RequestStatus::Approved,
     };
     if !store::move_status(&mut **tx, request.id, moved).await? {
         return Err(ApprovalError::Changed);
@@ -492,7 +495,6 @@ pub async fn file<A: Action>(
             },
         )
         .await?;
-        store::enqueue(&mut *tx, "execute", id, filed.at).await?;
         FiledAs::Approved(id)
     } else {
         FiledAs::Waiting(id)
@@ -659,7 +661,7 @@ async fn decide_as(
     }
     let comment = comment.trim();
     let decision = if approve { "approve" } else { "reject" };
-    if !store::add_decision(
+    let Some(approvals) = store::add_decision(
         &mut tx,
         request.id,
         me.user_id,
@@ -668,10 +670,9 @@ async fn decide_as(
         &request.digest,
     )
     .await?
-    {
+    else {
         return Err(ApprovalError::AlreadyDecided);
-    }
-    let approvals = request.approvals + i64::from(approve);
+    };
     let role_met = match &request.required_role {
         None => true,
         Some(role) => store::approver_role_names(&mut *tx, request.id)
@@ -714,7 +715,6 @@ async fn decide_as(
             },
         )
         .await?;
-        store::enqueue(&mut *tx, "execute", request.id, now).await?;
         Decided::Approved
     } else {
         store::add_timeline(&mut *tx, request.id, "approved by one", &detail).await?;

@@ -375,23 +375,31 @@ pub async fn find<'e>(
 }
 
 /// Locks the request row for the rest of the transaction, so decisions on
-/// one request happen one at a time.
+/// one request happen one at a time, and reads it as it stands once
+/// locked, in one statement. Its `approvals` may miss a decision that
+/// committed while the lock was awaited (they are counted as of the
+/// statement's start): a decider counts them afresh (`add_decision`).
 pub async fn lock(
     tx: &mut Transaction<'_, Postgres>,
     tenant: Uuid,
     id: Uuid,
 ) -> Result<Option<ActionRequest>, sqlx::Error> {
-    let locked: Option<Uuid> = sqlx::query_scalar!(
-        "SELECT id FROM action_requests WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+    sqlx::query_as!(
+        ActionRequest,
+        r#"SELECT r.id, r.tenant_id, r.kind, r.target, r.summary, r.payload AS "payload: Json<serde_json::Value>",
+                  r.amount, r.currency, r.value, r.value_currency, r.value_rate, r.rules_fired, r.required_role,
+                  r.status AS "status: RequestStatus", r.requested_by,
+                  (SELECT email FROM users WHERE id = r.requested_by) AS "requester_email!", r.policy_version,
+                  r.required_approvals, r.upstream_reference, r.progress AS "progress: Json<serde_json::Value>",
+                  r.digest, r.failure_reason, r.expires_at, r.reminded_at, r.created_at, r.updated_at,
+                  (SELECT count(*) FROM approval_decisions d WHERE d.request_id = r.id AND d.decision = 'approve'
+                     AND d.digest = r.digest) AS "approvals!"
+           FROM action_requests r WHERE r.id = $2 AND r.tenant_id = $1 FOR UPDATE OF r"#,
         tenant,
         id,
     )
     .fetch_optional(&mut **tx)
-    .await?;
-    match locked {
-        Some(id) => find(&mut **tx, tenant, id).await,
-        None => Ok(None),
-    }
+    .await
 }
 
 /// Requests of these kinds still waiting for approval, oldest first: what
@@ -614,8 +622,10 @@ pub async fn approver_role_names<'e>(
     .await
 }
 
-/// Records a decision on what `digest` describes; false when this person
-/// already decided.
+/// Records a decision on what `digest` describes: the approvals of that
+/// digest now, counting this one, or None when this person already
+/// decided. Counted in the statement after the request's lock was taken,
+/// so a decision that committed while it was awaited is counted.
 pub async fn add_decision(
     tx: &mut Transaction<'_, Postgres>,
     request: Uuid,
@@ -623,20 +633,23 @@ pub async fn add_decision(
     decision: &str,
     comment: &str,
     digest: &str,
-) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query!(
-        "INSERT INTO approval_decisions (request_id, approver_id, decision, comment, digest) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT DO NOTHING",
+) -> Result<Option<i64>, sqlx::Error> {
+    let row = sqlx::query!(
+        r#"WITH added AS (INSERT INTO approval_decisions (request_id, approver_id, decision, comment, digest)
+                          VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING decision)
+           SELECT (SELECT count(*) FROM added) AS "added!",
+                  (SELECT count(*) FROM approval_decisions
+                   WHERE request_id = $1 AND decision = 'approve' AND digest = $5)
+                  + (SELECT count(*) FROM added WHERE decision = 'approve') AS "approvals!""#,
         request,
         approver,
         decision,
         comment,
         digest,
     )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected()
-        == 1)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok((row.added == 1).then_some(row.approvals))
 }
 
 /// Forgets the approvals of a request sent back for approval.
@@ -657,6 +670,8 @@ pub struct Move<'a> {
     pub detail: &'a str,
     pub tell: &'a [Uuid],
     pub message: &'a str,
+    /// Queues the request's run (it was approved).
+    pub queue: bool,
 }
 
 /// Makes a move in one statement; false (and nothing written) when the
@@ -669,7 +684,8 @@ pub async fn move_status<'e>(db: impl PgExecutor<'e>, id: Uuid, m: Move<'_>) -> 
               noted AS (INSERT INTO request_timeline (request_id, what, detail) SELECT id, $5, $6 FROM moved),
               told AS (INSERT INTO notifications (user_id, tenant_id, request_id, message)
                        SELECT u, m.tenant_id, m.id, $8 FROM moved m
-                       CROSS JOIN UNNEST($7::uuid[]) WITH ORDINALITY AS n(u, i) ORDER BY i)
+                       CROSS JOIN UNNEST($7::uuid[]) WITH ORDINALITY AS n(u, i) ORDER BY i),
+              queued AS (INSERT INTO jobs (kind, request_id, run_at) SELECT 'execute', id, now() FROM moved WHERE $9)
            SELECT count(*) AS "moved!" FROM moved"#,
         id,
         m.from as RequestStatus,
@@ -679,6 +695,7 @@ pub async fn move_status<'e>(db: impl PgExecutor<'e>, id: Uuid, m: Move<'_>) -> 
         m.detail,
         m.tell,
         m.message,
+        m.queue,
     )
     .fetch_one(db)
     .await?;
@@ -822,23 +839,6 @@ pub async fn timeline(pool: &PgPool, id: Uuid) -> Result<Vec<(DateTime<Utc>, Str
     .fetch_all(pool)
     .await?;
     Ok(rows.into_iter().map(|r| (r.at, r.what, r.detail)).collect())
-}
-
-pub async fn enqueue<'e>(
-    db: impl PgExecutor<'e>,
-    kind: &str,
-    request: Uuid,
-    run_at: DateTime<Utc>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query!(
-        "INSERT INTO jobs (kind, request_id, run_at) VALUES ($1, $2, $3)",
-        kind,
-        request,
-        run_at,
-    )
-    .execute(db)
-    .await?;
-    Ok(())
 }
 
 /// Tells each of `users` about a request in the app, in one statement.

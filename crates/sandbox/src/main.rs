@@ -11,6 +11,12 @@ use paydesk_sandbox::fixture::Fixture;
 use paydesk_sandbox::server;
 use paydesk_sandbox::state::{Options, Shared};
 
+/// mimalloc, not the system allocator: the sandbox allocates and frees on
+/// every request, and glibc's malloc took a share of the machine in the
+/// portal's benchmarks that ran against it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A stateful sandbox of the Payments, Trading and Cards Service API v2.
 #[derive(Parser)]
 #[command(version)]
