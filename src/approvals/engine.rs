@@ -116,6 +116,20 @@ pub async fn transition(
         Notify::Requester(m) => (&requester, m),
         Notify::Users(users, m) => (users, m),
     };
+    let (actor, action, details) = change.audit;
+    let result = if change.to == RequestStatus::Failed {
+        outcome::FAILURE
+    } else {
+        outcome::SUCCESS
+    };
+    let record = NewRecord::new(
+        &actor,
+        Some(request.tenant_id),
+        action,
+        format!("request:{}", request.id),
+        result,
+    )
+    .with_details(details);
     let moved = store::Move {
         from: request.status,
         to: change.to,
@@ -127,6 +141,7 @@ pub async fn transition(
         // Approved is queued to run in the same statement: nothing can
         // approve a request without its run being owed.
         queue: change.to == RequestStatus::Approved,
+        audit: std::slice::from_ref(&record),
     };
     if !store::move_status(&mut **tx, request.id, moved).await? {
         return Err(ApprovalError::Changed);
@@ -134,65 +149,41 @@ pub async fn transition(
     if let Notify::RequesterAndApprovers(m) = &change.notify {
         store::notify_requester_and_approvers(&mut **tx, request.id, m).await?;
     }
-    let (actor, action, details) = change.audit;
-    let result = if change.to == RequestStatus::Failed {
-        outcome::FAILURE
-    } else {
-        outcome::SUCCESS
-    };
-    audit::store::append_in(
-        tx,
-        &[NewRecord::new(
-            &actor,
-            Some(request.tenant_id),
-            action,
-            format!("request:{}", request.id),
-            result,
-        )
-        .with_details(details)],
-    )
-    .await?;
     Ok(())
 }
 
 /// Marks the approved requests among `requests` as being carried out, in
-/// one transaction for all: the move, its timeline entry and its audit
+/// one statement for all: the move, its timeline entry and its audit
 /// record, as `transition` writes them for one. A runner starts what its
-/// claim took together, so a busy gate pays one transaction per claim
-/// here, not one per request. One no longer approved in the database is
+/// claim took together, so a busy gate pays one statement per claim
+/// here, not a transaction per request. One no longer approved in the database is
 /// left as it is, and still approved here: its run refuses to go on, and
 /// the next claim reads it again.
 pub async fn start_executing<'r>(
     pool: &PgPool,
     requests: impl Iterator<Item = &'r mut ActionRequest>,
 ) -> Result<(), sqlx::Error> {
-    let mut approved: Vec<&mut ActionRequest> =
+    let approved: Vec<&mut ActionRequest> =
         requests.filter(|r| r.status == RequestStatus::Approved).collect();
     if approved.is_empty() {
         return Ok(());
     }
-    let moves: Vec<(Uuid, String)> = approved
+    let starts: Vec<store::Start> = approved
         .iter()
-        .map(|r| (r.id, format!("reference {}", r.upstream_reference)))
-        .collect();
-    let mut tx = pool.begin().await?;
-    let moved = store::start_all(&mut *tx, &moves).await?;
-    approved.retain(|r| moved.contains(&r.id));
-    let records: Vec<NewRecord> = approved
-        .iter()
-        .map(|r| {
-            NewRecord::new(
+        .map(|r| store::Start {
+            id: r.id,
+            detail: format!("reference {}", r.upstream_reference),
+            record: NewRecord::new(
                 &gate_actor(),
                 Some(r.tenant_id),
                 Event::ApprovalsExecuting,
                 format!("request:{}", r.id),
                 outcome::SUCCESS,
-            )
+            ),
         })
         .collect();
-    audit::store::append_in(&mut tx, &records).await?;
-    tx.commit().await?;
-    for request in approved {
+    let moved = store::start_all(pool, &starts).await?;
+    for request in approved.into_iter().filter(|r| moved.contains(&r.id)) {
         request.status = RequestStatus::Executing;
     }
     Ok(())
@@ -309,6 +300,11 @@ pub async fn assess<A: Action>(
     )?;
     let since = Utc::now() - Duration::hours(policy.period_hours as i64);
     let totals = async {
+        // Only a limit weighs them, and a busy tenant's totals are rows
+        // every filing updates: not read when the policy sets no limit.
+        if policy.member_limit.is_none() && policy.tenant_limit.is_none() {
+            return Ok((Decimal::ZERO, Decimal::ZERO));
+        }
         store::running_totals(pool, member.tenant_id, kind, member.user.user_id, since)
             .await
             .map_err(ApprovalError::from)
@@ -412,95 +408,93 @@ pub async fn file<A: Action>(
         0 => Vec::new(),
         _ => eligible.iter().map(|a| a.user_id).collect(),
     };
+    let policy = a.policy;
+    let record = NewRecord::new(
+        &member.actor(),
+        Some(member.tenant_id),
+        Event::ApprovalsRequested,
+        format!("request:{id}"),
+        outcome::SUCCESS,
+    )
+    .with_details(
+        json!({"kind": kind.key, "summary": f.summary, "policy_version": policy.version,
+               "required_approvals": needed, "digest": digest}),
+    );
     let heralds = store::Heralds {
         detail: &format!("by {}", member.user.email),
         tell: &approvers,
         message: &format!("Waiting for your approval: {}", f.summary),
-        due: (needed > 0).then(|| a.policy.first_due(filed.at)),
+        due: (needed > 0).then(|| policy.first_due(filed.at)),
+        audit: std::slice::from_ref(&record),
     };
-    let mut tx = pool.begin().await?;
-    let inserted = store::insert_request(
-        &mut tx,
-        &NewRequest {
-            id,
-            tenant: member.tenant_id,
-            kind,
-            target: f.target,
-            summary: f.summary,
-            payload: a.payload.clone(),
-            amount: f.amount,
-            currency: f.currency,
-            value: a.weighed.value,
-            value_currency: &a.weighed.currency,
-            value_rate: a.rate,
-            counterparties: a.counterparties.iter().map(|c| c.key.clone()).collect(),
-            rules_fired: a.need.fired.clone(),
-            required_role: a.need.role.clone(),
-            requested_by: member.user.user_id,
-            policy_version: a.policy.version,
-            required_approvals: needed,
-            reference: f
-                .reference
-                .clone()
-                .unwrap_or_else(|| format!("pd-{}", id.simple())),
-            digest: &digest,
-            expires_at: filed.at + Duration::seconds(a.policy.expires_after_secs as i64),
-        },
-        heralds,
-    )
-    .await?;
-    match inserted {
-        Ok(()) => {}
-        Err(Some(existing)) => return Err(ApprovalError::Duplicate(existing)),
-        Err(None) => {
-            return Err(ApprovalError::NotAllowed(
-                "This form was already submitted. Reload the page to start again.".to_owned(),
-            ))
-        }
+    let new = NewRequest {
+        id,
+        tenant: member.tenant_id,
+        kind,
+        target: f.target,
+        summary: f.summary,
+        payload: a.payload,
+        amount: f.amount,
+        currency: f.currency,
+        value: a.weighed.value,
+        value_currency: &a.weighed.currency,
+        value_rate: a.rate,
+        counterparties: a.counterparties.iter().map(|c| c.key.clone()).collect(),
+        rules_fired: a.need.fired,
+        required_role: a.need.role,
+        requested_by: member.user.user_id,
+        policy_version: policy.version,
+        required_approvals: needed,
+        reference: f
+            .reference
+            .clone()
+            .unwrap_or_else(|| format!("pd-{}", id.simple())),
+        digest: &digest,
+        expires_at: filed.at + Duration::seconds(policy.expires_after_secs as i64),
+    };
+    // Waiting for approval, a filing is its one statement; approved at
+    // once, it is approved in the same transaction.
+    if needed > 0 {
+        let mut conn = pool.acquire().await?;
+        filed_or_refused(store::insert_request(&mut conn, &new, heralds).await?)?;
+        return Ok(FiledAs::Waiting(id));
     }
-    let policy = a.policy;
-    audit::store::append_in(
+    let mut tx = pool.begin().await?;
+    filed_or_refused(store::insert_request(&mut tx, &new, heralds).await?)?;
+    let request = store::find(&mut *tx, member.tenant_id, id)
+        .await?
+        .ok_or(ApprovalError::NotFound)?;
+    transition(
         &mut tx,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            Event::ApprovalsRequested,
-            format!("request:{id}"),
-            outcome::SUCCESS,
-        )
-        .with_details(
-            json!({"kind": kind.key, "summary": f.summary, "policy_version": policy.version,
-                                 "required_approvals": needed, "digest": digest}),
-        )],
+        &request,
+        Change {
+            to: RequestStatus::Approved,
+            what: "approved",
+            detail: format!("by policy version {}: no approval needed", policy.version),
+            failure: None,
+            notify: Notify::Nobody,
+            audit: (
+                gate_actor(),
+                Event::ApprovalsApproved,
+                json!({"by_policy": policy.version}),
+            ),
+        },
     )
     .await?;
-    let result = if needed == 0 {
-        let request = store::find(&mut *tx, member.tenant_id, id)
-            .await?
-            .ok_or(ApprovalError::NotFound)?;
-        transition(
-            &mut tx,
-            &request,
-            Change {
-                to: RequestStatus::Approved,
-                what: "approved",
-                detail: format!("by policy version {}: no approval needed", policy.version),
-                failure: None,
-                notify: Notify::Nobody,
-                audit: (
-                    gate_actor(),
-                    Event::ApprovalsApproved,
-                    json!({"by_policy": policy.version}),
-                ),
-            },
-        )
-        .await?;
-        FiledAs::Approved(id)
-    } else {
-        FiledAs::Waiting(id)
-    };
     tx.commit().await?;
-    Ok(result)
+    Ok(FiledAs::Approved(id))
+}
+
+/// A filing's insert as the member hears of it: a request of theirs
+/// already waiting for the same, or a form sent twice.
+fn filed_or_refused(inserted: Result<(), Option<Uuid>>) -> Result<(), ApprovalError> {
+    match inserted {
+        Ok(()) => Ok(()),
+        Err(Some(existing)) => Err(ApprovalError::Duplicate(existing)),
+        Err(None) => Err(ApprovalError::NotAllowed(
+            "This form was already submitted. Reload the page to start again.".to_owned(),
+        )),
+    }
 }
 
 /// What filing would come to, for the confirmation page: what reviewers

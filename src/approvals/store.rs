@@ -7,8 +7,11 @@ use std::sync::{LazyLock, Mutex};
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use sqlx::types::Json;
-use sqlx::{PgExecutor, PgPool, Postgres, Transaction};
+use sqlx::{PgConnection, PgExecutor, PgPool, Postgres, Transaction};
 use uuid::Uuid;
+
+use crate::audit::store::{staged_row, staged_rows};
+use crate::audit::NewRecord;
 
 use super::model::{Candidate, Kind, Policy, RequestStatus, Tier};
 
@@ -257,19 +260,23 @@ pub struct Heralds<'a> {
     pub tell: &'a [Uuid],
     pub message: &'a str,
     pub due: Option<DateTime<Utc>>,
+    /// The audit records of the filing, staged with it.
+    pub audit: &'a [NewRecord],
 }
 
-/// Files a request with everything its `heralds` say, in one statement;
+/// Files a request with everything its `heralds` say, in one statement
+/// (atomic on its own, so it needs no transaction unless the caller goes
+/// on to do more);
 /// `Err(Some(id))` when one of this tenant is already pending for the
 /// same action and target or has the same reference, `Err(None)` when the
 /// reference is another tenant's.
 pub async fn insert_request(
-    tx: &mut Transaction<'_, Postgres>,
+    db: &mut PgConnection,
     r: &NewRequest<'_>,
     heralds: Heralds<'_>,
 ) -> Result<Result<(), Option<Uuid>>, sqlx::Error> {
-    // `announced` is counted only so that it runs: a CTE nothing reads is
-    // skipped unless it writes.
+    // `announced` and `audited` are counted only so that they run: a CTE
+    // nothing reads is skipped unless it writes.
     let inserted = sqlx::query!(
         r#"WITH filed AS (INSERT INTO action_requests (id, tenant_id, kind, target, summary, payload, amount, status,
              requested_by, policy_version, required_approvals, upstream_reference, expires_at, digest, currency, value,
@@ -280,8 +287,10 @@ pub async fn insert_request(
          told AS (INSERT INTO notifications (user_id, tenant_id, request_id, message)
                   SELECT u, $2, f.id, $23 FROM filed f CROSS JOIN UNNEST($22::uuid[]) WITH ORDINALITY AS n(u, i)
                   ORDER BY i),
-         announced AS (SELECT pg_notify($24, $25) FROM filed WHERE $25::text IS NOT NULL)
-         SELECT (SELECT count(*) FROM filed) AS "filed!", (SELECT count(*) FROM announced) AS "announced!""#,
+         announced AS (SELECT pg_notify($24, $25) FROM filed WHERE $25::text IS NOT NULL),
+         audited AS (SELECT stage_audit($26) FROM filed)
+         SELECT (SELECT count(*) FROM filed) AS "filed!", (SELECT count(*) FROM announced) AS "announced!",
+                (SELECT count(*) FROM audited) AS "audited!""#,
         r.id,
         r.tenant,
         r.kind.key,
@@ -307,8 +316,9 @@ pub async fn insert_request(
         heralds.message,
         CHANNEL,
         heralds.due.map(due_payload),
+        staged_rows(heralds.audit),
     )
-    .fetch_one(&mut **tx)
+    .fetch_one(&mut *db)
     .await?;
     if inserted.filed == 1 {
         return Ok(Ok(()));
@@ -321,7 +331,7 @@ pub async fn insert_request(
         r.target,
         r.reference,
     )
-    .fetch_optional(&mut **tx)
+    .fetch_optional(db)
     .await?;
     Ok(Err(existing))
 }
@@ -672,12 +682,14 @@ pub struct Move<'a> {
     pub message: &'a str,
     /// Queues the request's run (it was approved).
     pub queue: bool,
+    /// The audit records of the move, staged with it.
+    pub audit: &'a [NewRecord],
 }
 
 /// Makes a move in one statement; false (and nothing written) when the
 /// request was no longer at `from` (someone else moved it first).
 pub async fn move_status<'e>(db: impl PgExecutor<'e>, id: Uuid, m: Move<'_>) -> Result<bool, sqlx::Error> {
-    let moved = sqlx::query_scalar!(
+    let moved = sqlx::query!(
         r#"WITH moved AS (UPDATE action_requests SET status = $3, failure_reason = COALESCE($4, failure_reason),
                                                 updated_at = now()
                           WHERE id = $1 AND status = $2 RETURNING id, tenant_id),
@@ -685,8 +697,9 @@ pub async fn move_status<'e>(db: impl PgExecutor<'e>, id: Uuid, m: Move<'_>) -> 
               told AS (INSERT INTO notifications (user_id, tenant_id, request_id, message)
                        SELECT u, m.tenant_id, m.id, $8 FROM moved m
                        CROSS JOIN UNNEST($7::uuid[]) WITH ORDINALITY AS n(u, i) ORDER BY i),
-              queued AS (INSERT INTO jobs (kind, request_id, run_at) SELECT 'execute', id, now() FROM moved WHERE $9)
-           SELECT count(*) AS "moved!" FROM moved"#,
+              queued AS (INSERT INTO jobs (kind, request_id, run_at) SELECT 'execute', id, now() FROM moved WHERE $9),
+              audited AS (SELECT stage_audit($10) FROM moved)
+           SELECT (SELECT count(*) FROM moved) AS "moved!", (SELECT count(*) FROM audited) AS "audited!""#,
         id,
         m.from as RequestStatus,
         m.to as RequestStatus,
@@ -696,26 +709,40 @@ pub async fn move_status<'e>(db: impl PgExecutor<'e>, id: Uuid, m: Move<'_>) -> 
         m.tell,
         m.message,
         m.queue,
+        staged_rows(m.audit),
     )
     .fetch_one(db)
     .await?;
-    Ok(moved == 1)
+    Ok(moved.moved == 1)
 }
 
-/// Moves each request of `moves` that is still approved to executing,
-/// with a timeline entry of its detail, in one statement; the ids moved.
-pub async fn start_all<'e>(
-    db: impl PgExecutor<'e>,
-    moves: &[(Uuid, String)],
-) -> Result<Vec<Uuid>, sqlx::Error> {
+/// A request to mark as being carried out: its id, the detail of its
+/// timeline entry and its audit record.
+pub struct Start {
+    pub id: Uuid,
+    pub detail: String,
+    pub record: NewRecord,
+}
+
+/// Moves each request of `starts` that is still approved to executing,
+/// with its timeline entry and its audit record, in one statement; the
+/// ids moved.
+pub async fn start_all<'e>(db: impl PgExecutor<'e>, starts: &[Start]) -> Result<Vec<Uuid>, sqlx::Error> {
+    // `audited` is one row whatever was moved (an aggregate), so joining
+    // it makes it run without changing the rows returned.
     sqlx::query_scalar!(
         r#"WITH moved AS (UPDATE action_requests r SET status = 'executing', updated_at = now()
                           FROM UNNEST($1::uuid[], $2::text[]) AS u(id, detail)
-                          WHERE r.id = u.id AND r.status = 'approved' RETURNING r.id, u.detail)
-           INSERT INTO request_timeline (request_id, what, detail) SELECT id, 'executing', detail FROM moved
-           RETURNING request_id"#,
-        &moves.iter().map(|(id, _)| *id).collect::<Vec<_>>(),
-        &moves.iter().map(|(_, detail)| detail.clone()).collect::<Vec<_>>(),
+                          WHERE r.id = u.id AND r.status = 'approved' RETURNING r.id, u.detail),
+                noted AS (INSERT INTO request_timeline (request_id, what, detail)
+                          SELECT id, 'executing', detail FROM moved RETURNING request_id),
+                audited AS (SELECT stage_audit(jsonb_agg(a.rec ORDER BY a.n)) AS staged
+                            FROM moved JOIN UNNEST($1::uuid[], $3::jsonb[]) WITH ORDINALITY AS a(id, rec, n)
+                              ON a.id = moved.id)
+           SELECT n.request_id AS "request_id!" FROM noted n CROSS JOIN audited"#,
+        &starts.iter().map(|s| s.id).collect::<Vec<_>>(),
+        &starts.iter().map(|s| s.detail.clone()).collect::<Vec<_>>(),
+        &starts.iter().map(|s| staged_row(&s.record)).collect::<Vec<_>>(),
     )
     .fetch_all(db)
     .await

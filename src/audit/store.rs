@@ -124,31 +124,34 @@ pub async fn append_in(tx: &mut Transaction<'_, Postgres>, records: &[NewRecord]
     if records.is_empty() {
         return Ok(());
     }
-    // One statement for the whole batch; WITH ORDINALITY keeps the order
-    // the records were given in, which the staged ids keep.
-    sqlx::query!(
-        "INSERT INTO audit_staged (occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, \
-         user_agent, details) \
-         SELECT occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details \
-         FROM UNNEST($1::timestamptz[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
-                     $8::text[], $9::text[], $10::jsonb[]) WITH ORDINALITY \
-              AS r(occurred_at, tenant_id, actor_id, actor_email, action, target, outcome, ip, user_agent, details, n) \
-         ORDER BY n",
-        &records.iter().map(|r| r.occurred_at).collect::<Vec<_>>(),
-        // Nullable elements: the macro's type check knows only Vec<Uuid>.
-        &records.iter().map(|r| r.tenant_id).collect::<Vec<_>>() as _,
-        &records.iter().map(|r| r.actor.user_id).collect::<Vec<_>>() as _,
-        &records.iter().map(|r| r.actor.email.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.action.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.target.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.outcome.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.actor.ip.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.actor.user_agent.clone()).collect::<Vec<_>>(),
-        &records.iter().map(|r| r.details.clone()).collect::<Vec<_>>(),
-    )
-    .execute(&mut **tx)
-    .await?;
+    sqlx::query_scalar!("SELECT stage_audit($1)", staged_rows(records))
+        .fetch_one(&mut **tx)
+        .await?;
     Ok(())
+}
+
+/// Records as the database function `stage_audit` takes them: an array of
+/// `audit_staged` rows, in order. A statement that changes something
+/// stages the records describing it with `stage_audit` in a CTE of its
+/// own, so both commit together without a transaction around them.
+pub fn staged_rows(records: &[NewRecord]) -> serde_json::Value {
+    records.iter().map(staged_row).collect()
+}
+
+/// One record as an `audit_staged` row.
+pub fn staged_row(r: &NewRecord) -> serde_json::Value {
+    serde_json::json!({
+        "occurred_at": r.occurred_at,
+        "tenant_id": r.tenant_id,
+        "actor_id": r.actor.user_id,
+        "actor_email": r.actor.email,
+        "action": r.action,
+        "target": r.target,
+        "outcome": r.outcome,
+        "ip": r.actor.ip,
+        "user_agent": r.actor.user_agent,
+        "details": r.details,
+    })
 }
 
 /// Staged records linked per transaction, at most: a bound on the
