@@ -451,6 +451,15 @@ async fn separation_of_duties_refusals() {
     let body = second.text().await.unwrap();
     assert!(body.contains("already waiting for approval"));
     assert!(body.contains(&location(&first)));
+    // The refused filing wrote nothing: its audit record is staged by the
+    // statement that files, so one request filed is one record.
+    let requested = app
+        .audit_actions()
+        .await
+        .into_iter()
+        .filter(|(action, _)| action == "approvals.requested")
+        .count();
+    assert_eq!(requested, 1, "one filing, one record");
 
     // The maker cancels; a rejection needs no second voice.
     let id = request_id(&first);
