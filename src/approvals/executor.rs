@@ -22,7 +22,9 @@
 //! too, and looks `HANDOVER` after it fell due, in case its writer died
 //! first (or was too busy to take it). So one process, not every one,
 //! wakes for each job, and a woken worker seldom finds nothing left to
-//! take (a claim that finds nothing still costs a transaction). The
+//! take (a claim that finds nothing still costs a transaction). Under
+//! load a woken worker waits `GATHER` first when another claim is in
+//! flight, so one claim takes the jobs approved meanwhile. The
 //! chores' next time is read
 //! only after chores ran (anything filed meanwhile was announced). Idle,
 //! the process sends nothing to the database. There is no safety poll: a

@@ -13,6 +13,11 @@
 //! staging commit announces it, and every reader of a log (the page, the
 //! export, verify, checkpoints, bundles) links it first, so nobody reads
 //! a log without the records committed before they looked.
+//!
+//! A record is staged by the database function `stage_audit`: through
+//! `append_in`, or, for the gate's busiest changes (a filing, a move, a
+//! claim's start), inside the very statement that makes the change, so
+//! that change needs no transaction of its own around two statements.
 
 use chrono::{DateTime, Utc};
 use futures_util::stream::BoxStream;
