@@ -156,9 +156,9 @@ pub async fn transition(
 /// one statement for all: the move, its timeline entry and its audit
 /// record, as `transition` writes them for one. A runner starts what its
 /// claim took together, so a busy gate pays one statement per claim
-/// here, not a transaction per request. One no longer approved in the database is
-/// left as it is, and still approved here: its run refuses to go on, and
-/// the next claim reads it again.
+/// here, not a transaction per request. One no longer approved in the
+/// database is left as it is, and still approved here: its run refuses to
+/// go on, and the next claim reads it again.
 pub async fn start_executing<'r>(
     pool: &PgPool,
     requests: impl Iterator<Item = &'r mut ActionRequest>,
