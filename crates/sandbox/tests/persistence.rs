@@ -169,7 +169,6 @@ async fn acknowledged_writes_survive_kill_9_and_steps_resume() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A quote and an order on it, as the bench makes them.
 /// Quotes are looked up by id through an index of the quotes made since
 /// start; one made before a restart is not in it and is still found, by
 /// its quote id and by its payout id.
@@ -225,6 +224,7 @@ async fn a_payout_quoted_before_a_restart_is_found_and_carried_on_after_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A quote and an order on it, as the bench makes them.
 async fn trade(c: &Client, reference: &str) -> paydesk_api::models::trading::Order {
     use paydesk_api::models::trading::QuoteRequest;
     let quote = c
