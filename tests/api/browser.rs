@@ -337,6 +337,9 @@ async fn a_maker_files_a_payout_and_a_checker_approves_it_with_a_fresh_code_in_t
     fill(&maker, "input[name=amount]", "25").await;
     select(&maker, "select[name=bank_code]", "058").await;
     fill(&maker, "input[name=account_number]", "0123456789").await;
+    // The bank's name for the account comes back while the maker types
+    // (the country picker's own field is not sent beside the form's).
+    wait_for_text(&maker, "Account holder at the bank").await;
     fill(&maker, "input[name=account_name]", "Ada Okafor").await;
     fill(&maker, "input[name=payment_reason]", "salary").await;
     click(&maker, Locator::XPath("//button[text()='Request approval']")).await;
