@@ -164,6 +164,7 @@ impl Action for PayeeChangeAction {
                     name: Some(after.name.clone()),
                     destination: Some(serde_json::to_value(&after.destination).unwrap_or_default()),
                     is_active: None,
+                    is_blacklisted: None,
                 };
                 client.update_beneficiary(id, &body).await?;
                 Ok(Step::Done(format!("Payee '{}' changed.", after.name)))

@@ -135,6 +135,13 @@ impl ApiError {
         }
     }
 
+    /// An onchain payout's finalize refused because its deposit has not
+    /// been confirmed yet: the payout waits (read it back later), it did
+    /// not fail.
+    pub fn is_deposit_not_confirmed(&self) -> bool {
+        self.status() == Some(422) && self.code() == Some(crate::wire::codes::DEPOSIT_NOT_CONFIRMED)
+    }
+
     pub fn problem(&self) -> Option<&Problem> {
         match self {
             ApiError::Problem { problem, .. } => Some(problem),

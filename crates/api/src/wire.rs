@@ -69,6 +69,9 @@ pub mod codes {
     pub const CARD_TOO_NEW: &str = "CARD_TOO_NEW";
     pub const KYC_NOT_APPROVED: &str = "KYC_NOT_APPROVED";
     pub const INVALID_STATE: &str = "INVALID_STATE";
+    /// An onchain payout's finalize before a confirmed deposit of amount
+    /// + fees reached its `deposit_address` (422; nothing changed).
+    pub const DEPOSIT_NOT_CONFIRMED: &str = "DEPOSIT_NOT_CONFIRMED";
     pub const RATE_LIMITED: &str = "RATE_LIMITED";
     pub const SERVICE_UNAVAILABLE: &str = "SERVICE_UNAVAILABLE";
     pub const INTERNAL_ERROR: &str = "INTERNAL_ERROR";

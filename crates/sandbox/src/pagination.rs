@@ -6,6 +6,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 
 use crate::error::ApiError;
+use crate::respond::At;
 
 /// Records with a position that only grows.
 pub trait Sequenced {
@@ -63,17 +64,28 @@ pub struct Page<'a, T> {
 }
 
 /// Pages `records` (kept oldest first) newest first, keeping those that
-/// match `keep`.
+/// match `keep`, starting `at` a cursor or a page number.
 pub fn paginate<'a, T: Sequenced>(
     records: &'a [T],
     keep: impl Fn(&T) -> bool,
-    cursor: Option<&str>,
+    at: At<'_>,
     limit: usize,
 ) -> Result<Page<'a, T>, ApiError> {
     let matching: Vec<&T> = records.iter().rev().filter(|r| keep(r)).collect();
     let total = matching.len();
-    let (start, end) = match cursor.map(Cursor::decode).transpose()? {
-        None => (0, limit.min(total)),
+    let cursor = match at {
+        At::Cursor(raw) => Some(Cursor::decode(raw)?),
+        At::First | At::Page(_) | At::Offset(_) => None,
+    };
+    let (start, end) = match cursor {
+        None => {
+            let start = match at {
+                At::Page(n) => (n - 1).saturating_mul(limit).min(total),
+                At::Offset(n) => n.min(total),
+                At::First | At::Cursor(_) => 0,
+            };
+            (start, start.saturating_add(limit).min(total))
+        }
         Some(Cursor::Older(seq)) => {
             let start = matching.iter().position(|r| r.seq() < seq).unwrap_or(total);
             (start, (start + limit).min(total))
@@ -120,30 +132,41 @@ mod tests {
     #[test]
     fn walks_forward_and_back_and_stays_stable_when_records_arrive() {
         let mut records: Vec<R> = (1..=5).map(R).collect();
-        let first = paginate(&records, |_| true, None, 2).unwrap();
+        let first = paginate(&records, |_| true, At::First, 2).unwrap();
         assert_eq!(seqs(&first), vec![5, 4]);
         assert!(first.has_more && first.previous_cursor.is_empty());
         assert_eq!(first.total, 5);
         let next = first.next_cursor.clone();
 
         records.push(R(6));
-        let second = paginate(&records, |_| true, Some(&next), 2).unwrap();
+        let second = paginate(&records, |_| true, At::Cursor(&next), 2).unwrap();
         assert_eq!(seqs(&second), vec![3, 2]);
-        let third = paginate(&records, |_| true, Some(&second.next_cursor), 2).unwrap();
+        let third = paginate(&records, |_| true, At::Cursor(&second.next_cursor), 2).unwrap();
         assert_eq!(seqs(&third), vec![1]);
         assert!(!third.has_more && third.next_cursor.is_empty());
 
-        let back = paginate(&records, |_| true, Some(&third.previous_cursor), 2).unwrap();
+        let back = paginate(&records, |_| true, At::Cursor(&third.previous_cursor), 2).unwrap();
         assert_eq!(seqs(&back), vec![3, 2]);
     }
 
     #[test]
     fn filters_count_across_pages_and_bad_cursors_are_refused() {
         let records: Vec<R> = (1..=10).map(R).collect();
-        let page = paginate(&records, |r| r.0 % 2 == 0, None, 3).unwrap();
+        let page = paginate(&records, |r| r.0 % 2 == 0, At::First, 3).unwrap();
         assert_eq!(seqs(&page), vec![10, 8, 6]);
         assert_eq!(page.total, 5);
-        assert!(paginate(&records, |_| true, Some("!!!"), 3).is_err());
-        assert!(paginate(&records, |_| true, Some(&URL_SAFE_NO_PAD.encode("sideways:3")), 3).is_err());
+        assert!(paginate(&records, |_| true, At::Cursor("!!!"), 3).is_err());
+        let second = paginate(&records, |r| r.0 % 2 == 0, At::Page(2), 3).unwrap();
+        assert_eq!(seqs(&second), vec![4, 2]);
+        assert_eq!(second.total, 5);
+        assert!(!second.has_more && !second.previous_cursor.is_empty());
+        assert!(seqs(&paginate(&records, |_| true, At::Page(9), 3).unwrap()).is_empty());
+        assert!(paginate(
+            &records,
+            |_| true,
+            At::Cursor(&URL_SAFE_NO_PAD.encode("sideways:3")),
+            3
+        )
+        .is_err());
     }
 }

@@ -108,6 +108,18 @@ fn is_json_content_type(req: &HttpRequest) -> bool {
         .unwrap_or(false)
 }
 
+/// Where a list page starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At<'a> {
+    First,
+    /// An opaque cursor this service issued.
+    Cursor(&'a str),
+    /// A 1-based page number.
+    Page(usize),
+    /// The number of matching records to skip (lists that take `offset`).
+    Offset(usize),
+}
+
 /// The query string as pairs; empty values count as absent.
 #[derive(Debug, Default)]
 pub struct QueryParams(Vec<(String, String)>);
@@ -131,6 +143,72 @@ impl QueryParams {
             .filter(|v| !v.is_empty())
             .map(str::to_owned)
             .collect()
+    }
+
+    /// Refuses a query parameter the list does not know, naming it
+    /// (sandbox-rules.md, Listing: a filter is never silently ignored).
+    /// `limit`, `cursor` and `page` are known to every cursor list; a
+    /// name ending in `[]` is its name's repeated form.
+    pub fn known(&self, filters: &[&str]) -> Result<(), ApiError> {
+        let mut names = vec!["limit", "cursor", "page"];
+        names.extend_from_slice(filters);
+        self.only(&names)
+    }
+
+    /// Refuses any query parameter but `names` (lists that page otherwise
+    /// than by cursor, or not at all), naming the first other one.
+    pub fn only(&self, names: &[&str]) -> Result<(), ApiError> {
+        let unknown = self.0.iter().map(|(k, _)| k.as_str()).find(|k| {
+            let name = k.strip_suffix("[]").unwrap_or(k);
+            !names.contains(&name)
+        });
+        match unknown {
+            None => Ok(()),
+            Some(name) if names.is_empty() => Err(ApiError::field(
+                name,
+                "is not a parameter of this list; it takes none",
+            )),
+            Some(name) => Err(ApiError::field(
+                name,
+                format!("is not a parameter of this list; it takes {}", names.join(", ")),
+            )),
+        }
+    }
+
+    /// Where the page starts: the `cursor` when given (it wins), else the
+    /// 1-based `page` (pages of `limit`, as the official client sends
+    /// them), else `offset` (where the list knows it), else the first page.
+    pub fn at(&self) -> Result<At<'_>, ApiError> {
+        if let Some(cursor) = self.get("cursor") {
+            return Ok(At::Cursor(cursor));
+        }
+        if let Some(v) = self.get("page") {
+            return match v.parse::<usize>() {
+                Ok(n) if n >= 1 => Ok(At::Page(n)),
+                _ => Err(ApiError::field("page", "must be an integer from 1")),
+            };
+        }
+        match self.get("offset") {
+            None => Ok(At::First),
+            Some(v) => v
+                .parse::<usize>()
+                .map(At::Offset)
+                .map_err(|_| ApiError::field("offset", "must be an integer from 0")),
+        }
+    }
+
+    /// A list answered whole unless `limit` or `page` asks for a page:
+    /// then page `page` (from 1) of `limit` (1..100, default 20) items.
+    pub fn whole_or_page<T>(&self, items: Vec<T>) -> Result<Vec<T>, ApiError> {
+        if self.get("limit").is_none() && self.get("page").is_none() {
+            return Ok(items);
+        }
+        let limit = self.limit(20, 100)?;
+        let skip = match self.at()? {
+            At::Page(n) => (n - 1).saturating_mul(limit),
+            At::First | At::Cursor(_) | At::Offset(_) => 0,
+        };
+        Ok(items.into_iter().skip(skip).take(limit).collect())
     }
 
     /// `limit` within 1..=max, `default` when absent.

@@ -580,3 +580,119 @@ async fn market_prices_move_payout_rates() {
         .unwrap_err();
     assert_eq!(err.problem().unwrap().errors[0].field, "price");
 }
+
+#[tokio::test]
+async fn an_onchain_payout_waits_for_its_confirmed_deposit_then_runs_as_offchain() {
+    use paydesk_api::models::control::SimulateDeposit;
+    let t = support::spawn().await;
+    let mut request = quote_usdt_ngn("100", "chain-1");
+    request.source = "onchain".into();
+    request.chain = Some("ethereum".into());
+    let quote = t.client.create_payout_quote(&request).await.unwrap();
+    assert!(quote.deposit_address.is_none(), "a quote has no address yet");
+    let before = t.client.balance("USDT").await.unwrap().available_balance;
+
+    let initialized = t
+        .client
+        .initialize_payout(
+            &quote.quote_id,
+            &init(&quote.quote_id, "chain-1", "0123456789", None),
+        )
+        .await
+        .unwrap();
+    let address = initialized.deposit_address.clone().expect("a deposit address");
+    assert!(address.starts_with("0x") && address.len() == 42);
+    assert!(initialized.awaits_deposit());
+    assert_eq!(t.client.balance("USDT").await.unwrap().available_balance, before);
+    // Initialize's idempotent repeat and a read give the same address.
+    let read = t.client.payout(&quote.id.to_string()).await.unwrap();
+    assert_eq!(read.deposit_address.as_deref(), Some(address.as_str()));
+
+    // No deposit: finalize is refused, and nothing changes.
+    let refused = t.client.finalize_payout(&quote.quote_id).await.unwrap_err();
+    assert!(refused.is_deposit_not_confirmed(), "{refused:?}");
+    assert!(refused.problem().unwrap().detail.contains(&address));
+    assert_eq!(
+        t.client.payout(&quote.id.to_string()).await.unwrap().status,
+        "INITIATED"
+    );
+
+    // A deposit short of amount + fees (101 USDT), and a detected one that
+    // is not confirmed yet, are not enough either.
+    let deposit = |amount: i64| SimulateDeposit {
+        chain: "ethereum".into(),
+        address: address.clone(),
+        currency: "USDT".into(),
+        amount: BaseUnits(amount),
+    };
+    let first = t.client.sandbox_deposit(&deposit(60_000_000)).await.unwrap();
+    assert_eq!(first.metadata["payout_id"], json!(quote.id));
+    t.client.sandbox_advance_clock(60).await.unwrap();
+    t.client.sandbox_deposit(&deposit(41_000_000)).await.unwrap();
+    let refused = t.client.finalize_payout(&quote.quote_id).await.unwrap_err();
+    assert!(refused.is_deposit_not_confirmed());
+    t.client.sandbox_advance_clock(60).await.unwrap();
+    assert_eq!(
+        t.client.balance("USDT").await.unwrap().available_balance.value(),
+        before.value() + 101_000_000,
+        "the deposits credit the wallet"
+    );
+
+    let finalized = t.client.finalize_payout(&quote.quote_id).await.unwrap();
+    assert_eq!(finalized.status, "PENDING");
+    assert!(!finalized.awaits_deposit());
+    assert_eq!(
+        t.client.balance("USDT").await.unwrap().available_balance,
+        before,
+        "finalize debits amount + fees as offchain does"
+    );
+    t.client.sandbox_advance_clock(90).await.unwrap();
+    assert_eq!(
+        t.client.payout(&quote.id.to_string()).await.unwrap().status,
+        "COMPLETED"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_onchain_payout_returns_its_debit_and_a_stranger_address_is_refused() {
+    use paydesk_api::models::control::SimulateDeposit;
+    let t = support::spawn().await;
+    let mut request = quote_usdt_ngn("50", "chain-fail");
+    request.source = "onchain".into();
+    request.chain = Some("tron".into());
+    let quote = t.client.create_payout_quote(&request).await.unwrap();
+    let payout = t
+        .client
+        .initialize_payout(
+            &quote.quote_id,
+            &init(&quote.quote_id, "chain-fail", "1234509999", None),
+        )
+        .await
+        .unwrap();
+    let address = payout.deposit_address.unwrap();
+    assert!(address.starts_with('T'));
+    let deposit = SimulateDeposit {
+        chain: "tron".into(),
+        address,
+        currency: "USDT".into(),
+        amount: BaseUnits(50_500_000),
+    };
+    // The address is the payout's on tron only.
+    let elsewhere = SimulateDeposit {
+        chain: "ethereum".into(),
+        ..deposit.clone()
+    };
+    assert!(t.client.sandbox_deposit(&elsewhere).await.is_err());
+    t.client.sandbox_deposit(&deposit).await.unwrap();
+    t.client.sandbox_advance_clock(60).await.unwrap();
+    let before = t.client.balance("USDT").await.unwrap().available_balance;
+    t.client.finalize_payout(&quote.quote_id).await.unwrap();
+    t.client.sandbox_advance_clock(86_400).await.unwrap();
+    assert_eq!(
+        t.client.payout(&quote.id.to_string()).await.unwrap().status,
+        "FAILED"
+    );
+    assert_eq!(t.client.balance("USDT").await.unwrap().available_balance, before);
+    let reversal = t.client.transaction("chain-fail_REVERSAL").await.unwrap();
+    assert_eq!(reversal.amount, BaseUnits(50_500_000));
+}

@@ -883,3 +883,38 @@ async fn limit_orders_rest_hold_funds_fill_at_their_price_or_cancel() {
     assert_eq!(available(c, "BTC").await, btc0 + 2_000_000);
     assert_ledger_adds_up(c).await;
 }
+
+#[tokio::test]
+async fn an_order_keeps_the_type_it_was_sent_with_and_defaults_to_market() {
+    let t = support::spawn().await;
+    let c = &t.client;
+    let q = c
+        .create_trading_quote(&quote("BTC", "USDT", "buy", "0.01"))
+        .await
+        .unwrap();
+    // No order_type but a price: a market order, filled at the quote's price.
+    let priced = OrderRequest {
+        price: Some(dec("61000")),
+        ..order_on(&q, "buy", "0.002")
+    };
+    let order = c.create_order(&priced).await.unwrap();
+    assert_eq!(order.order_type, "market");
+    assert_eq!((order.status.as_str(), order.price), ("filled", dec("60300")));
+    // An explicit market order with a price stays market.
+    let market = OrderRequest {
+        order_type: Some("market".into()),
+        ..priced.clone()
+    };
+    assert_eq!(c.create_order(&market).await.unwrap().order_type, "market");
+    // An explicit marketable limit order fills at once and stays limit.
+    let limit = OrderRequest {
+        order_type: Some("limit".into()),
+        ..priced
+    };
+    let filled = c.create_order(&limit).await.unwrap();
+    assert_eq!(
+        (filled.order_type.as_str(), filled.status.as_str()),
+        ("limit", "filled")
+    );
+    assert_eq!(c.order(&filled.id.to_string()).await.unwrap().order_type, "limit");
+}

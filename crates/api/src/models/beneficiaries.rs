@@ -62,6 +62,10 @@ pub struct BeneficiaryUpdate {
     pub destination: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_active: Option<bool>,
+    /// Kept as sent (the official client sets it); it blocks nothing in
+    /// the sandbox, which has no sanctions screening.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub is_blacklisted: Option<bool>,
 }
 
 /// `data` of `GET /api/beneficiaries`.

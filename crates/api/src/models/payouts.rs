@@ -193,6 +193,27 @@ pub struct Payout {
     pub updated_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_reason: Option<String>,
+    /// Onchain payouts only (`source` ONCHAIN), from initialize on: the
+    /// address on the quote's chain that the payout's deposit (amount +
+    /// fees, in `from_asset`) must reach before finalize is accepted. An
+    /// addition to the spec's fields (sandbox-rules.md, Payouts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deposit_address: Option<String>,
+}
+
+impl Payout {
+    /// Whether the payout is funded by a blockchain deposit.
+    pub fn is_onchain(&self) -> bool {
+        self.source.eq_ignore_ascii_case("onchain")
+    }
+
+    /// An initialized onchain payout waits for its deposit: finalize is
+    /// refused (422 `DEPOSIT_NOT_CONFIRMED`) until a confirmed deposit of
+    /// amount + fees reached `deposit_address`. A state to wait in and
+    /// read back, not a failure.
+    pub fn awaits_deposit(&self) -> bool {
+        self.is_onchain() && self.status == "INITIATED" && self.deposit_address.is_some()
+    }
 }
 
 /// `data` of the quote answer.

@@ -164,6 +164,7 @@ pub async fn create(
 
 /// `GET /api/addresses`: filters chain, status, addresses; cursor and limit.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.known(&["chain", "status", "addresses"])?;
     let chain = q.get("chain").map(|c| parse_chain("chain", c)).transpose()?;
     let status = q.parse_opt("status", "active, inactive", |v| match v {
         "active" => Some(AddressStatus::Active),
@@ -182,7 +183,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
                 && status.is_none_or(|s| r.address.status == s)
                 && (wanted.is_empty() || wanted.contains(&r.address.address))
         },
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = AddressPage {

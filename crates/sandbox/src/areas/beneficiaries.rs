@@ -16,7 +16,7 @@ use super::addresses::parse_chain;
 use crate::book::Book;
 use crate::chains;
 use crate::error::ApiError;
-use crate::respond::{envelope, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
+use crate::respond::{envelope, parse_id, At, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
 
 impl crate::book::Record for Beneficiary {
@@ -112,19 +112,31 @@ fn check_name(name: &str) -> Result<String, ApiError> {
     Ok(name.to_owned())
 }
 
+/// The create body: the spec's fields, and `is_blacklisted`, which the
+/// official client may send and which is kept as sent (a write never
+/// drops a field it accepted).
+#[derive(Debug, serde::Deserialize)]
+pub struct CreateBody {
+    #[serde(flatten)]
+    beneficiary: NewBeneficiary,
+    #[serde(default)]
+    is_blacklisted: Option<bool>,
+}
+
 pub fn create(
     company: &mut Company,
-    req: &NewBeneficiary,
+    body: &CreateBody,
     created_by: Uuid,
     now: DateTime<Utc>,
 ) -> Result<Beneficiary, ApiError> {
+    let req = &body.beneficiary;
     let b = Beneficiary {
         id: Uuid::new_v4(),
         company_id: company.id,
         kind: req.kind.clone(),
         name: check_name(&req.name)?,
         destination: destination(&req.kind, &req.destination)?,
-        is_blacklisted: false,
+        is_blacklisted: body.is_blacklisted.unwrap_or(false),
         is_active: true,
         created_by: created_by.to_string(),
         created_at: now,
@@ -163,6 +175,9 @@ pub fn update(
     if let Some(active) = req.is_active {
         b.is_active = active;
     }
+    if let Some(blacklisted) = req.is_blacklisted {
+        b.is_blacklisted = blacklisted;
+    }
     b.updated_at = now;
     Ok(b.clone())
 }
@@ -171,7 +186,7 @@ pub fn update(
 pub async fn create_handler(
     shared: Data<Shared>,
     caller: Caller,
-    body: JsonBody<NewBeneficiary>,
+    body: JsonBody<CreateBody>,
 ) -> Result<JsonAnswer, ApiError> {
     let now = shared.clock.now();
     let mut store = shared.store();
@@ -186,14 +201,15 @@ pub async fn create_handler(
     ))
 }
 
-/// `GET /api/beneficiaries?limit&offset`.
+/// `GET /api/beneficiaries?limit&offset`, oldest first; `page` (from 1)
+/// is an offset of whole pages of `limit`, and wins over `offset`.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.only(&["limit", "offset", "page"])?;
     let limit = q.limit(20, 100)?;
-    let offset = match q.get("offset") {
-        None => 0,
-        Some(v) => v
-            .parse::<usize>()
-            .map_err(|_| ApiError::field("offset", "must be a whole number"))?,
+    let offset = match q.at()? {
+        At::Page(n) => (n - 1).saturating_mul(limit),
+        At::Offset(n) => n,
+        At::First | At::Cursor(_) => 0,
     };
     let now = shared.clock.now();
     let mut store = shared.store();

@@ -188,6 +188,7 @@ pub async fn reset(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, A
 /// `GET /sandbox/requests?limit`: the company's latest calls, newest first
 /// (the journal's own reads are not journaled).
 pub async fn requests(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.only(&["limit"])?;
     let limit = q.limit(50, KEPT_PER_COMPANY)?;
     let requests = shared.journal().latest(caller.company_id, limit);
     Ok(envelope(
@@ -205,6 +206,7 @@ pub async fn deliveries(
     caller: Caller,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.only(&["limit"])?;
     let limit = q.limit(50, 1_000)?;
     let deliveries = shared
         .store()

@@ -375,6 +375,16 @@ pub async fn create_handler(
 
 /// `GET /api/customers` with the spec's filters.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.known(&[
+        "id",
+        "reference",
+        "email",
+        "customer_type",
+        "is_active",
+        "blacklist",
+        "blacklisted",
+        "is_blacklisted",
+    ])?;
     let limit = q.limit(20, 100)?;
     let id = q.get("id").map(parse_id).transpose()?;
     let customer_type = q.one_of("customer_type", &["individual", "business"])?;
@@ -400,7 +410,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
                 && is_active.is_none_or(|v| c.is_active == v)
                 && blacklisted.iter().flatten().all(|b| c.is_active != *b)
         },
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = CustomerPage {

@@ -2,7 +2,9 @@
 //! transaction throughout: DEPOSIT_DETECTED / PENDING when it arrives
 //! (counted in `pending_balance`), DEPOSIT_CONFIRMED / SETTLED 60 s of
 //! sandbox time later (moved to `available_balance`), when
-//! `deposit.success` is emitted.
+//! `deposit.success` is emitted. An onchain payout's `deposit_address`
+//! takes deposits like the company's own addresses, and they carry the
+//! payout's id in `metadata.payout_id`.
 
 use actix_web::http::StatusCode;
 use actix_web::web::Data;
@@ -33,7 +35,13 @@ pub fn arrive(
     fx: &mut Effects<'_>,
 ) -> Result<Transaction, ApiError> {
     let chain = parse_chain("chain", &request.chain)?;
-    if !company.addresses.owns(chain, &request.address) {
+    // An onchain payout's deposit address is the company's too: its
+    // deposit is detected and confirmed like any other (sandbox-rules.md).
+    let payout_id = company
+        .payouts
+        .by_deposit_address(chain, &request.address)
+        .map(|p| p.id);
+    if payout_id.is_none() && !company.addresses.owns(chain, &request.address) {
         return Err(ApiError::NotFound(format!(
             "'{}' is not a deposit address of this company on {}; generate one with POST /api/addresses",
             request.address,
@@ -64,7 +72,7 @@ pub fn arrive(
     }
     let mut rng = rand::thread_rng();
     let tx_hash = chains::random_tx_hash(chain, &mut rng);
-    let metadata = json!({
+    let mut metadata = json!({
         "address": request.address,
         "chain": chain.name(),
         "channel": "blockchain",
@@ -76,6 +84,9 @@ pub fn arrive(
         "settlement_type": "on_confirmation",
         "is_simulated": true,
     });
+    if let Some(id) = payout_id {
+        metadata["payout_id"] = json!(id);
+    }
     let tx = company
         .ledger
         .post(

@@ -202,6 +202,7 @@ pub async fn create_handler(
 
 /// `GET /api/virtual-accounts` with `customer_id`, cursor and limit.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.known(&["customer_id"])?;
     let limit = q.limit(20, 100)?;
     let customer = q.get("customer_id").map(parse_id).transpose()?;
     let now = shared.clock.now();
@@ -210,7 +211,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     let page = paginate(
         &company.virtual_accounts.records,
         |r| customer.is_none_or(|c| r.account.customer_id == c),
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = VirtualAccountPage {

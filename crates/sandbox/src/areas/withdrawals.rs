@@ -260,6 +260,7 @@ pub async fn create_handler(
 
 /// `GET /api/withdrawals` with `status`, `currency`, cursor and limit.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.known(&["status", "currency"])?;
     let limit = q.limit(20, 100)?;
     let status = q.one_of("status", &["pending", "processing", "completed", "failed"])?;
     let currency = q.get("currency").map(str::to_ascii_uppercase);
@@ -272,7 +273,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
             status.as_deref().is_none_or(|s| r.withdrawal.status == s)
                 && currency.as_deref().is_none_or(|c| r.withdrawal.currency == c)
         },
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = WithdrawalPage {

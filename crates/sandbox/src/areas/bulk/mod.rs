@@ -63,6 +63,7 @@ pub async fn create(
 
 /// `GET /api/bulk-transfers` by `status`, newest first.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.known(&["status"])?;
     let limit = q.limit(20, 100)?;
     let status = q.one_of(
         "status",
@@ -77,7 +78,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     let page = paginate(
         &company.batches.records,
         |r| status.as_deref().is_none_or(|s| r.batch.status == s),
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = BatchPage {

@@ -50,12 +50,14 @@ const CARD_STATUSES: &[&str] = &["active", "pending", "frozen", "terminated"];
 const CARD_TYPES: &[&str] = &["virtual", "physical", "lite"];
 
 /// `GET /api/cards` with card_type, status, search (last four digits or
-/// cardholder name), cursor and limit.
+/// cardholder name), customer_id, cursor, page, offset and limit.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.known(&["card_type", "status", "search", "customer_id", "offset"])?;
     let limit = q.limit(20, 100)?;
     let card_type = q.one_of("card_type", CARD_TYPES)?;
     let status = q.one_of("status", CARD_STATUSES)?;
     let search = q.get("search").map(|s| s.trim().to_lowercase());
+    let customer = q.get("customer_id").map(parse_id).transpose()?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -63,7 +65,8 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
         company.cards.records(),
         |r| {
             let c = &r.card;
-            card_type.as_deref().is_none_or(|t| c.card_type == t)
+            customer.is_none_or(|id| c.customer_id == id)
+                && card_type.as_deref().is_none_or(|t| c.card_type == t)
                 && status.as_deref().is_none_or(|s| c.status == s)
                 && search.as_deref().is_none_or(|s| {
                     (s.bytes().all(|b| b.is_ascii_digit())
@@ -73,7 +76,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
                         || c.preferred_name.to_lowercase().contains(s)
                 })
         },
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = CardPage {
@@ -90,6 +93,7 @@ pub async fn of_customer(
     id: Path<String>,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.known(&["offset"])?;
     let id = parse_id(&id)?;
     let limit = q.limit(20, 100)?;
     let now = shared.clock.now();
@@ -99,7 +103,7 @@ pub async fn of_customer(
     let page = paginate(
         company.cards.records(),
         |r| r.card.customer_id == id,
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = CardPage {
@@ -258,12 +262,13 @@ pub async fn transactions(
     id: Path<String>,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.known(&["offset"])?;
     let id = parse_id(&id)?;
     let limit = q.limit(20, 100)?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
-    let (transactions, page_info) = company.cards.get(id)?.transaction_page(q.get("cursor"), limit)?;
+    let (transactions, page_info) = company.cards.get(id)?.transaction_page(q.at()?, limit)?;
     Ok(answer(
         StatusCode::OK,
         "Card transactions retrieved",

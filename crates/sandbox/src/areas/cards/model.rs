@@ -42,6 +42,7 @@ use crate::book::Book;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::pagination::{paginate, Page, Sequenced};
+use crate::respond::At;
 use crate::scheduler::Job;
 use crate::state::{Company, Effects};
 use crate::webhooks;
@@ -104,10 +105,10 @@ impl CardRecord {
     /// One page of the card's transactions, newest first.
     pub fn transaction_page(
         &self,
-        cursor: Option<&str>,
+        at: At<'_>,
         limit: usize,
     ) -> Result<(Vec<CardTransaction>, PageInfo), ApiError> {
-        let page = paginate(&self.transactions, |_| true, cursor, limit)?;
+        let page = paginate(&self.transactions, |_| true, at, limit)?;
         let info = page_info(&page);
         Ok((page.items.into_iter().map(|r| r.tx.clone()).collect(), info))
     }

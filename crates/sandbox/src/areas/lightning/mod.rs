@@ -39,6 +39,7 @@ pub async fn create_invoice(
 
 /// `GET /api/lightning/invoices?page&page_size&status&direction`.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.only(&["page", "page_size", "status", "direction"])?;
     let page = match q.get("page") {
         None => 1,
         Some(v) => v

@@ -379,6 +379,7 @@ const STATUSES: &str = "QUOTE, INITIATED, PENDING, PROCESSING, COMPLETED, FAILED
 
 /// `GET /api/payouts?status&limit&cursor`, newest first.
 pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.known(&["status"])?;
     let status = q.parse_opt("status", STATUSES, |v| {
         let upper = v.to_ascii_uppercase();
         STATUSES.split(", ").any(|s| s == upper).then_some(upper)
@@ -390,7 +391,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     let page = paginate(
         company.payouts.records(),
         |r| status.as_ref().is_none_or(|s| &r.payout.status == s),
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = PayoutPage {
@@ -465,6 +466,7 @@ pub async fn list_paged(
     caller: Caller,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.only(&["take", "page", "order", "status"])?;
     let take = q.parse_opt("take", "the integers 1 to 100", |v| {
         v.parse::<usize>().ok().filter(|n| (1..=100).contains(n))
     })?;

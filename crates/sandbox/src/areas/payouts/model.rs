@@ -6,6 +6,17 @@
 //! debit the wallet (amount + fees, in the source asset) at finalize, and
 //! a failure returns both with a REVERSAL.
 //!
+//! Onchain payouts (`source: onchain` with a `chain`) are funded by a
+//! deposit (sandbox-rules.md, Payouts): initialize gives the payout a
+//! `deposit_address` on the quote's chain and debits nothing; a deposit to
+//! it (`POST /sandbox/deposits`) is detected and confirmed like any
+//! deposit, crediting the wallet; finalize is a 422
+//! `DEPOSIT_NOT_CONFIRMED` until the confirmed deposits to that address
+//! add up to amount + fees, and then debits and runs the rail exactly as
+//! an offchain finalize does. A deposit still being confirmed does not
+//! count; an excess, or the deposit of a quote that expired, stays in the
+//! wallet.
+//!
 //! Decisions where the documents are silent: fees are 1% of the amount,
 //! rounded up to the asset's smallest unit; a quote from `amount` rounds the
 //! settlement down to the cent, one from `settlement_amount` rounds the
@@ -26,6 +37,7 @@ use uuid::Uuid;
 
 use super::corridors::{self, Corridor};
 use crate::book::Book;
+use crate::chains::{self, Chain};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::pagination::Sequenced;
@@ -104,6 +116,14 @@ impl PayoutBook {
             .map(|r| &r.payout)
     }
 
+    /// The payout whose deposit address `address` is on `chain`.
+    pub fn by_deposit_address(&self, chain: Chain, address: &str) -> Option<&Payout> {
+        self.records
+            .iter()
+            .map(|r| &r.payout)
+            .find(|p| p.deposit_address.as_deref() == Some(address) && payout_chain(p) == Some(chain))
+    }
+
     /// A payout by its id or its quote id.
     pub fn find(&self, id: Uuid) -> Option<&Payout> {
         self.index_by_id(id)
@@ -122,6 +142,11 @@ fn round_up(value: Decimal, dp: u32) -> Decimal {
 
 fn round_down(value: Decimal, dp: u32) -> Decimal {
     value.round_dp_with_strategy(dp, RoundingStrategy::ToZero)
+}
+
+/// The chain of an onchain payout (its record names it `CHAIN_TYPE_<NAME>`).
+fn payout_chain(p: &Payout) -> Option<Chain> {
+    p.chain.strip_prefix("CHAIN_TYPE_").and_then(Chain::parse)
 }
 
 fn chain_name(source: &str, chain: Option<&str>, asset: &str) -> Result<String, ApiError> {
@@ -253,6 +278,7 @@ pub fn quote(company: &mut Company, req: &QuoteRequest, fx: &mut Effects<'_>) ->
         created_at: Some(now),
         updated_at: Some(now),
         failure_reason: None,
+        deposit_address: None,
     };
     let seq = company.payouts.records.last().map_or(1, |r| r.seq + 1);
     company.payouts.add(PayoutRecord {
@@ -403,12 +429,16 @@ pub fn initialize(
     payout.callback_url = req.callback_url.clone().unwrap_or_default();
     payout.trip.initialized_at = Some(fx.now);
     payout.updated_at = Some(fx.now);
+    if let Some(chain) = payout_chain(payout) {
+        payout.deposit_address = Some(chains::generate_address(chain, &mut rand::thread_rng()));
+    }
     let payout = payout.clone();
     emit(company, &payout, events::INITIALIZED, fx);
     Ok(payout)
 }
 
-/// Commits the payout: debits the wallet (offchain) and hands it to the rail.
+/// Commits the payout: debits the wallet (an onchain payout once its
+/// deposit is confirmed) and hands it to the rail.
 pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> Result<Payout, ApiError> {
     let index = quote_index(company, quote_id)?;
     let record = company.payouts.records[index].clone();
@@ -433,24 +463,36 @@ pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> 
             "the quote expired before finalize; request a new quote and initialize it",
         ));
     }
-    if record.payout.source == "OFFCHAIN" {
-        company.ledger.post(
-            NewTransaction {
-                currency: record.asset.clone(),
-                kind: TransactionType::WithdrawalInitiated,
-                state: TransactionState::Settled,
-                amount: BaseUnits(-record.amount_units),
-                fee: BaseUnits(record.fee_units),
-                reference: record.payout.reference.clone(),
-                idempotency_key: record.payout.quote_id.clone(),
-                metadata: json!({"payout_id": record.payout.id, "channel": "payout", "country": record.payout.country})
+    if let Some(address) = &record.payout.deposit_address {
+        let needed = record.amount_units + record.fee_units;
+        let confirmed = confirmed_deposits(company, &record.asset, address);
+        if confirmed < needed {
+            return Err(ApiError::unprocessable(
+                codes::DEPOSIT_NOT_CONFIRMED,
+                format!(
+                    "this onchain payout waits for its deposit: {} base units of {} confirmed at {address}, {needed} needed (amount + fees); deposit the rest and finalize again",
+                    confirmed, record.asset
+                ),
+            ));
+        }
+    }
+    company.ledger.post(
+        NewTransaction {
+            currency: record.asset.clone(),
+            kind: TransactionType::WithdrawalInitiated,
+            state: TransactionState::Settled,
+            amount: BaseUnits(-record.amount_units),
+            fee: BaseUnits(record.fee_units),
+            reference: record.payout.reference.clone(),
+            idempotency_key: record.payout.quote_id.clone(),
+            metadata:
+                json!({"payout_id": record.payout.id, "channel": "payout", "country": record.payout.country})
                     .as_object()
                     .cloned()
                     .unwrap_or_default(),
-            },
-            fx.now,
-        )?;
-    }
+        },
+        fx.now,
+    )?;
     let payout = &mut company.payouts.records[index].payout;
     payout.status = "PENDING".to_owned();
     payout.provider_settlement_id = format!("PSI_{}", Uuid::new_v4().simple());
@@ -464,6 +506,22 @@ pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> 
         },
     );
     Ok(payout)
+}
+
+/// Base units of `asset` confirmed by deposits to `address`.
+fn confirmed_deposits(company: &Company, asset: &Currency, address: &str) -> i64 {
+    company
+        .ledger
+        .entries()
+        .iter()
+        .map(|e| &e.tx)
+        .filter(|tx| {
+            tx.kind == TransactionType::DepositConfirmed
+                && &tx.currency == asset
+                && tx.metadata.get("address").and_then(|a| a.as_str()) == Some(address)
+        })
+        .map(|tx| tx.amount.value())
+        .sum()
 }
 
 /// The rail's next step, when its time comes.
@@ -505,7 +563,8 @@ fn start_processing(company: &mut Company, index: usize, fx: &mut Effects<'_>) {
 
 fn settle(company: &mut Company, index: usize, success: bool, fx: &mut Effects<'_>) {
     let record = company.payouts.records[index].clone();
-    if !success && record.payout.source == "OFFCHAIN" {
+    // Both sources were debited at finalize, so a failure returns both.
+    if !success {
         let reversal = company.ledger.post(
             NewTransaction {
                 currency: record.asset.clone(),

@@ -88,6 +88,7 @@ pub async fn list_orders(
     caller: Caller,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.known(&["status"])?;
     let limit = q.limit(20, 100)?;
     let status = q.one_of("status", &["pending", "filled", "rejected", "cancelled"])?;
     let now = shared.clock.now();
@@ -96,7 +97,7 @@ pub async fn list_orders(
     let page = paginate(
         company.trades.orders(),
         |r| status.as_deref().is_none_or(|s| r.order.status == s),
-        q.get("cursor"),
+        q.at()?,
         limit,
     )?;
     let data = OrderPage {
@@ -178,6 +179,7 @@ pub async fn list_schedules(
     caller: Caller,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.only(&["status", "limit", "page"])?;
     let status = q.one_of("status", SCHEDULE_STATUSES)?;
     let now = shared.clock.now();
     let mut store = shared.store();
@@ -191,6 +193,7 @@ pub async fn list_schedules(
         .filter(|s| status.as_deref().is_none_or(|st| s.status == st))
         .cloned()
         .collect();
+    let schedules = q.whole_or_page(schedules)?;
     Ok(answer(
         StatusCode::OK,
         "Scheduled orders retrieved",
@@ -318,6 +321,7 @@ pub async fn list_targets(
     caller: Caller,
     q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.only(&["status", "limit", "page"])?;
     let status = q.one_of("status", TARGET_STATUSES)?;
     let now = shared.clock.now();
     let mut store = shared.store();
@@ -331,6 +335,7 @@ pub async fn list_targets(
         .filter(|o| status.as_deref().is_none_or(|s| o.status == s))
         .cloned()
         .collect();
+    let orders = q.whole_or_page(orders)?;
     Ok(answer(
         StatusCode::OK,
         "Target orders retrieved",

@@ -17,9 +17,9 @@
 //! cancels it and releases the hold.
 //!
 //! Decisions where the documents are silent: an order must name a quote
-//! and match its pair and side; a `price` in an order without `order_type`
-//! is recorded (the order is then `limit`) but the fill is at the quote's
-//! price; a resting order consumes its quote like any order; NGN pairs
+//! and match its pair and side; a `price` in a market order (or one
+//! without `order_type`) changes nothing: the order stays `market` and
+//! fills at the quote's price; a resting order consumes its quote like any order; NGN pairs
 //! can't rest (400); a buy holds quantity × price rounded up, a sell the
 //! quantity; a filled or cancelled order can't be cancelled (422); a quote stays readable for an
 //! hour after it expires, then is forgotten (404); quoted prices keep 15
@@ -449,6 +449,7 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
             ),
         ));
     }
+    let kind = order_type(req)?;
     let rests_at = limit_price(req, &pair, side, record.quote.price)?;
     let in_base_units = req.quantity_in_base_units.unwrap_or(false);
     if in_base_units && pair.is_ngn() {
@@ -544,12 +545,7 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
         base_currency: pair.base.code().to_owned(),
         quote_currency: pair.quote.code().to_owned(),
         side: side.as_str().to_owned(),
-        order_type: if req.price.is_some() && !ngn {
-            "limit"
-        } else {
-            "market"
-        }
-        .to_owned(),
+        order_type: kind.as_str().to_owned(),
         quantity,
         price: fill_price,
         status: if rests_at.is_some() { "pending" } else { "filled" }.to_owned(),
@@ -589,6 +585,40 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
     Ok(order)
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OrderType {
+    Market,
+    Limit,
+}
+
+impl OrderType {
+    fn as_str(self) -> &'static str {
+        match self {
+            OrderType::Market => "market",
+            OrderType::Limit => "limit",
+        }
+    }
+}
+
+/// The order's type as it is answered: the one the request names, else
+/// `market` (sandbox-rules.md: orders without `order_type` are market
+/// orders, and an explicit type is never changed, whatever `price` says).
+fn order_type(req: &OrderRequest) -> Result<OrderType, ApiError> {
+    match req
+        .order_type
+        .as_deref()
+        .map(|t| t.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("") | Some("market") => Ok(OrderType::Market),
+        Some("limit") => Ok(OrderType::Limit),
+        Some(other) => Err(ApiError::field(
+            "order_type",
+            format!("'{other}' is not one of market, limit"),
+        )),
+    }
+}
+
 /// The price a `limit` order rests at: None when it fills at once (a
 /// market order, or a limit price marketable against the quote).
 fn limit_price(
@@ -597,14 +627,8 @@ fn limit_price(
     side: Side,
     quoted: Decimal,
 ) -> Result<Option<Decimal>, ApiError> {
-    match req
-        .order_type
-        .as_deref()
-        .map(|t| t.trim().to_ascii_lowercase())
-        .as_deref()
-    {
-        None | Some("") | Some("market") => Ok(None),
-        Some("limit") => {
+    match order_type(req)? {
+        OrderType::Limit => {
             let price = req
                 .price
                 .filter(|p| *p > Decimal::ZERO)
@@ -624,10 +648,7 @@ fn limit_price(
             }
             Ok(Some(price.normalize()))
         }
-        Some(other) => Err(ApiError::field(
-            "order_type",
-            format!("'{other}' is not one of market, limit"),
-        )),
+        OrderType::Market => Ok(None),
     }
 }
 
