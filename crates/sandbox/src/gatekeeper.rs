@@ -16,7 +16,7 @@ use actix_web::middleware::Next;
 use actix_web::web::{Bytes, BytesMut, Data};
 use actix_web::{HttpMessage, HttpResponse};
 use futures_util::StreamExt;
-use paydesk_api::models::control::JournalEntry;
+use paydesk_api::models::control::{JournalEntry, CONTROL_PERMISSION};
 use paydesk_api::paths::Operation;
 use paydesk_api::signing::{self, SignatureError, MAX_CLOCK_SKEW_SECS};
 use uuid::Uuid;
@@ -81,9 +81,9 @@ fn is_public(path: &str) -> bool {
     matches!(path, "/openapi.json" | "/healthz")
 }
 
-/// The permission area of a path (`sandbox-rules.md`): GET needs
-/// `<area>:read`, other methods `<area>:write`; whoami and the control API
-/// need none.
+/// The permission area of an API path (`sandbox-rules.md`): GET needs
+/// `<area>:read`, other methods `<area>:write`; whoami has none, and the
+/// control API's permissions are in `needed_permissions`.
 pub fn permission_area(path: &str) -> Option<&'static str> {
     let rest = path.strip_prefix("/api/")?;
     let first = rest.split('/').next().unwrap_or("");
@@ -153,18 +153,38 @@ fn authenticate(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Result<Api
     Ok(client)
 }
 
+/// The permissions a scoped client needs for a call: `<area>:read` for a
+/// GET of the API, `<area>:write` otherwise; `sandbox:control` for every
+/// control route, which can reset, restore, mint deposits, redirect
+/// webhooks, move the clock and arm faults; and for the snapshot also
+/// `cards:read` (GET) or `cards:write` (PUT), since it holds full card
+/// numbers and CVVs that `GET /api/cards` would refuse. Whoami needs none.
+pub fn needed_permissions(method: &Method, path: &str) -> Vec<String> {
+    let access = if method == Method::GET { "read" } else { "write" };
+    if path == "/sandbox" || path.starts_with("/sandbox/") {
+        let mut needed = vec![CONTROL_PERMISSION.to_owned()];
+        if path.trim_end_matches('/') == "/sandbox/snapshot" {
+            needed.push(format!("cards:{access}"));
+        }
+        return needed;
+    }
+    permission_area(path)
+        .map(|area| vec![format!("{area}:{access}")])
+        .unwrap_or_default()
+}
+
 fn authorize(client: &ApiClient, method: &Method, path: &str) -> Result<(), ApiError> {
-    let (Some(granted), Some(area)) = (&client.permissions, permission_area(path)) else {
+    let Some(granted) = &client.permissions else {
         return Ok(());
     };
-    let access = if method == Method::GET { "read" } else { "write" };
-    let needed = format!("{area}:{access}");
-    if granted.iter().any(|p| p == &needed) {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden(format!(
+    match needed_permissions(method, path)
+        .into_iter()
+        .find(|needed| !granted.contains(needed))
+    {
+        None => Ok(()),
+        Some(needed) => Err(ApiError::Forbidden(format!(
             "this client lacks the '{needed}' permission"
-        )))
+        ))),
     }
 }
 
@@ -377,5 +397,23 @@ mod tests {
         assert_eq!(permission_area("/api/customers/x"), Some("customers"));
         assert_eq!(permission_area("/api/whoami"), None);
         assert_eq!(permission_area("/sandbox/clock"), None);
+    }
+
+    #[test]
+    fn control_routes_need_their_scope_and_the_snapshot_the_card_scope() {
+        assert_eq!(
+            needed_permissions(&Method::POST, "/sandbox/reset"),
+            ["sandbox:control"]
+        );
+        assert_eq!(
+            needed_permissions(&Method::GET, "/sandbox/snapshot"),
+            ["sandbox:control", "cards:read"]
+        );
+        assert_eq!(
+            needed_permissions(&Method::PUT, "/sandbox/snapshot"),
+            ["sandbox:control", "cards:write"]
+        );
+        assert_eq!(needed_permissions(&Method::GET, "/api/cards"), ["cards:read"]);
+        assert!(needed_permissions(&Method::GET, "/api/whoami").is_empty());
     }
 }

@@ -154,3 +154,93 @@ async fn deliveries_show_their_attempts_and_can_be_resent() {
         .await;
     assert_eq!(status, 404);
 }
+
+/// A sandbox whose demo company also has clients scoped to `permissions`
+/// (the first is the full-access demo client).
+async fn with_scoped(scopes: &[&[&str]]) -> (support::TestSandbox, Vec<paydesk_api::Client>) {
+    use paydesk_sandbox::fixture::{ClientFixture, Fixture};
+    let mut fixture = Fixture::demo();
+    let mut ids = Vec::new();
+    for (n, scope) in scopes.iter().enumerate() {
+        let id = uuid::Uuid::new_v4();
+        fixture.companies[0].clients.push(ClientFixture {
+            client_id: id,
+            client_secret: format!("scoped-secret-{n}"),
+            name: format!("Scoped {n}"),
+            active: true,
+            permissions: Some(scope.iter().map(|s| (*s).to_owned()).collect()),
+            environment: paydesk_api::models::identity::Environment::Sandbox,
+        });
+        ids.push((id.to_string(), format!("scoped-secret-{n}")));
+    }
+    let t = support::spawn_with(fixture).await;
+    let clients = ids
+        .iter()
+        .map(|(id, secret)| support::client_for(&t.sandbox, id, secret))
+        .collect();
+    (t, clients)
+}
+
+#[tokio::test]
+async fn control_routes_need_the_control_scope_and_the_snapshot_the_card_scope() {
+    use paydesk_api::models::control::CONTROL_PERMISSION;
+    let (t, clients) = with_scoped(&[
+        &["balances:read"],
+        &[CONTROL_PERMISSION],
+        &[CONTROL_PERMISSION, "cards:read", "cards:write"],
+    ])
+    .await;
+    let (balances_only, control, control_and_cards) = (&clients[0], &clients[1], &clients[2]);
+    let target = address(&t).await;
+    let forbidden = |e: paydesk_api::ApiError| {
+        assert_eq!(e.status(), Some(403), "{e:?}");
+        assert!(e.problem().unwrap().detail.contains("sandbox:control"), "{e:?}");
+    };
+    // Without the scope, nothing of the control API runs.
+    forbidden(balances_only.sandbox_reset().await.unwrap_err());
+    forbidden(balances_only.sandbox_snapshot().await.unwrap_err());
+    forbidden(balances_only.sandbox_advance_clock(60).await.unwrap_err());
+    forbidden(balances_only.sandbox_clock().await.unwrap_err());
+    forbidden(
+        balances_only
+            .sandbox_set_webhook("http://127.0.0.1:9/hook", None)
+            .await
+            .unwrap_err(),
+    );
+    forbidden(
+        balances_only
+            .sandbox_deposit(&SimulateDeposit {
+                chain: "ethereum".into(),
+                address: target.clone(),
+                currency: "USDT".into(),
+                amount: BaseUnits(1),
+            })
+            .await
+            .unwrap_err(),
+    );
+    forbidden(balances_only.sandbox_clear_faults().await.unwrap_err());
+    assert!(balances_only.balances().await.is_ok());
+    let snapshot = t.client.sandbox_snapshot().await.unwrap();
+    forbidden(balances_only.sandbox_restore(&snapshot).await.unwrap_err());
+    assert_eq!(
+        t.client
+            .transactions(&Default::default())
+            .await
+            .unwrap()
+            .total_count,
+        4,
+        "nothing was minted"
+    );
+
+    // With it, the control API works, but a snapshot (card numbers and
+    // CVVs) needs the card scope as well.
+    assert!(control.sandbox_advance_clock(1).await.is_ok());
+    let e = control.sandbox_snapshot().await.unwrap_err();
+    assert_eq!(e.status(), Some(403));
+    assert!(e.problem().unwrap().detail.contains("cards:read"));
+    let e = control.sandbox_restore(&snapshot).await.unwrap_err();
+    assert!(e.problem().unwrap().detail.contains("cards:write"));
+    let read = control_and_cards.sandbox_snapshot().await.unwrap();
+    assert_eq!(read["company_id"], snapshot["company_id"]);
+    assert!(control_and_cards.sandbox_restore(&read).await.is_ok());
+}

@@ -5,6 +5,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::units::BaseUnits;
 
+/// The permission a scoped client needs for every control route
+/// (`/sandbox/*`); `GET`/`PUT /sandbox/snapshot` also need `cards:read` /
+/// `cards:write`, since a snapshot holds full card numbers and CVVs. A
+/// client with `permissions: null` (full access) has it.
+pub const CONTROL_PERMISSION: &str = "sandbox:control";
+
 /// `data` of `GET /sandbox/clock` and `POST /sandbox/clock/advance`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
