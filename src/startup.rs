@@ -121,6 +121,9 @@ fn master_key(settings: &Settings) -> Result<MasterKey, StartupError> {
     }
     let path = settings.data_dir.join("master.key");
     let key = if path.exists() {
+        // A key an older Paydesk wrote may be readable by others.
+        #[cfg(unix)]
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
         MasterKey::from_base64(&std::fs::read_to_string(&path)?)?
     } else {
         let (key, encoded) = MasterKey::generate();

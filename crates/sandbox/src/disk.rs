@@ -36,9 +36,21 @@
 //! were written to SQLite's log, copied into the database by a checkpoint
 //! with its fsyncs, read back by the fold and freed again), and the fold
 //! writes each page of those tables once for many commits (measured in
-//! `bench/README.md`). A write cut short by `kill -9` was never answered;
-//! its torn frame fails its checksum and is skipped up to the next frame's
-//! mark (`FRAME_MARK`). Replaying a frame twice changes nothing (each
+//! `bench/README.md`). A write cut short by `kill -9` was never answered:
+//! its frame, cut short (its declared size runs past the journal's end or
+//! into a whole frame another sandbox appended after it), is skipped with
+//! a warning. A frame whose size fits but whose CRC-32 fails (a flipped
+//! byte), or bytes that are no frame, are damage to an acknowledged
+//! write: the start refuses, naming the record, its byte offset and the
+//! records after it, and `--repair` drops that record and every one after
+//! it (a consistent prefix of the writes), saying so in the log. The
+//! marker file (`MARKER_FILE`, rewritten after each fold) names the
+//! store's id and its count of folds: a store that no longer holds that
+//! id (emptied, replaced) or committed fewer folds, or one that holds
+//! nothing while the journal holds writes, lost what it held, and the
+//! start refuses; `--repair` goes on from what it holds, dropping the
+//! journal's writes on the lost store. The directory is created 0700 and
+//! its files 0600 (they hold client secrets and revealed card numbers). Replaying a frame twice changes nothing (each
 //! entry sets a row, removes one or inserts a nonce if missing), so a
 //! crash between a fold's commit and the journal being emptied only
 //! replays it at the next start. Another sandbox on the same directory
@@ -87,7 +99,8 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write as _};
-use std::path::Path;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -121,6 +134,14 @@ pub enum DiskError {
     Interrupted(String),
     #[error("the data directory was started with another fixture; give the same fixture, none, or an empty directory")]
     OtherFixture,
+    /// The journal holds a record that is whole in size but fails its
+    /// checksum (or bytes that are no record): an acknowledged write was
+    /// damaged on disk. Refused unless the start repairs.
+    #[error("the data directory is damaged: {0}; start with --repair to drop the damaged record and every record after it (a start never drops them without saying so)")]
+    Damaged(String),
+    /// The store holds less than the journal or the marker says it held.
+    #[error("the data directory's store lost what it held: {0}; restore the directory from a copy, or start with --repair to go on from what the store holds now")]
+    StoreLost(String),
 }
 
 /// A row's body as kept: MessagePack (format 2), or the JSON text of an
@@ -211,6 +232,11 @@ pub struct Disk {
     legacy: Mutex<Vec<&'static str>>,
     /// The journal file, opened for appending.
     journal: File,
+    /// `--repair`: a damaged journal record and those after it are
+    /// dropped (and said), a store that lost data is accepted as it is.
+    repair: bool,
+    /// Where the marker file is (see `MARKER_FILE`).
+    marker: PathBuf,
 }
 
 /// What the keeps carry from one to the next.
@@ -228,6 +254,21 @@ struct Upkeep {
 
 /// The journal file in the data directory.
 const JOURNAL_FILE: &str = "journal.log";
+
+/// The database file in the data directory.
+const STORE_FILE: &str = "sandbox.sqlite3";
+
+/// The marker file: the store's id and how many folds it committed
+/// (`store_id` and `folds` in its `meta`), written after each fold. A
+/// store that lost what it held (emptied, replaced, or older than the
+/// marker) no longer matches it, and the start refuses instead of going
+/// on from less than was acknowledged.
+const MARKER_FILE: &str = "store.marker";
+
+/// Files of the data directory hold client secrets and revealed card
+/// numbers: readable and writable by their owner only.
+const FILE_MODE: u32 = 0o600;
+const DIR_MODE: u32 = 0o700;
 
 /// A journal frame: this mark, the entries' length (u32) and their CRC-32
 /// (u32), little-endian, then the entries. The mark lets a reader find
@@ -297,12 +338,29 @@ fn table_exists(conn: &Connection, name: &str) -> Result<bool, DiskError> {
 impl Disk {
     /// Opens (or creates) the database in `dir`; refuses a format this
     /// sandbox does not read.
-    pub fn open(dir: &Path) -> Result<Self, DiskError> {
-        std::fs::create_dir_all(dir).map_err(|source| DiskError::Directory {
+    ///
+    /// `repair` (`--repair`): go on past a damaged journal record (dropping
+    /// it and every record after it) and from a store that lost data,
+    /// saying so in the log; without it both refuse the start.
+    pub fn open(dir: &Path, repair: bool) -> Result<Self, DiskError> {
+        let directory = |source| DiskError::Directory {
             path: dir.display().to_string(),
             source,
-        })?;
-        let mut conn = Connection::open(dir.join("sandbox.sqlite3"))?;
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(DIR_MODE)
+            .create(dir)
+            .map_err(directory)?;
+        // SQLite creates its database, and its WAL and shared-memory files
+        // with the database's mode: created here first, owner-only, and an
+        // older directory's files narrowed to it.
+        let store = dir.join(STORE_FILE);
+        owner_only(&store, true).map_err(directory)?;
+        for extra in ["sandbox.sqlite3-wal", "sandbox.sqlite3-shm", MARKER_FILE] {
+            owner_only(&dir.join(extra), false).map_err(directory)?;
+        }
+        let mut conn = Connection::open(&store)?;
         // Before anything is written: a database keeps the page size it was
         // created with (one made by an earlier sandbox keeps 4 KiB).
         conn.pragma_update(None, "page_size", PAGE_BYTES)?;
@@ -368,13 +426,106 @@ impl Disk {
             .read(true)
             .append(true)
             .create(true)
+            .mode(FILE_MODE)
             .open(dir.join(JOURNAL_FILE))?;
-        Ok(Disk {
+        journal.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))?;
+        let disk = Disk {
             conn: Mutex::new(conn),
             upkeep: Mutex::new(Upkeep::default()),
             legacy: Mutex::new(legacy),
             journal,
-        })
+            repair,
+            marker: dir.join(MARKER_FILE),
+        };
+        disk.check_marker()?;
+        Ok(disk)
+    }
+
+    /// Compares the store with the marker and the journal: a store whose
+    /// id is not the marker's (emptied or replaced), that committed fewer
+    /// folds than the marker saw, or that is new while the journal holds
+    /// writes, lost what it held. A new store gets its id; the marker is
+    /// (re)written with what the store holds.
+    fn check_marker(&self) -> Result<(), DiskError> {
+        // The marker first: it is written after the store committed, so
+        // read before the store it never says more than another sandbox
+        // on the directory committed meanwhile.
+        let marker = match std::fs::read_to_string(&self.marker) {
+            Ok(text) => Some(Marker::parse(&text).ok_or_else(|| {
+                DiskError::StoreLost(format!(
+                    "the marker {} can't be read ({text:?})",
+                    self.marker.display()
+                ))
+            })?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        let conn = self.conn();
+        let store_id = Self::meta(&conn, "store_id")?;
+        let folds: u64 = Self::meta(&conn, "folds")?
+            .and_then(|f| f.parse().ok())
+            .unwrap_or(0);
+        let journal_bytes = self.journal.metadata()?.len();
+        let holds_nothing = store_id.is_none() && Self::meta(&conn, "fixture")?.is_none();
+        let lost = match (&marker, &store_id) {
+            (Some(m), None) => Some(format!(
+                "{STORE_FILE} holds no store, while {MARKER_FILE} says it held store {} after {} folds",
+                m.store_id, m.folds
+            )),
+            (Some(m), Some(id)) if *id != m.store_id => Some(format!(
+                "{STORE_FILE} holds store {id}, while {MARKER_FILE} says it held store {}",
+                m.store_id
+            )),
+            (Some(m), Some(_)) if folds < m.folds => Some(format!(
+                "{STORE_FILE} committed {folds} folds of the journal, while {MARKER_FILE} saw {}",
+                m.folds
+            )),
+            (None, None) if holds_nothing && journal_bytes > 0 => Some(format!(
+                "{STORE_FILE} holds nothing, while {JOURNAL_FILE} holds {journal_bytes} bytes of writes made on a store"
+            )),
+            _ => None,
+        };
+        if let Some(lost) = lost {
+            if !self.repair {
+                return Err(DiskError::StoreLost(lost));
+            }
+            // The journal's writes were made on the store that was lost:
+            // on what is left they would make a state that never was.
+            tracing::warn!(
+                "--repair: {lost}; going on from what the store holds now, the journal's {journal_bytes} bytes of writes on the lost store dropped"
+            );
+            flock(&self.journal, FlockOperation::LockExclusive)?;
+            let emptied = self.journal.set_len(0);
+            flock(&self.journal, FlockOperation::Unlock)?;
+            emptied?;
+        }
+        let store_id = match store_id {
+            Some(id) => id,
+            None => {
+                let id = Uuid::new_v4().to_string();
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', ?1)",
+                    [&id],
+                )?;
+                Self::meta(&conn, "store_id")?.unwrap_or(id)
+            }
+        };
+        self.write_marker(&Marker { store_id, folds })
+    }
+
+    /// Writes the marker whole (a new file renamed over the old one).
+    fn write_marker(&self, marker: &Marker) -> Result<(), DiskError> {
+        let next = self.marker.with_extension("next");
+        let mut file = File::options()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(FILE_MODE)
+            .open(&next)?;
+        file.write_all(marker.to_string().as_bytes())?;
+        drop(file);
+        std::fs::rename(&next, &self.marker)?;
+        Ok(())
     }
 
     fn upkeep(&self) -> MutexGuard<'_, Upkeep> {
@@ -603,13 +754,34 @@ impl Disk {
             let mut file = &self.journal;
             file.seek(SeekFrom::Start(0))?;
             file.read_to_end(&mut journal)?;
+            let scan = scan(&journal);
+            for torn in &scan.torn {
+                tracing::warn!(
+                    "{JOURNAL_FILE}: a record cut short at byte {torn} (a write interrupted by a crash, never answered) was skipped"
+                );
+            }
+            if let Some(damage) = &scan.damage {
+                if !self.repair {
+                    return Err(DiskError::Damaged(damage.to_string()));
+                }
+                tracing::warn!("--repair: {damage}; that record and every one after it were dropped");
+            }
             let tx = conn.transaction()?;
             {
                 let mut folder = Folder::new(&tx)?;
-                for entries in frames(&journal) {
+                for entries in &scan.whole {
                     folder.apply(entries)?;
                 }
             }
+            tx.execute(
+                "INSERT INTO meta (key, value) VALUES ('folds', '1')
+                 ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+                [],
+            )?;
+            let folds: u64 = Self::meta(&tx, "folds")?
+                .and_then(|f| f.parse().ok())
+                .unwrap_or(0);
+            let store_id = Self::meta(&tx, "store_id")?.unwrap_or_default();
             if rewritten {
                 if legacy.contains(&"nonces") {
                     tx.execute_batch(
@@ -632,6 +804,7 @@ impl Disk {
             }
             tx.commit()?;
             self.journal.set_len(0)?;
+            self.write_marker(&Marker { store_id, folds })?;
             Ok(())
         })();
         flock(&self.journal, FlockOperation::Unlock)?;
@@ -711,28 +884,136 @@ fn seal(frame: &mut [u8]) -> Result<(), DiskError> {
     Ok(())
 }
 
-/// The entries of the journal's whole frames, in order. A torn or damaged
-/// frame is skipped up to the next mark that starts a whole frame.
-fn frames(mut journal: &[u8]) -> Vec<&[u8]> {
-    let mut found = Vec::new();
-    while !journal.is_empty() {
-        match frame_at(journal) {
-            Some(entries) => {
-                found.push(entries);
-                journal = &journal[FRAME_HEAD + entries.len()..];
+/// What a read of the journal found.
+#[derive(Debug, Default)]
+struct Scan<'a> {
+    /// The entries of the whole frames before any damage, in order.
+    whole: Vec<&'a [u8]>,
+    /// Byte offsets of frames cut short (skipped).
+    torn: Vec<usize>,
+    /// The first damaged frame, where reading stopped.
+    damage: Option<Damage>,
+}
+
+/// A damaged journal frame: bytes where a frame should start that are no
+/// frame, or a frame whose size fits but whose checksum fails (a flipped
+/// byte). A frame cut short by a crash is torn, not damaged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Damage {
+    /// 1-based: the whole frames before it, plus one.
+    frame: usize,
+    offset: usize,
+    checksum: bool,
+    /// Whole frames after it, which a repair drops with it.
+    whole_after: usize,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.checksum {
+            "fails its checksum"
+        } else {
+            "is not a record"
+        };
+        write!(
+            f,
+            "{JOURNAL_FILE} record {} (at byte {}) {what}, and {} whole records follow it",
+            self.frame, self.offset, self.whole_after
+        )
+    }
+}
+
+/// Reads the journal's frames. A frame cut short (its declared size runs
+/// past the end, or into a whole frame another sandbox appended after it)
+/// was a write interrupted by a crash, never answered: skipped. Anything
+/// else that is not a whole frame is damage: reading stops there.
+fn scan(journal: &[u8]) -> Scan<'_> {
+    let mut found = Scan::default();
+    let mut pos = 0;
+    while pos < journal.len() {
+        let rest = &journal[pos..];
+        if let Some(entries) = frame_at(rest) {
+            found.whole.push(entries);
+            pos += FRAME_HEAD + entries.len();
+            continue;
+        }
+        let next_whole = (1..rest.len())
+            .find(|&at| rest[at..].starts_with(&FRAME_MARK) && frame_at(&rest[at..]).is_some());
+        let declared_end = rest
+            .get(..FRAME_HEAD)
+            .filter(|head| head[..4] == FRAME_MARK)
+            .map(|head| FRAME_HEAD + u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize);
+        let head_cut_short = rest.len() < FRAME_HEAD && FRAME_MARK.starts_with(&rest[..rest.len().min(4)]);
+        match (declared_end, next_whole) {
+            (Some(end), None) if end > rest.len() => found.torn.push(pos),
+            (None, None) if head_cut_short => found.torn.push(pos),
+            (Some(end), Some(at)) if end > at => {
+                found.torn.push(pos);
+                pos += at;
+                continue;
             }
-            None => {
-                journal = match journal[1..]
-                    .windows(FRAME_MARK.len())
-                    .position(|w| w == FRAME_MARK)
-                {
-                    Some(at) => &journal[1 + at..],
-                    None => &[],
-                };
+            _ => {
+                let whole_after = next_whole.map_or(0, |at| scan(&rest[at..]).whole.len());
+                found.damage = Some(Damage {
+                    frame: found.whole.len() + 1,
+                    offset: pos,
+                    checksum: declared_end.is_some(),
+                    whole_after,
+                });
             }
         }
+        break;
     }
     found
+}
+
+/// The marker file's content: `store <id> folds <n>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Marker {
+    store_id: String,
+    folds: u64,
+}
+
+impl Marker {
+    fn parse(text: &str) -> Option<Marker> {
+        let mut words = text.split_whitespace();
+        match (
+            words.next(),
+            words.next(),
+            words.next(),
+            words.next(),
+            words.next(),
+        ) {
+            (Some("store"), Some(id), Some("folds"), Some(folds), None) => Some(Marker {
+                store_id: id.to_owned(),
+                folds: folds.parse().ok()?,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Marker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "store {} folds {}", self.store_id, self.folds)
+    }
+}
+
+/// Makes `path` readable and writable by its owner only: creates it so
+/// when `create` and it is missing, narrows it when it exists.
+fn owner_only(path: &Path, create: bool) -> std::io::Result<()> {
+    if create {
+        File::options()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(FILE_MODE)
+            .open(path)?;
+    }
+    match std::fs::set_permissions(path, std::fs::Permissions::from_mode(FILE_MODE)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
 }
 
 /// The entries of the frame `journal` starts with, if it is whole.
@@ -917,7 +1198,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("paydesk-disk-{}", Uuid::new_v4()));
         let big = "x".repeat(JOURNAL_BYTES / 2 + 1);
         let client = Uuid::new_v4();
-        let disk = Disk::open(&dir).unwrap();
+        let disk = Disk::open(&dir, false).unwrap();
         disk.keep(
             write(vec![put(0, 1, "first".into()), put(2, 2, big.clone())], vec![]),
             0,
@@ -959,7 +1240,7 @@ mod tests {
             .unwrap();
         drop(disk);
 
-        let kept = Disk::open(&dir).unwrap().load(&[], 50).unwrap();
+        let kept = Disk::open(&dir, false).unwrap().load(&[], 50).unwrap();
         let rows: Vec<(usize, u64, String)> = kept.companies[0]
             .rows
             .iter()
@@ -985,5 +1266,68 @@ mod tests {
         nonces.sort();
         assert_eq!(nonces, ["n1", "n2"]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn sealed(entries: &[u8]) -> Vec<u8> {
+        let mut frame = vec![0; FRAME_HEAD];
+        frame.extend_from_slice(entries);
+        seal(&mut frame).unwrap();
+        frame
+    }
+
+    /// A frame cut short is torn and skipped; a whole-sized frame that
+    /// fails its checksum, or bytes that are no frame, are damage, where
+    /// reading stops.
+    #[test]
+    fn torn_frames_are_skipped_and_damaged_ones_stop_the_read() {
+        let (a, b, c) = (sealed(b"first"), sealed(b"second"), sealed(b"third"));
+        let whole = [a.clone(), b.clone(), c.clone()].concat();
+        let read = scan(&whole);
+        assert_eq!(read.whole, [&b"first"[..], b"second", b"third"]);
+        assert!(read.torn.is_empty() && read.damage.is_none());
+
+        // Cut short at the end (a write a crash interrupted).
+        let torn_end = [&whole[..], &c[..c.len() - 2]].concat();
+        let read = scan(&torn_end);
+        assert_eq!((read.whole.len(), read.torn.clone()), (3, vec![whole.len()]));
+        assert!(read.damage.is_none());
+        let head_only = [&whole[..], &FRAME_MARK[..2]].concat();
+        assert_eq!(scan(&head_only).torn, vec![whole.len()]);
+
+        // A flipped byte inside the second frame.
+        let mut flipped = whole.clone();
+        flipped[a.len() + FRAME_HEAD + 1] ^= 1;
+        let read = scan(&flipped);
+        assert_eq!(read.whole, [&b"first"[..]]);
+        let damage = read.damage.unwrap();
+        assert_eq!(
+            damage,
+            Damage {
+                frame: 2,
+                offset: a.len(),
+                checksum: true,
+                whole_after: 1
+            }
+        );
+        assert!(damage
+            .to_string()
+            .contains("record 2 (at byte 17) fails its checksum"));
+
+        // A flipped byte in a mark: no frame starts there.
+        let mut unmarked = whole.clone();
+        unmarked[a.len()] ^= 1;
+        let damage = scan(&unmarked).damage.unwrap();
+        assert!(!damage.checksum);
+        assert_eq!(damage.whole_after, 1);
+    }
+
+    #[test]
+    fn the_marker_reads_back_what_it_wrote() {
+        let marker = Marker {
+            store_id: Uuid::nil().to_string(),
+            folds: 42,
+        };
+        assert_eq!(Marker::parse(&marker.to_string()), Some(marker));
+        assert_eq!(Marker::parse("store x folds"), None);
     }
 }

@@ -1,5 +1,5 @@
 //! `paydesk-sandbox --listen ADDR [--fixture FILE] [--workers N]
-//! [--webhook-signature-header NAME]... [--data-dir DIR]`.
+//! [--webhook-signature-header NAME]... [--data-dir DIR [--repair]]`.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -39,12 +39,18 @@ struct Args {
     /// a kill and a restart. Without it the state is in memory only.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+    /// With --data-dir: start even though the directory is damaged,
+    /// dropping a journal record that fails its checksum and every record
+    /// after it, or going on from a store that lost what it held; each is
+    /// said in the log. Without it such a directory refuses to start.
+    #[arg(long, requires = "data_dir")]
+    repair: bool,
 }
 
 /// The demo company: the one a data directory kept, else a new one.
-fn demo(data_dir: Option<&Path>) -> std::io::Result<Fixture> {
+fn demo(data_dir: Option<&Path>, repair: bool) -> std::io::Result<Fixture> {
     let kept = match data_dir {
-        Some(dir) => Disk::open(dir)
+        Some(dir) => Disk::open(dir, repair)
             .and_then(|disk| disk.kept_fixture())
             .map_err(std::io::Error::other)?,
         None => None,
@@ -72,7 +78,7 @@ async fn main() -> std::io::Result<()> {
     let args = Args::parse();
     let fixture = match &args.fixture {
         Some(path) => Fixture::load(path).map_err(|e| std::io::Error::other(e.to_string()))?,
-        None => demo(args.data_dir.as_deref())?,
+        None => demo(args.data_dir.as_deref(), args.repair)?,
     };
     let listener = TcpListener::bind(&args.listen)?;
     println!("Sandbox listening on http://{}", listener.local_addr()?);
@@ -86,6 +92,7 @@ async fn main() -> std::io::Result<()> {
     let options = Options {
         webhook_signature_headers: args.webhook_signature_headers,
         data_dir: args.data_dir,
+        repair: args.repair,
     };
     let shared =
         Data::new(Shared::with_options(&fixture, options).map_err(|e| std::io::Error::other(e.to_string()))?);

@@ -586,6 +586,11 @@ pub struct Options {
     /// Keep the state in this directory (`--data-dir`, see `disk.rs`);
     /// without it the state lives in memory only.
     pub data_dir: Option<PathBuf>,
+    /// `--repair`: start from a damaged data directory, dropping its
+    /// damaged journal records (and those after them) or accepting a store
+    /// that lost data, each said in the log; without it such a start is
+    /// refused (see `disk.rs`).
+    pub repair: bool,
 }
 
 /// Why a sandbox could not start.
@@ -778,7 +783,7 @@ impl Shared {
         let (store, disk) = match &options.data_dir {
             None => (Store::from_fixture(fixture, clock.now())?, None),
             Some(dir) => {
-                let disk = Disk::open(dir)?;
+                let disk = Disk::open(dir, options.repair)?;
                 let fixture = disk.settle_fixture(fixture)?;
                 let mut store = Store::from_fixture(&fixture, clock.now())?;
                 let kept = disk.load(&Company::KINDS, Utc::now().timestamp())?;

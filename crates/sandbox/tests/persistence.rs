@@ -480,7 +480,7 @@ async fn a_directory_of_format(format: u32) {
     first.kill_9().await;
 
     // Loading folds the journal into the tables: what is left is format 2.
-    let disk = paydesk_sandbox::disk::Disk::open(&data).unwrap();
+    let disk = paydesk_sandbox::disk::Disk::open(&data, false).unwrap();
     disk.load(&[], 0).unwrap();
     drop(disk);
     std::fs::remove_file(data.join("journal.log")).unwrap();
@@ -605,4 +605,136 @@ async fn a_second_sandbox_on_the_same_directory_starts_beside_the_first() {
     second.stop().await;
     first.stop().await;
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Starts a sandbox in-process on `dir`, creates `customers` customers
+/// (each write one journal record) and stops it without folding.
+async fn customers_kept_in(dir: &Path, fixture: &Fixture, customers: usize) {
+    use paydesk_sandbox::state::Options;
+    use paydesk_sandbox::RunningSandbox;
+    let options = Options {
+        data_dir: Some(dir.to_owned()),
+        ..Options::default()
+    };
+    let sandbox = RunningSandbox::start_with(
+        fixture,
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        1,
+        options,
+    )
+    .await
+    .unwrap();
+    let c = &fixture.companies[0].clients[0];
+    let client = Client::new(
+        sandbox.base_url.clone(),
+        Credentials::new(c.client_id.to_string(), c.client_secret.clone()),
+    );
+    for n in 0..customers {
+        client
+            .create_customer(&paydesk_api::models::customers::NewCustomer {
+                email: format!("kept-{n}@example.com"),
+                customer_type: "individual".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    sandbox.stop().await;
+}
+
+/// The customers a start on `dir` finds (with `repair`), or why it refused.
+async fn customers_found(dir: &Path, fixture: &Fixture, repair: bool) -> Result<u64, String> {
+    use paydesk_sandbox::state::Options;
+    use paydesk_sandbox::RunningSandbox;
+    let options = Options {
+        data_dir: Some(dir.to_owned()),
+        repair,
+        ..Options::default()
+    };
+    let sandbox = RunningSandbox::start_with(
+        fixture,
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap(),
+        1,
+        options,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let c = &fixture.companies[0].clients[0];
+    let client = Client::new(
+        sandbox.base_url.clone(),
+        Credentials::new(c.client_id.to_string(), c.client_secret.clone()),
+    );
+    let found = client.customers(&Default::default()).await.unwrap().total;
+    sandbox.stop().await;
+    Ok(found)
+}
+
+#[tokio::test]
+async fn a_damaged_journal_record_refuses_the_start_until_repair_drops_it() {
+    let Scratch {
+        dir, fixture, data, ..
+    } = scratch();
+    customers_kept_in(&data, &fixture, 5).await;
+    let journal = data.join("journal.log");
+    let mut bytes = std::fs::read(&journal).unwrap();
+    assert!(!bytes.is_empty(), "the writes are in the journal");
+    // One flipped byte in the last record (the fifth customer's write).
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0x20;
+    std::fs::write(&journal, &bytes).unwrap();
+
+    let refused = customers_found(&data, &fixture, false).await.unwrap_err();
+    assert!(refused.contains("journal.log record"), "{refused}");
+    assert!(refused.contains("fails its checksum"), "{refused}");
+    assert!(refused.contains("--repair"), "{refused}");
+    assert_eq!(
+        std::fs::read(&journal).unwrap(),
+        bytes,
+        "a refused start changes nothing"
+    );
+    assert_eq!(customers_found(&data, &fixture, true).await.unwrap(), 4);
+    assert_eq!(
+        customers_found(&data, &fixture, false).await.unwrap(),
+        4,
+        "once repaired, the directory starts"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_store_that_lost_what_it_held_refuses_the_start() {
+    let Scratch {
+        dir, fixture, data, ..
+    } = scratch();
+    customers_kept_in(&data, &fixture, 3).await;
+    // A start folds the journal into the store.
+    assert_eq!(customers_found(&data, &fixture, false).await.unwrap(), 3);
+    std::fs::write(data.join("sandbox.sqlite3"), b"").unwrap();
+    for extra in ["sandbox.sqlite3-wal", "sandbox.sqlite3-shm"] {
+        std::fs::remove_file(data.join(extra)).ok();
+    }
+    let refused = customers_found(&data, &fixture, false).await.unwrap_err();
+    assert!(refused.contains("lost what it held"), "{refused}");
+    assert!(refused.contains("store.marker"), "{refused}");
+    assert_eq!(
+        customers_found(&data, &fixture, true).await.unwrap(),
+        0,
+        "--repair goes on from what the store holds"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn the_data_directory_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let Scratch {
+        dir, fixture, data, ..
+    } = scratch();
+    customers_kept_in(&data, &fixture, 1).await;
+    let mode = |name: &str| std::fs::metadata(data.join(name)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(""), 0o700);
+    for file in ["sandbox.sqlite3", "journal.log", "store.marker"] {
+        assert_eq!(mode(file), 0o600, "{file}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
