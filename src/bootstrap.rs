@@ -140,7 +140,14 @@ pub async fn ensure_demo_tenant(pool: &PgPool, key: &MasterKey) -> Result<DemoCr
             .fetch_all(&mut *tx)
             .await?;
     for admin in &admins {
-        access::add_member(&mut tx, tenant_id, *admin, owner_role, None).await?;
+        access::add_member(
+            &mut tx,
+            tenant_id,
+            *admin,
+            owner_role,
+            access::GrantedBy::default(),
+        )
+        .await?;
     }
     audit::store::append_in(
         &mut tx,

@@ -65,6 +65,8 @@ pub fn registry() -> Registry {
         .with(crate::controls::members::RoleChangeAction)
         .with(crate::controls::roles::PermissionsChangeAction)
         .with(crate::controls::policies::PolicyChangeAction)
+        .with(crate::controls::policies::ReportingCurrencyAction)
+        .with(crate::controls::membership::MembershipAction)
         .with(crate::controls::connections::ConnectionChangeAction)
         .with(crate::beneficiaries::action::PayeeChangeAction)
         .with(crate::withdrawals::action::WithdrawalAction)

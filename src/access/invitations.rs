@@ -8,15 +8,18 @@
 use chrono::{DateTime, Duration, Utc};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
+use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
 use super::members::{chosen_role, NewMember};
 use super::store;
 use super::Member;
+use crate::approvals::routes::submit_control;
 use crate::audit::{self, outcome, Actor, Event, NewRecord};
 use crate::auth::account::Started;
 use crate::auth::session::{self, token_hash};
 use crate::auth::{password, store as users, throttle};
+use crate::controls::membership::{MembershipAction, MembershipChange};
 use crate::mail::Mail;
 use crate::startup::AppState;
 use crate::web::error::PortalError;
@@ -34,81 +37,114 @@ pub struct Invitation {
     pub role_id: Uuid,
     pub role_name: String,
     pub invited_by: Uuid,
+    /// The second admin who approved the invitation, if one did.
+    pub confirmed_by: Option<Uuid>,
     pub inviter_email: String,
     pub expires_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
 }
 
+/// Files an invitation through the gate: with a second admin, the link
+/// is sent only once they approve it.
 #[tracing::instrument(skip_all, fields(tenant = %member.tenant_id))]
 pub async fn invite(state: &AppState, member: &Member, new: &NewMember) -> Result<String, Failure> {
     let email = form::email(&new.email, "email")?;
     let role = chosen_role(state, member, new.role_id).await?;
-    if store::members(&state.pool, member.tenant_id)
-        .await?
-        .iter()
-        .any(|m| m.email == email)
-    {
+    already_member(state, member.tenant_id, &email).await?;
+    let summary = format!("Invite {email} as {}", role.name);
+    let change = MembershipChange::Invite {
+        email: email.clone(),
+        role_id: role.id,
+        role: role.name,
+    };
+    submit_control::<MembershipAction>(state, member, &format!("invitation:{email}"), &summary, change).await
+}
+
+async fn already_member(state: &AppState, tenant_id: Uuid, email: &str) -> Result<(), Failure> {
+    if is_member(state, tenant_id, email).await? {
         return Err(Refusal::field(
             "email",
             format!("{email} is already a member; change their role below."),
         )
         .into());
     }
+    Ok(())
+}
+
+async fn is_member(state: &AppState, tenant_id: Uuid, email: &str) -> Result<bool, sqlx::Error> {
+    Ok(store::members(&state.pool, tenant_id)
+        .await?
+        .iter()
+        .any(|m| m.email == email))
+}
+
+/// An approved invitation, as the gate sends it.
+pub struct Issue<'a> {
+    pub tenant_id: Uuid,
+    pub email: &'a str,
+    pub role_id: Uuid,
+    pub role_name: &'a str,
+    pub invited_by: Uuid,
+    pub inviter_email: &'a str,
+    pub confirmed_by: Option<Uuid>,
+}
+
+/// Replaces any open invitation of the email with a new one and mails its
+/// link, recording `audit` with it; the refusal, in the admin's words,
+/// when it can't be sent (then nothing is kept).
+pub async fn issue(
+    state: &AppState,
+    issue: Issue<'_>,
+    audit: NewRecord,
+) -> Result<Result<(), String>, sqlx::Error> {
+    if is_member(state, issue.tenant_id, issue.email).await? {
+        return Ok(Err(format!("{} became a member meanwhile.", issue.email)));
+    }
     let token = session::random_token();
-    let id = Uuid::new_v4();
     let mut tx = state.pool.begin().await?;
     // A second invitation to the same person replaces the first.
     sqlx::query!(
         "UPDATE invitations SET revoked_at = now() \
          WHERE tenant_id = $1 AND email = $2 AND accepted_at IS NULL AND revoked_at IS NULL",
-        member.tenant_id,
-        email,
+        issue.tenant_id,
+        issue.email,
     )
     .execute(&mut *tx)
     .await?;
-    sqlx::query!(
-        "INSERT INTO invitations (id, tenant_id, email, role_id, invited_by, token_hash, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, now() + $7::interval)",
-        id,
-        member.tenant_id,
-        email,
-        role.id,
-        member.user.user_id,
+    let tenant_name = sqlx::query_scalar!(
+        "INSERT INTO invitations (id, tenant_id, email, role_id, invited_by, confirmed_by, token_hash, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + $8::interval) \
+         RETURNING (SELECT name FROM tenants WHERE id = $2) AS \"name!\"",
+        Uuid::new_v4(),
+        issue.tenant_id,
+        issue.email,
+        issue.role_id,
+        issue.invited_by,
+        issue.confirmed_by,
         token_hash(&token),
         crate::db::interval(VALID_FOR),
     )
-    .execute(&mut *tx)
+    .fetch_one(&mut *tx)
     .await?;
-    let record = NewRecord::new(
-        &member.actor(),
-        Some(member.tenant_id),
-        Event::MembersInvited,
-        format!("invitation:{id}"),
-        outcome::SUCCESS,
-    )
-    .with_details(serde_json::json!({"email": email, "role": role.name}));
-    audit::store::append_in(&mut tx, &[record]).await?;
+    audit::store::append_in(&mut tx, &[audit]).await?;
     let mail = Mail {
-        to: email.clone(),
-        subject: format!("You are invited to {} on Paydesk", member.tenant_name),
+        to: issue.email.to_owned(),
+        subject: format!("You are invited to {tenant_name} on Paydesk"),
         body: format!(
-            "{} invites you to join {} on Paydesk as {}.\n\nOpen this link to accept; it works once, until {} UTC:\n{}/invitations/{token}\n\nIf you did not expect this, ignore this mail.\n",
-            member.user.email,
-            member.tenant_name,
-            role.name,
+            "{} invites you to join {tenant_name} on Paydesk as {}.\n\nOpen this link to accept; it works once, until {} UTC:\n{}/invitations/{token}\n\nIf you did not expect this, ignore this mail.\n",
+            issue.inviter_email,
+            issue.role_name,
             (Utc::now() + VALID_FOR).format("%Y-%m-%d %H:%M"),
             state.public_url,
         ),
     };
     // Sent before committing: an invitation nobody could receive is not kept.
-    state.mailer.send(&state.pool, mail).await.map_err(|e| {
+    if let Err(e) = state.mailer.send(&state.pool, mail).await {
         tracing::warn!(error = %e, "an invitation could not be sent");
-        Refusal::form("The invitation could not be sent by mail. Try again; if it keeps failing, the platform admin should check the mail settings.")
-    })?;
+        return Ok(Err("The invitation could not be sent by mail. Try again; if it keeps failing, the platform admin should check the mail settings.".to_owned()));
+    }
     tx.commit().await?;
-    Ok(format!(
-        "An invitation is on its way to {email}. Its link works once, for 7 days."
-    ))
+    Ok(Ok(()))
 }
 
 /// The tenant's invitations still waiting to be accepted.
@@ -116,7 +152,7 @@ pub async fn waiting(state: &AppState, tenant_id: Uuid) -> Result<Vec<Invitation
     sqlx::query_as!(
         Invitation,
         r#"SELECT i.id, i.tenant_id, t.name AS tenant_name, i.email, i.role_id, r.name AS role_name,
-                  i.invited_by, u.email AS inviter_email, i.expires_at, i.created_at
+                  i.invited_by, i.confirmed_by, u.email AS inviter_email, i.expires_at, i.created_at
            FROM invitations i JOIN tenants t ON t.id = i.tenant_id JOIN roles r ON r.id = i.role_id
            JOIN users u ON u.id = i.invited_by
            WHERE i.tenant_id = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()
@@ -127,33 +163,41 @@ pub async fn waiting(state: &AppState, tenant_id: Uuid) -> Result<Vec<Invitation
     .await
 }
 
+/// Files the revocation of an open invitation through the gate.
 #[tracing::instrument(skip_all, fields(tenant = %member.tenant_id))]
 pub async fn revoke(state: &AppState, member: &Member, id: Uuid) -> Result<String, Failure> {
-    let mut tx = state.pool.begin().await?;
-    let email = sqlx::query_scalar!(
-        "UPDATE invitations SET revoked_at = now() \
-         WHERE id = $1 AND tenant_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL RETURNING email",
+    let invitation = waiting(state, member.tenant_id)
+        .await?
+        .into_iter()
+        .find(|i| i.id == id)
+        .ok_or_else(|| {
+            PortalError::NotFound("no open invitation here: it was accepted, revoked or replaced".to_owned())
+        })?;
+    let summary = format!("Revoke the invitation to {}", invitation.email);
+    let change = MembershipChange::RevokeInvitation {
         id,
-        member.tenant_id,
+        email: invitation.email,
+    };
+    submit_control::<MembershipAction>(state, member, &format!("invitation:{id}"), &summary, change).await
+}
+
+/// Ends an open invitation in `tx`; false when it was accepted, revoked
+/// or replaced meanwhile.
+pub async fn revoke_in(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    id: Uuid,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query!(
+        "UPDATE invitations SET revoked_at = now() \
+         WHERE id = $1 AND tenant_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL",
+        id,
+        tenant_id,
     )
-    .fetch_optional(&mut *tx)
+    .execute(&mut **tx)
     .await?
-    .ok_or_else(|| {
-        PortalError::NotFound("no open invitation here: it was accepted, revoked or replaced".to_owned())
-    })?;
-    let record = NewRecord::new(
-        &member.actor(),
-        Some(member.tenant_id),
-        Event::MembersInvitationRevoked,
-        format!("invitation:{id}"),
-        outcome::SUCCESS,
-    )
-    .with_details(serde_json::json!({"email": email}));
-    audit::store::append_in(&mut tx, &[record]).await?;
-    tx.commit().await?;
-    Ok(format!(
-        "The invitation to {email} is revoked; its link no longer works."
-    ))
+    .rows_affected()
+        == 1)
 }
 
 /// The open invitation a link's token names: not accepted, revoked or
@@ -162,7 +206,7 @@ pub async fn open(state: &AppState, token: &str) -> Result<Option<Invitation>, s
     sqlx::query_as!(
         Invitation,
         r#"SELECT i.id, i.tenant_id, t.name AS tenant_name, i.email, i.role_id, r.name AS role_name,
-                  i.invited_by, u.email AS inviter_email, i.expires_at, i.created_at
+                  i.invited_by, i.confirmed_by, u.email AS inviter_email, i.expires_at, i.created_at
            FROM invitations i JOIN tenants t ON t.id = i.tenant_id JOIN roles r ON r.id = i.role_id
            JOIN users u ON u.id = i.invited_by
            WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()"#,
@@ -262,7 +306,10 @@ pub async fn accept(
         invitation.tenant_id,
         user_id,
         invitation.role_id,
-        Some(invitation.invited_by),
+        store::GrantedBy {
+            by: Some(invitation.invited_by),
+            confirmed_by: invitation.confirmed_by,
+        },
     )
     .await?;
     let actor = Actor {

@@ -10,8 +10,9 @@ use super::store::{self, MemberRow};
 use super::Member;
 use crate::approvals::routes::submit_control;
 use crate::audit::{self, outcome, Event, NewRecord};
-use crate::auth::{store as users, throttle};
+use crate::auth::throttle;
 use crate::controls::members::{RoleChange, RoleChangeAction};
+use crate::controls::membership::{MembershipAction, MembershipChange};
 use crate::startup::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{Failure, Refusal};
@@ -106,24 +107,27 @@ pub async fn removal_refused(state: &AppState, member: &Member, target: &MemberR
     Ok(())
 }
 
+/// Files the member's removal through the gate.
 #[tracing::instrument(skip_all, fields(tenant = %member.tenant_id, user = %target.user_id))]
 pub async fn remove(state: &AppState, member: &Member, target: &MemberRow) -> Result<String, Failure> {
     removal_refused(state, member, target).await?;
-    let mut tx = state.pool.begin().await?;
-    store::remove_member(&mut tx, member.tenant_id, target.user_id).await?;
-    audit::store::append_in(
-        &mut tx,
-        &[
-            record(member, Event::MembersRemoved, format!("user:{}", target.user_id))
-                .with_details(serde_json::json!({"email": target.email, "role": target.role_name})),
-        ],
+    let change = MembershipChange::Remove {
+        user_id: target.user_id,
+        email: target.email.clone(),
+        role: target.role_name.clone(),
+    };
+    let summary = format!(
+        "Remove {} ({}) from {}",
+        target.email, target.role_name, member.tenant_name
+    );
+    submit_control::<MembershipAction>(
+        state,
+        member,
+        &format!("member:{}", target.user_id),
+        &summary,
+        change,
     )
-    .await?;
-    tx.commit().await?;
-    Ok(format!(
-        "{} no longer has access to {}.",
-        target.email, member.tenant_name
-    ))
+    .await
 }
 
 /// Ends a lockout after repeated failed sign-ins, for a member who called
@@ -140,42 +144,24 @@ pub async fn unlock(state: &AppState, member: &Member, target: &MemberRow) -> Re
     Ok(format!("{} can sign in again.", target.email))
 }
 
-/// Whether every member of the tenant must use two-factor (those whose
-/// role can approve, administer or reveal card details always must).
+/// Files whether every member of the tenant must use two-factor (those
+/// whose role can approve, administer or reveal card details always must).
 #[tracing::instrument(skip_all, fields(tenant = %member.tenant_id, required))]
 pub async fn require_two_factor(
     state: &AppState,
     member: &Member,
     required: bool,
 ) -> Result<String, Failure> {
-    let mut tx = state.pool.begin().await?;
-    sqlx::query!(
-        "UPDATE tenants SET require_two_factor = $2 WHERE id = $1",
-        member.tenant_id,
-        required
-    )
-    .execute(&mut *tx)
-    .await?;
-    let record = record(
-        member,
-        Event::MembersTwoFactorPolicy,
-        format!("tenant:{}", member.tenant_id),
-    )
-    .with_details(serde_json::json!({"required": required}));
-    audit::store::append_in(&mut tx, &[record]).await?;
-    tx.commit().await?;
-    Ok(match required {
-        true => {
-            "Every member now needs two-factor; those without it set it up at their next page.".to_owned()
-        }
-        false => {
-            "Two-factor is now required only of members who can approve, administer or reveal card details."
-                .to_owned()
-        }
-    })
+    let summary = match required {
+        true => "Require two-factor of every member",
+        false => "Require two-factor only of members who approve, administer or reveal card details",
+    };
+    let change = MembershipChange::RequireTwoFactor { required };
+    submit_control::<MembershipAction>(state, member, "tenant:two_factor", summary, change).await
 }
 
-/// Platform admins disable an account everywhere; its sessions end at once.
+/// Platform admins disable an account everywhere (its sessions end at
+/// once) or enable it again, through this tenant's gate.
 #[tracing::instrument(skip_all, fields(%user_id, disabled))]
 pub async fn set_disabled(
     state: &AppState,
@@ -190,17 +176,22 @@ pub async fn set_disabled(
     if target.user_id == member.user.user_id {
         return Err(Refusal::form("You can't disable your own account.").into());
     }
-    users::set_disabled(&state.pool, target.user_id, disabled).await?;
-    let (event, done) = if disabled {
-        (Event::UsersDisabled, "disabled; their sessions have ended")
-    } else {
-        (Event::UsersEnabled, "enabled")
+    let (change, verb) = match disabled {
+        true => (
+            MembershipChange::Disable {
+                user_id,
+                email: target.email.clone(),
+            },
+            "Disable",
+        ),
+        false => (
+            MembershipChange::Enable {
+                user_id,
+                email: target.email.clone(),
+            },
+            "Enable",
+        ),
     };
-    audit::store::append(
-        &state.pool,
-        &[record(member, event, format!("user:{}", target.user_id))
-            .with_details(serde_json::json!({"email": target.email}))],
-    )
-    .await?;
-    Ok(format!("{}'s account is {done}.", target.email))
+    let summary = format!("{verb} the account of {}", target.email);
+    submit_control::<MembershipAction>(state, member, &format!("account:{user_id}"), &summary, change).await
 }

@@ -2,6 +2,7 @@
 //! roles per tenant, memberships, and the `Member` extractor every tenant
 //! page uses.
 
+pub mod grants;
 pub mod invitation_routes;
 pub mod invitations;
 pub mod member;
@@ -10,5 +11,6 @@ pub mod permissions;
 pub mod roles;
 pub mod routes;
 pub mod store;
+pub mod ties;
 
 pub use member::{Member, PlatformAdmin};

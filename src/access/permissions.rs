@@ -132,6 +132,16 @@ const READS: &[Permission] = &[
 
 /// The built-in roles and their permissions. Makers and checkers are kept
 /// apart: Operators request, Approvers approve.
+/// The narrowest built-in role that holds `permission`, to name in advice
+/// ("such as Approver"); Admin for the administrative ones.
+pub fn example_role(permission: Permission) -> &'static str {
+    builtin_roles()
+        .into_iter()
+        .filter(|(_, perms)| perms.contains(&permission))
+        .min_by_key(|(_, perms)| perms.len())
+        .map_or(OWNER, |(name, _)| name)
+}
+
 pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
     let all: Vec<Permission> = Permission::ALL.to_vec();
     let with = |extra: &[Permission]| READS.iter().chain(extra).copied().collect::<Vec<_>>();

@@ -7,6 +7,7 @@ use askama::Template;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::grants;
 use super::invitations::{self, Invitation};
 use super::members::{self, NewMember};
 use super::permissions::Permission;
@@ -17,6 +18,7 @@ use crate::approvals::action::Action;
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::audit;
 use crate::controls::members::RoleChangeAction;
+use crate::controls::membership::MembershipAction;
 use crate::controls::roles::PermissionsChangeAction;
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
@@ -42,7 +44,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/members/{user_id}/role", web::post().to(change_role))
         .route("/members/{user_id}/remove", web::post().to(remove_member))
         .route("/members/{user_id}/disable", web::post().to(disable_member))
-        .route("/members/{user_id}/enable", web::post().to(enable_member));
+        .route("/members/{user_id}/enable", web::post().to(enable_member))
+        .route("/members/grants/{id}/confirm", web::post().to(confirm_grant));
 }
 
 // --- Roles -----------------------------------------------------------------
@@ -213,6 +216,8 @@ struct MembersPage {
     invitations: Vec<Invitation>,
     pending: Vec<ActionRequest>,
     two_factor_required: bool,
+    /// Grants one admin made alone, for a second admin to confirm.
+    grants: Vec<store::UnconfirmedGrant>,
 }
 
 async fn render_members(
@@ -233,7 +238,13 @@ async fn render_members(
         draft,
         invitations: invitations::waiting(state, member.tenant_id).await?,
         two_factor_required: member.user.tenant_requires_two_factor,
-        pending: approvals::pending_of(&state.pool, member.tenant_id, &[RoleChangeAction::KIND]).await?,
+        pending: approvals::pending_of(
+            &state.pool,
+            member.tenant_id,
+            &[RoleChangeAction::KIND, MembershipAction::KIND],
+        )
+        .await?,
+        grants: store::unconfirmed_grants(&state.pool, member.tenant_id).await?,
     }
     .render()?)
 }
@@ -433,4 +444,17 @@ async fn enable_member(
     user_id: Path<Uuid>,
 ) -> Result<HttpResponse, PortalError> {
     set_disabled(&state, &member, *user_id, false).await
+}
+
+/// A second admin confirms a grant one admin made alone.
+async fn confirm_grant(
+    state: Data<AppState>,
+    member: Member,
+    id: Path<i64>,
+) -> Result<HttpResponse, PortalError> {
+    member.require(Permission::MembersManage)?;
+    match split(grants::confirm(&state, &member, *id).await)? {
+        Ok(notice) => Ok(done("/members", notice)),
+        Err(refusal) => refuse_members(&state, &member, refusal, NewMember::default()).await,
+    }
 }

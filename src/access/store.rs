@@ -38,14 +38,22 @@ pub async fn seed_builtin_roles(
     Ok(owner)
 }
 
-/// Adds a membership; `by` is the member who granted it (None: the
-/// platform), recorded for the approval gate's independence rules.
+/// Who made a grant: the member (None: the platform), and the second
+/// admin who confirmed it, if one did (`access::ties`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GrantedBy {
+    pub by: Option<Uuid>,
+    pub confirmed_by: Option<Uuid>,
+}
+
+/// Adds a membership, recording who granted it for the approval gate's
+/// independence rules.
 pub async fn add_member(
     tx: &mut Transaction<'_, Postgres>,
     tenant_id: Uuid,
     user_id: Uuid,
     role_id: Uuid,
-    by: Option<Uuid>,
+    by: GrantedBy,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "INSERT INTO memberships (tenant_id, user_id, role_id) VALUES ($1, $2, $3)",
@@ -64,15 +72,17 @@ async fn record_grant(
     user_id: Option<Uuid>,
     role_id: Uuid,
     added: &[String],
-    by: Option<Uuid>,
+    by: GrantedBy,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
-        "INSERT INTO access_grants (tenant_id, user_id, role_id, added, granted_by) VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO access_grants (tenant_id, user_id, role_id, added, granted_by, confirmed_by, confirmed_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $6::uuid IS NULL THEN NULL ELSE now() END)",
         tenant_id,
         user_id,
         role_id,
         added,
-        by,
+        by.by,
+        by.confirmed_by,
     )
     .execute(&mut **tx)
     .await?;
@@ -83,11 +93,21 @@ async fn record_grant(
 /// to a role (`user_id` None).
 #[derive(Debug, Clone)]
 pub struct Grant {
+    /// None for a membership older than the grants table.
+    pub id: Option<i64>,
     pub user_id: Option<Uuid>,
     pub role_id: Uuid,
     pub added: Vec<String>,
     pub granted_by: Option<Uuid>,
     pub granted_at: chrono::DateTime<chrono::Utc>,
+    pub confirmed_by: Option<Uuid>,
+}
+
+impl Grant {
+    /// A member made it and no second admin confirmed it.
+    pub fn made_alone(&self) -> bool {
+        self.granted_by.is_some() && self.confirmed_by.is_none()
+    }
 }
 
 /// Every grant of a tenant, oldest first. Memberships older than the
@@ -95,10 +115,13 @@ pub struct Grant {
 pub async fn grants(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<Grant>, sqlx::Error> {
     sqlx::query_as!(
         Grant,
-        r#"SELECT user_id, role_id AS "role_id!", added AS "added!", granted_by, granted_at AS "granted_at!"
-           FROM (SELECT user_id, role_id, added, granted_by, granted_at FROM access_grants WHERE tenant_id = $1
+        r#"SELECT id, user_id, role_id AS "role_id!", added AS "added!", granted_by, granted_at AS "granted_at!",
+                  confirmed_by
+           FROM (SELECT id, user_id, role_id, added, granted_by, granted_at, confirmed_by
+                 FROM access_grants WHERE tenant_id = $1
                  UNION ALL
-                 SELECT m.user_id, m.role_id, '{}'::text[], NULL::uuid, m.created_at FROM memberships m
+                 SELECT NULL::bigint, m.user_id, m.role_id, '{}'::text[], NULL::uuid, m.created_at, NULL::uuid
+                 FROM memberships m
                  WHERE m.tenant_id = $1 AND NOT EXISTS
                    (SELECT 1 FROM access_grants g WHERE g.tenant_id = $1 AND g.user_id = m.user_id)) grants
            ORDER BY granted_at"#,
@@ -224,10 +247,10 @@ pub async fn set_permissions(
     role_id: Uuid,
     permissions: &[String],
     added: &[String],
-    by: Uuid,
+    by: GrantedBy,
 ) -> Result<(), sqlx::Error> {
     if !added.is_empty() {
-        record_grant(tx, tenant_id, None, role_id, added, Some(by)).await?;
+        record_grant(tx, tenant_id, None, role_id, added, by).await?;
     }
     sqlx::query!("DELETE FROM role_permissions WHERE role_id = $1", role_id)
         .execute(&mut **tx)
@@ -316,7 +339,7 @@ pub async fn set_member_role(
     tenant_id: Uuid,
     user_id: Uuid,
     role_id: Uuid,
-    by: Uuid,
+    by: GrantedBy,
 ) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE memberships SET role_id = $3 WHERE tenant_id = $1 AND user_id = $2",
@@ -326,7 +349,7 @@ pub async fn set_member_role(
     )
     .execute(&mut **tx)
     .await?;
-    record_grant(tx, tenant_id, Some(user_id), role_id, &[], Some(by)).await
+    record_grant(tx, tenant_id, Some(user_id), role_id, &[], by).await
 }
 
 pub async fn remove_member(
@@ -342,4 +365,112 @@ pub async fn remove_member(
     .execute(&mut **tx)
     .await?;
     Ok(())
+}
+
+/// Whether every member of the tenant must use two-factor.
+pub async fn set_two_factor_required(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    required: bool,
+) -> Result<(), sqlx::Error> {
+    sqlx::query!(
+        "UPDATE tenants SET require_two_factor = $2 WHERE id = $1",
+        tenant_id,
+        required
+    )
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// A grant no second admin confirmed, as the Members page lists it.
+#[derive(Debug, Clone)]
+pub struct UnconfirmedGrant {
+    pub id: i64,
+    pub granted_by: Uuid,
+    pub granted_by_email: String,
+    /// The member it was given to; None for permissions added to a role.
+    pub user_id: Option<Uuid>,
+    /// The member's email, or "every <role>" for a role's permissions.
+    pub grantee: String,
+    pub what: String,
+    pub granted_at: DateTime<Utc>,
+}
+
+/// The grants one admin made alone that still matter: to current members,
+/// or permissions added to a role that still exists. Oldest first.
+pub async fn unconfirmed_grants(
+    pool: &PgPool,
+    tenant_id: Uuid,
+) -> Result<Vec<UnconfirmedGrant>, sqlx::Error> {
+    sqlx::query_as!(
+        UnconfirmedGrant,
+        r#"SELECT g.id, g.granted_by AS "granted_by!", gb.email AS granted_by_email, g.user_id,
+                  COALESCE(u.email, 'every ' || r.name) AS "grantee!",
+                  CASE WHEN g.user_id IS NULL THEN 'adds ' || array_to_string(g.added, ', ') || ' to the role'
+                       ELSE 'the ' || r.name || ' role' END AS "what!",
+                  g.granted_at
+           FROM access_grants g
+           JOIN users gb ON gb.id = g.granted_by
+           JOIN roles r ON r.id = g.role_id
+           LEFT JOIN users u ON u.id = g.user_id
+           WHERE g.tenant_id = $1 AND g.confirmed_by IS NULL
+             AND (g.user_id IS NULL OR EXISTS (SELECT 1 FROM memberships m
+                                               WHERE m.tenant_id = $1 AND m.user_id = g.user_id))
+           ORDER BY g.granted_at"#,
+        tenant_id,
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// Confirms a grant as `by`: never the granter, nor its grantee (for a
+/// role's permissions: nor a member holding that role). False when there
+/// is no such grant left to confirm by them.
+pub async fn confirm_grant(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    id: i64,
+    by: Uuid,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query!(
+        "UPDATE access_grants g SET confirmed_by = $3, confirmed_at = now() \
+         WHERE g.id = $1 AND g.tenant_id = $2 AND g.confirmed_by IS NULL AND g.granted_by <> $3 \
+           AND g.user_id IS DISTINCT FROM $3 \
+           AND NOT (g.user_id IS NULL AND EXISTS (SELECT 1 FROM memberships m \
+                    WHERE m.tenant_id = $2 AND m.user_id = $3 AND m.role_id = g.role_id))",
+        id,
+        tenant_id,
+        by,
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected()
+        == 1)
+}
+
+/// Whether the platform's admins may confirm the tenant's grants.
+pub async fn platform_confirms_grants(pool: &PgPool, tenant_id: Uuid) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT platform_confirms_grants FROM tenants WHERE id = $1",
+        tenant_id
+    )
+    .fetch_one(pool)
+    .await
+}
+
+pub async fn set_platform_confirms_grants(
+    pool: &PgPool,
+    tenant_id: Uuid,
+    on: bool,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query!(
+        "UPDATE tenants SET platform_confirms_grants = $2 WHERE id = $1",
+        tenant_id,
+        on
+    )
+    .execute(pool)
+    .await?
+    .rows_affected()
+        == 1)
 }

@@ -24,6 +24,7 @@ use sha2::{Digest, Sha256};
 
 use super::model::{Kind, Policy};
 use super::store::{self, ActionRequest};
+use crate::access::store::GrantedBy;
 use crate::startup::AppState;
 
 /// One line of what reviewers see, and what the digest covers.
@@ -117,6 +118,16 @@ impl<P: Serialize> Run<'_, P> {
         store::save_progress(&self.state.pool, self.request.id, &progress, what, detail).await
     }
 
+    /// The requester as the author of a grant this run makes, and the
+    /// admin whose approval confirmed it (none when it applied at once).
+    pub async fn grant_authors(&self) -> Result<GrantedBy, sqlx::Error> {
+        let approvers = store::approvers(&self.state.pool, self.request.id).await?;
+        Ok(GrantedBy {
+            by: Some(self.request.requested_by),
+            confirmed_by: approvers.into_iter().find(|a| *a != self.request.requested_by),
+        })
+    }
+
     /// A timeline entry only.
     pub async fn note(&self, what: &str, detail: &str) -> Result<(), sqlx::Error> {
         store::add_timeline(&self.state.pool, self.request.id, what, detail).await
@@ -170,6 +181,8 @@ pub type ErasedStep = Step<serde_json::Value>;
 /// one registry.
 pub trait ErasedAction: Send + Sync {
     fn kind(&self) -> Kind;
+    /// The kind, and whether it changes controls, as quorums weigh them.
+    fn quorum(&self) -> (Kind, bool);
     fn needs_upstream(&self) -> bool;
     fn default_policy(&self) -> Policy;
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error>;
@@ -186,6 +199,10 @@ pub trait ErasedAction: Send + Sync {
 impl<A: Action> ErasedAction for A {
     fn kind(&self) -> Kind {
         A::KIND
+    }
+
+    fn quorum(&self) -> (Kind, bool) {
+        (A::KIND, A::CONTROL)
     }
 
     fn needs_upstream(&self) -> bool {

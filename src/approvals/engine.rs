@@ -11,7 +11,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::action::{self, Action, Counterparty, ErasedAction, Registry};
-use super::model::{self, Candidate, Filed, Kind, Policy, RequestStatus, Requirement, Weighed};
+use super::model::{Colleagues, Filed, Kind, Policy, RequestStatus, Requirement, Weighed};
 use super::store::{self, ActionRequest, NewRequest};
 use crate::access::Member;
 use crate::audit::Event;
@@ -248,8 +248,8 @@ pub struct Assessment {
     pub need: Requirement,
     pub payload: Value,
     pub facts: Vec<action::Fact>,
-    /// The tenant's active members, read once for the filing.
-    pub members: Vec<Candidate>,
+    /// The tenant's active members and their ties, read once for the filing.
+    pub members: Colleagues,
 }
 
 /// Reporting-currency units per unit of `from`, at the service's mid rate.
@@ -266,8 +266,8 @@ async fn rate_to(client: &paydesk_api::Client, from: &str, to: &str) -> Result<D
 }
 
 /// Whether someone other than `member` holds the kind's approve permission.
-fn another_admin(members: &[Candidate], member: &Member, kind: Kind) -> bool {
-    members.iter().any(|m| {
+fn another_admin(members: &Colleagues, member: &Member, kind: Kind) -> bool {
+    members.members.iter().any(|m| {
         m.user_id != member.user.user_id && m.permissions.iter().any(|p| p == kind.approve_permission.name())
     })
 }
@@ -344,7 +344,8 @@ pub async fn assess<A: Action>(
             approvals: 0,
             role: None,
             fired: vec![
-                "You are the only admin who could approve this: it applies at once (four eyes start with a second admin)"
+                "You are the only admin who could approve this: it applies at once, and what it grants stays marked \
+                 as granted by you alone until a second admin confirms it (four eyes start with a second admin)"
                     .to_owned(),
             ],
         };
@@ -389,7 +390,8 @@ pub async fn file<A: Action>(
         at: Utc::now(),
     };
     let needed = a.need.approvals;
-    let eligible = model::eligible(&a.policy, kind, &filed, &a.members);
+    let quorum = (kind, A::CONTROL);
+    let eligible = a.members.eligible(&a.policy, quorum, &filed);
     let from_role = a
         .need
         .role
@@ -397,7 +399,8 @@ pub async fn file<A: Action>(
         .is_none_or(|role| eligible.iter().any(|m| &m.role_name == role));
     if (eligible.len() as i32) < needed || !from_role {
         return Err(ApprovalError::NoEligibleApprovers(
-            model::missing_approvers_message(&a.policy, kind, needed, eligible.len()),
+            a.members
+                .missing_approvers_message(&a.policy, quorum, &filed, needed),
         ));
     }
     let digest = action::digest(kind, &a.facts, &a.payload);
@@ -597,12 +600,14 @@ pub async fn decide(
 }
 
 /// The deciding member as policies see them: role, permissions, grants.
-async fn decider(pool: &PgPool, member: &Member) -> Result<Candidate, ApprovalError> {
-    store::candidates(pool, member.tenant_id)
-        .await?
-        .into_iter()
-        .find(|c| c.user_id == member.user.user_id)
-        .ok_or_else(|| ApprovalError::NotAllowed("You are not an active member of this tenant.".to_owned()))
+async fn decider(pool: &PgPool, member: &Member) -> Result<Colleagues, ApprovalError> {
+    let colleagues = store::candidates(pool, member.tenant_id).await?;
+    match colleagues.find(member.user.user_id) {
+        Some(_) => Ok(colleagues),
+        None => Err(ApprovalError::NotAllowed(
+            "You are not an active member of this tenant.".to_owned(),
+        )),
+    }
 }
 
 /// One decision: approve or reject, the comment, and the digest of what
@@ -617,7 +622,7 @@ async fn decide_as(
     pool: &PgPool,
     registry: &Registry,
     member: &Member,
-    me: &Candidate,
+    colleagues: &Colleagues,
     request_id: Uuid,
     Verdict {
         approve,
@@ -644,7 +649,12 @@ async fn decide_as(
     let escalated = policy
         .escalation_after_secs
         .is_some_and(|secs| now >= request.created_at + Duration::seconds(secs as i64));
-    model::may_approve(&policy, kind, me, &request.filed(), escalated).map_err(ApprovalError::NotAllowed)?;
+    let me = colleagues.find(member.user.user_id).ok_or_else(|| {
+        ApprovalError::NotAllowed("You are not an active member of this tenant.".to_owned())
+    })?;
+    colleagues
+        .may_approve(&policy, action.quorum(), me, &request.filed(), escalated)
+        .map_err(ApprovalError::NotAllowed)?;
     if digest != request.digest {
         return Err(ApprovalError::Changed);
     }
@@ -657,11 +667,13 @@ async fn decide_as(
     let decision = if approve { "approve" } else { "reject" };
     let Some(approvals) = store::add_decision(
         &mut tx,
-        request.id,
+        &request,
         me.user_id,
-        decision,
-        comment,
-        &request.digest,
+        (decision, comment),
+        (
+            kind.approve_permission,
+            escalated.then_some(()).and(policy.escalation_role.as_deref()),
+        ),
     )
     .await?
     else {

@@ -49,7 +49,7 @@ use uuid::Uuid;
 
 use super::action::{self, Action, ErasedStep, ExecError};
 use super::engine::{self, gate_actor, ApprovalError, Change, FiledAs, Filing, Notify};
-use super::model::{self, RequestStatus};
+use super::model::RequestStatus;
 use super::store::{self, ActionRequest, Claimed, Settled, Take};
 use crate::access::Member;
 use crate::audit::Event;
@@ -502,12 +502,13 @@ pub async fn nudge(state: &AppState) -> Result<(), ApprovalError> {
             let Some(request) = store::find(&state.pool, tenant, id).await? else {
                 continue;
             };
-            let (action, kind) = engine::kind_of(&state.gate, &request)?;
+            let (action, _) = engine::kind_of(&state.gate, &request)?;
             let policy = engine::policy_of(&state.pool, tenant, action, request.policy_version).await?;
             let members = store::candidates(&state.pool, tenant).await?;
             let (who, message): (Vec<Uuid>, String) = match what {
                 store::Nudge::Reminder => (
-                    model::eligible(&policy, kind, &request.filed(), &members)
+                    members
+                        .eligible(&policy, action.quorum(), &request.filed())
                         .iter()
                         .map(|m| m.user_id)
                         .collect(),
@@ -515,6 +516,7 @@ pub async fn nudge(state: &AppState) -> Result<(), ApprovalError> {
                 ),
                 store::Nudge::Escalation => (
                     members
+                        .members
                         .iter()
                         .filter(|m| Some(m.role_name.as_str()) == policy.escalation_role.as_deref())
                         .filter(|m| m.user_id != request.requested_by)
@@ -839,7 +841,8 @@ async fn send_back(
     let digest = action::digest(kind, &facts, &payload);
     let policy = engine::policy_of(&state.pool, request.tenant_id, action, request.policy_version).await?;
     let members = store::candidates(&state.pool, request.tenant_id).await?;
-    let approvers: Vec<Uuid> = model::eligible(&policy, kind, &request.filed(), &members)
+    let approvers: Vec<Uuid> = members
+        .eligible(&policy, action.quorum(), &request.filed())
         .iter()
         .map(|m| m.user_id)
         .collect();

@@ -13,14 +13,15 @@ use uuid::Uuid;
 use super::action::{Action, Fact};
 use super::engine::{self, ApprovalError, Filing};
 use super::executor::Gated;
-use super::model::{self, Kind, Policy, RequestStatus, Tier};
+use super::model::{Colleagues, Kind, Policy, RequestStatus, Tier};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::Event;
-use crate::audit::{self, outcome, NewRecord};
 use crate::auth::two_factor;
-use crate::controls::policies::{PolicyChange, PolicyChangeAction};
+use crate::controls::policies::{
+    PolicyChange, PolicyChangeAction, ReportingCurrency, ReportingCurrencyAction,
+};
 use crate::startup::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
@@ -262,7 +263,7 @@ fn age(at: DateTime<Utc>) -> String {
 /// and they pass the independence and role rules of the request's policy.
 pub async fn waiting_for_me(state: &AppState, member: &Member) -> Result<Vec<ActionRequest>, PortalError> {
     let candidates = store::candidates(&state.pool, member.tenant_id).await?;
-    let Some(me) = candidates.iter().find(|c| c.user_id == member.user.user_id) else {
+    let Some(me) = candidates.find(member.user.user_id) else {
         return Ok(Vec::new());
     };
     let mut mine = Vec::new();
@@ -282,7 +283,10 @@ pub async fn waiting_for_me(state: &AppState, member: &Member) -> Result<Vec<Act
         let escalated = policy
             .escalation_after_secs
             .is_some_and(|secs| Utc::now() >= request.created_at + chrono::Duration::seconds(secs as i64));
-        if model::may_approve(policy, kind, me, &request.filed(), escalated).is_ok() {
+        if candidates
+            .may_approve(policy, action.quorum(), me, &request.filed(), escalated)
+            .is_ok()
+        {
             mine.push(request);
         }
     }
@@ -448,6 +452,37 @@ struct DetailPage {
     /// Once it reached the service, on a sandbox whose clock was moved:
     /// which times are on which clock.
     clock: Option<String>,
+    /// The requester or an approver holds a grant one admin made alone.
+    added_alone: Option<String>,
+}
+
+/// When the requester or an approver got their membership or role from an
+/// admin acting alone: four eyes here rest on that admin's choice of
+/// people, and the page says so.
+fn added_alone_note(
+    colleagues: &Colleagues,
+    request: &ActionRequest,
+    decisions: &[Decision],
+) -> Option<String> {
+    let alone: Vec<&str> = colleagues
+        .members
+        .iter()
+        .filter(|c| {
+            c.user_id == request.requested_by
+                || decisions
+                    .iter()
+                    .any(|d| d.decision == "approve" && d.approver_email == c.email)
+        })
+        .filter(|c| colleagues.ties.added_alone(c.user_id))
+        .map(|c| c.email.as_str())
+        .collect();
+    (!alone.is_empty()).then(|| {
+        format!(
+            "{} got their membership or role from an admin acting alone, and no second admin confirmed it: \
+             four eyes here rest on that admin's choice of people. Another admin can confirm it on the Members page.",
+            alone.join(", ")
+        )
+    })
 }
 
 /// The sandbox clock's note for a request that reached the service (its
@@ -495,12 +530,11 @@ async fn render_detail_confirming(
         .escalation_after_secs
         .is_some_and(|secs| now >= request.created_at + chrono::Duration::seconds(secs as i64));
     let candidates = store::candidates(&state.pool, member.tenant_id).await?;
-    let me = candidates
-        .iter()
-        .find(|c| c.user_id == member.user.user_id)
-        .cloned();
-    let may_approve =
-        me.is_some_and(|me| model::may_approve(&policy, kind, &me, &request.filed(), escalated).is_ok());
+    let may_approve = candidates.find(member.user.user_id).is_some_and(|me| {
+        candidates
+            .may_approve(&policy, action.quorum(), me, &request.filed(), escalated)
+            .is_ok()
+    });
     if !(kind.readable_by(|p| member.can(p)) || may_approve) {
         return Err(PortalError::Forbidden(kind.read_permission.name().to_owned()));
     }
@@ -508,7 +542,8 @@ async fn render_detail_confirming(
     let pending = request.status == RequestStatus::Pending && now < request.expires_at;
     let decided = decisions.iter().any(|d| d.approver_email == member.user.email);
     let waiting_for = if pending {
-        model::eligible(&policy, kind, &request.filed(), &candidates)
+        candidates
+            .eligible(&policy, action.quorum(), &request.filed())
             .into_iter()
             .filter(|c| !decisions.iter().any(|d| d.approver_email == c.email))
             .map(|c| format!("{} ({})", c.email, c.role_name))
@@ -525,6 +560,7 @@ async fn render_detail_confirming(
             .map_err(|e| PortalError::Internal(Box::new(e)))?,
         payout_status: request.progress.0["payout_status"].as_str().map(str::to_owned),
         kind,
+        added_alone: added_alone_note(&candidates, &request, &decisions),
         can_decide: pending && !decided && may_approve,
         can_cancel: pending && request.requested_by == member.user.user_id,
         live: request.status.is_live(),
@@ -818,6 +854,10 @@ struct PoliciesPage {
     can_edit: bool,
     error: Option<String>,
     notice: Option<String>,
+    /// Members who may manage members: the tenant's admins.
+    admins: usize,
+    /// Grants one admin made alone that still tie members.
+    alone_grants: usize,
 }
 
 async fn render_policies(
@@ -848,10 +888,28 @@ async fn render_policies(
             .collect(),
         reporting_currency: store::reporting_currency(&state.pool, member.tenant_id).await?,
         currencies: store::REPORTING_CURRENCIES,
-        pending: store::pending_of(&state.pool, member.tenant_id, &[PolicyChangeAction::KIND]).await?,
+        pending: store::pending_of(
+            &state.pool,
+            member.tenant_id,
+            &[PolicyChangeAction::KIND, ReportingCurrencyAction::KIND],
+        )
+        .await?,
         can_edit: member.can(Permission::PoliciesManage),
         error,
         notice,
+        admins: store::candidates(&state.pool, member.tenant_id)
+            .await?
+            .members
+            .iter()
+            .filter(|m| {
+                m.permissions
+                    .iter()
+                    .any(|p| p == Permission::MembersManage.name())
+            })
+            .count(),
+        alone_grants: crate::access::store::unconfirmed_grants(&state.pool, member.tenant_id)
+            .await?
+            .len(),
     }
     .render()?)
 }
@@ -1092,23 +1150,17 @@ async fn set_reporting_currency(
             render_policies(&state, &member, Some(message), None).await?,
         ));
     }
-    let mut tx = state.pool.begin().await?;
-    let previous = store::set_reporting_currency(&mut tx, member.tenant_id, &currency).await?;
-    audit::store::append_in(
-        &mut tx,
-        &[NewRecord::new(
-            &member.actor(),
-            Some(member.tenant_id),
-            Event::PoliciesReportingCurrencyChanged,
-            format!("tenant:{}", member.tenant_id),
-            outcome::SUCCESS,
-        )
-        .with_details(serde_json::json!({"from": previous, "to": currency}))],
-    )
-    .await?;
-    tx.commit().await?;
-    let notice = format!("Policies now weigh new requests in {currency}. Amounts in the tiers and limits are read in {currency}; review them.");
-    Ok(done("/policies", notice))
+    let from = store::reporting_currency(&state.pool, member.tenant_id).await?;
+    let summary = format!("Weigh requests in {currency} instead of {from}");
+    let change = ReportingCurrency { from, to: currency };
+    match split(
+        submit_control::<ReportingCurrencyAction>(&state, &member, "policy:currency", &summary, change).await,
+    )? {
+        Ok(notice) => Ok(done("/policies", notice)),
+        Err(refusal) => Ok(unprocessable(
+            render_policies(&state, &member, Some(refusal.message), None).await?,
+        )),
+    }
 }
 
 // --- Notifications --------------------------------------------------------------

@@ -13,7 +13,9 @@ use uuid::Uuid;
 use crate::audit::store::{staged_row, staged_rows};
 use crate::audit::NewRecord;
 
-use super::model::{Candidate, Kind, Policy, RequestStatus, Tier};
+use super::model::{Candidate, Colleagues, Kind, Policy, RequestStatus, Tier};
+use crate::access::permissions::Permission;
+use crate::access::ties::Ties;
 
 /// The latest saved version, if an admin saved one.
 pub async fn latest_policy(pool: &PgPool, tenant: Uuid, kind: Kind) -> Result<Option<Policy>, sqlx::Error> {
@@ -149,8 +151,8 @@ pub async fn save_policy(
 }
 
 /// Active members with their role's permissions and the grants behind
-/// their membership and their role.
-pub async fn candidates(pool: &PgPool, tenant: Uuid) -> Result<Vec<Candidate>, sqlx::Error> {
+/// their membership and their role, and the ties those grants make.
+pub async fn candidates(pool: &PgPool, tenant: Uuid) -> Result<Colleagues, sqlx::Error> {
     let mut members: Vec<Candidate> = sqlx::query!(
         r#"SELECT u.id AS user_id, u.email, r.id AS role_id, r.name AS role_name,
                   COALESCE((SELECT array_agg(permission) FROM role_permissions WHERE role_id = r.id), '{}')
@@ -182,7 +184,22 @@ pub async fn candidates(pool: &PgPool, tenant: Uuid) -> Result<Vec<Candidate>, s
             .cloned()
             .collect();
     }
-    Ok(members)
+    let roles = members.iter().map(|m| (m.user_id, m.role_id)).collect();
+    Ok(Colleagues {
+        ties: Ties::new(&grants, &roles),
+        members,
+    })
+}
+
+/// The members whose approval a request holds, earliest first.
+pub async fn approvers<'e>(db: impl PgExecutor<'e>, request: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT approver_id FROM approval_decisions WHERE request_id = $1 AND decision = 'approve' \
+         ORDER BY created_at",
+        request,
+    )
+    .fetch_all(db)
+    .await
 }
 
 #[derive(Debug, Clone)]
@@ -638,24 +655,33 @@ pub async fn approver_role_names<'e>(
 /// so a decision that committed while it was awaited is counted.
 pub async fn add_decision(
     tx: &mut Transaction<'_, Postgres>,
-    request: Uuid,
+    request: &ActionRequest,
     approver: Uuid,
-    decision: &str,
-    comment: &str,
-    digest: &str,
+    (decision, comment): (&str, &str),
+    (permission, backup_role): (Permission, Option<&str>),
 ) -> Result<Option<i64>, sqlx::Error> {
+    // Earlier approvals count only while their approvers still may give
+    // them: removed, disabled or demoted, theirs no longer counts.
     let row = sqlx::query!(
         r#"WITH added AS (INSERT INTO approval_decisions (request_id, approver_id, decision, comment, digest)
                           VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING decision)
            SELECT (SELECT count(*) FROM added) AS "added!",
-                  (SELECT count(*) FROM approval_decisions
-                   WHERE request_id = $1 AND decision = 'approve' AND digest = $5)
+                  (SELECT count(*) FROM approval_decisions d
+                   JOIN memberships m ON m.user_id = d.approver_id AND m.tenant_id = $6
+                   JOIN users u ON u.id = d.approver_id AND u.disabled_at IS NULL
+                   JOIN roles r ON r.id = m.role_id
+                   WHERE d.request_id = $1 AND d.decision = 'approve' AND d.digest = $5
+                     AND (r.name = $8 OR EXISTS (SELECT 1 FROM role_permissions p
+                                                 WHERE p.role_id = r.id AND p.permission = $7)))
                   + (SELECT count(*) FROM added WHERE decision = 'approve') AS "approvals!""#,
-        request,
+        request.id,
         approver,
         decision,
         comment,
-        digest,
+        request.digest,
+        request.tenant_id,
+        permission.name(),
+        backup_role,
     )
     .fetch_one(&mut **tx)
     .await?;

@@ -110,6 +110,7 @@ events! {
     LightningInvoiceCreated => "lightning.invoice_created";
     ListsExported => "lists.exported";
     MembersAdded => "members.added";
+    MembersGrantConfirmed => "members.grant_confirmed";
     MembersInvitationRevoked => "members.invitation_revoked";
     MembersInvited => "members.invited";
     MembersUnlocked => "members.unlocked";
@@ -133,6 +134,7 @@ events! {
     SandboxPriceSet => "sandbox.price_set";
     StatementsExported => "statements.exported";
     TenantsCreated => "tenants.created";
+    TenantsPlatformConfirmsGrants => "tenants.platform_confirms_grants";
     TransactionsExported => "transactions.exported";
     UpstreamCall => "upstream.call";
     UsersCreated => "users.created";

@@ -74,7 +74,7 @@ impl Action for RoleChangeAction {
             request.tenant_id,
             c.user_id,
             c.to_role_id,
-            request.requested_by,
+            run.grant_authors().await?,
         )
         .await?;
         audit::store::append_in(

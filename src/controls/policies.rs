@@ -130,3 +130,72 @@ impl Action for PolicyChangeAction {
         )))
     }
 }
+
+/// The currency every policy weighs requests in: changing it moves every
+/// tier and limit at once, so it is a control like the policies.
+pub struct ReportingCurrencyAction;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReportingCurrency {
+    pub from: String,
+    pub to: String,
+}
+
+impl Action for ReportingCurrencyAction {
+    type Payload = ReportingCurrency;
+    type Progress = Applied;
+
+    const KIND: Kind = Kind {
+        key: "reporting_currency",
+        label: "Reporting currency changes",
+        read_permission: Permission::PoliciesManage,
+        request_permission: Permission::PoliciesManage,
+        approve_permission: Permission::PoliciesManage,
+    };
+    const CONTROL: bool = true;
+
+    fn default_policy(&self) -> Policy {
+        super::four_eyes()
+    }
+
+    fn describe(&self, c: &ReportingCurrency) -> Vec<Fact> {
+        vec![
+            Fact::new("Reporting currency", format!("{} to {}", c.from, c.to)),
+            Fact::new(
+                "Effect",
+                format!(
+                    "every tier and limit is read in {} from then on; requests already filed keep their value",
+                    c.to
+                ),
+            ),
+        ]
+    }
+
+    async fn execute(
+        &self,
+        run: &mut Run<'_, Applied>,
+        c: &ReportingCurrency,
+    ) -> Result<Step<ReportingCurrency>, ExecError> {
+        let request = run.request;
+        let mut tx = run.state.pool.begin().await?;
+        let previous = gate::set_reporting_currency(&mut tx, request.tenant_id, &c.to).await?;
+        audit::store::append_in(
+            &mut tx,
+            &[NewRecord::new(
+                &crate::approvals::engine::gate_actor(),
+                Some(request.tenant_id),
+                Event::PoliciesReportingCurrencyChanged,
+                format!("tenant:{}", request.tenant_id),
+                outcome::SUCCESS,
+            )
+            .with_details(json!({"from": previous, "to": c.to,
+                                 "requested_by": request.requester_email, "request": request.id}))],
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(Step::Done(format!(
+            "Policies now weigh new requests in {}. Amounts in the tiers and limits are read in {}; review them.",
+            c.to, c.to
+        )))
+    }
+}

@@ -89,7 +89,7 @@ impl Action for PermissionsChangeAction {
                 r.role_id,
                 &r.permissions,
                 &r.added,
-                request.requested_by,
+                run.grant_authors().await?,
             )
             .await?;
             records.push(

@@ -29,7 +29,14 @@ pub async fn create_tenant(state: &AppState, admin: &SignedIn, name: &str) -> Re
         }
         Err(e) => return Err(e.into()),
     };
-    access::add_member(&mut tx, tenant_id, admin.user_id, owner, None).await?;
+    access::add_member(
+        &mut tx,
+        tenant_id,
+        admin.user_id,
+        owner,
+        access::GrantedBy::default(),
+    )
+    .await?;
     audit::store::append_in(
         &mut tx,
         &[record(admin, Event::TenantsCreated, &format!("tenant:{name}"))

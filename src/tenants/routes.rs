@@ -15,7 +15,9 @@ use uuid::Uuid;
 use super::connections::{self, ConnectionDraft, ConnectionForm};
 use super::platform;
 use super::store::{self, Connection, TenantRow};
+use crate::access::grants;
 use crate::access::permissions::Permission;
+use crate::access::store::{self as access, UnconfirmedGrant};
 use crate::access::{Member, PlatformAdmin};
 use crate::approvals::action::Action;
 use crate::approvals::store::{self as approvals, ActionRequest};
@@ -37,7 +39,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/platform", web::get().to(platform_page))
         .route("/platform/tenants", web::post().to(create_tenant))
         .route("/platform/allowlist", web::post().to(allow_url))
-        .route("/platform/allowlist/remove", web::post().to(disallow_url));
+        .route("/platform/allowlist/remove", web::post().to(disallow_url))
+        .route(
+            "/platform/tenants/{id}/confirms",
+            web::post().to(platform_confirms),
+        )
+        .route(
+            "/platform/tenants/{id}/grants/{grant}/confirm",
+            web::post().to(platform_confirm_grant),
+        );
 }
 
 #[derive(Deserialize)]
@@ -225,6 +235,9 @@ async fn delete_connection(
 struct PlatformPage {
     shell: Shell,
     tenants: Vec<TenantRow>,
+    /// Grants made alone in the tenants that let the platform confirm them.
+    grants: Vec<(TenantRow, UnconfirmedGrant)>,
+    me: Uuid,
     allow_list: Vec<String>,
     errors: FieldErrors,
     /// The forms as typed, when refused: (tenant name, base URL).
@@ -237,9 +250,18 @@ async fn render_platform(
     errors: FieldErrors,
     draft: (String, String),
 ) -> Result<String, PortalError> {
+    let tenants = store::tenants(&state.pool).await?;
+    let mut grants = Vec::new();
+    for tenant in tenants.iter().filter(|t| t.platform_confirms_grants) {
+        for grant in access::unconfirmed_grants(&state.pool, tenant.id).await? {
+            grants.push((tenant.clone(), grant));
+        }
+    }
     Ok(PlatformPage {
         shell: Shell::for_platform_admin(&state.pool, admin, "/platform").await?,
-        tenants: store::tenants(&state.pool).await?,
+        tenants,
+        grants,
+        me: admin.user_id,
         allow_list: store::allowed_base_urls(&state.pool).await?,
         errors,
         draft,
@@ -316,5 +338,32 @@ async fn disallow_url(
     form: Form<BaseUrlForm>,
 ) -> Result<HttpResponse, PortalError> {
     let result = platform::disallow(&state, &admin, &form.base_url).await;
+    platform_after(&state, &admin, result, Default::default()).await
+}
+
+#[derive(Deserialize)]
+pub struct ConfirmsForm {
+    #[serde(default)]
+    on: String,
+}
+
+/// Lets the platform's admins confirm a tenant's grants, or stops it.
+async fn platform_confirms(
+    state: Data<AppState>,
+    PlatformAdmin(admin): PlatformAdmin,
+    tenant: Path<Uuid>,
+    form: Form<ConfirmsForm>,
+) -> Result<HttpResponse, PortalError> {
+    let result = grants::set_platform_confirms(&state, &admin, *tenant, form.on == "yes").await;
+    platform_after(&state, &admin, result, Default::default()).await
+}
+
+async fn platform_confirm_grant(
+    state: Data<AppState>,
+    PlatformAdmin(admin): PlatformAdmin,
+    path: Path<(Uuid, i64)>,
+) -> Result<HttpResponse, PortalError> {
+    let (tenant, grant) = path.into_inner();
+    let result = grants::confirm_for_platform(&state, &admin, tenant, grant).await;
     platform_after(&state, &admin, result, Default::default()).await
 }

@@ -166,13 +166,15 @@ pub struct TenantRow {
     pub name: String,
     pub members: i64,
     pub created_at: DateTime<Utc>,
+    /// The platform's admins may confirm its grants (`access::grants`).
+    pub platform_confirms_grants: bool,
 }
 
 pub async fn tenants(pool: &PgPool) -> Result<Vec<TenantRow>, sqlx::Error> {
     sqlx::query_as!(
         TenantRow,
         r#"SELECT t.id, t.name, (SELECT count(*) FROM memberships m WHERE m.tenant_id = t.id) AS "members!",
-                  t.created_at
+                  t.created_at, t.platform_confirms_grants
            FROM tenants t ORDER BY t.name"#,
     )
     .fetch_all(pool)

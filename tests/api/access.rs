@@ -28,6 +28,12 @@ pub async fn add_member(app: &TestApp, email: &str, role: &str, password: &str) 
         landed.contains(&format!("An invitation is on its way to {email}")),
         "{landed}"
     );
+    accept_invitation(app, email, password).await
+}
+
+/// The invitee opens the newest mailed link in their own browser and
+/// chooses `password`; that browser, signed in.
+pub async fn accept_invitation(app: &TestApp, email: &str, password: &str) -> TestApp {
     let link = app.mailed_link(email, "/invitations/").await;
     let invitee = app.another_browser();
     let res = invitee

@@ -422,7 +422,7 @@ async fn separation_of_duties_refusals() {
     assert_eq!(res.status().as_u16(), 422);
     let body = res.text().await.unwrap();
     assert!(
-        body.contains("someone other than you") && body.contains("Approver"),
+        body.contains("someone independent of you") && body.contains("(such as Approver)"),
         "{body}"
     );
 

@@ -991,3 +991,127 @@ async fn every_page_looks_finished_at_desktop_and_phone_widths() {
     assert!(seen > 40, "looked at {seen} pages");
     assert!(wide.is_empty(), "pages wider than a phone:\n{}", wide.join("\n"));
 }
+
+/// Opens the request whose summary starts `summary` from the inbox and
+/// approves it, confirming (with a code if the page asks for one).
+async fn approve_from_inbox(c: &Client, app: &crate::helpers::TestApp, email: &str, summary: &str) {
+    c.goto(&app.url("/approvals")).await.unwrap();
+    wait_for_text(c, summary).await;
+    click(
+        c,
+        Locator::XPath(&format!("//a[starts-with(text(), '{summary}')]")),
+    )
+    .await;
+    wait_for_text(c, "Your decision").await;
+    click(c, Locator::XPath("//button[text()='Approve…']")).await;
+    let confirm = wait_for_text(c, "Confirm your approval").await;
+    if confirm.contains("Code from your authenticator app") {
+        fill(c, "input[name=code]", &app.code_for(email).await).await;
+    }
+    click(c, Locator::XPath("//button[text()='Confirm approval']")).await;
+}
+
+/// The honest team: the Owner invites an operator and an approver, the
+/// second admin (vouched for by the platform) approves both invitations,
+/// the operator files a payout, the approver approves it and it runs once;
+/// then the Owner's own payout is approved by the approver the second
+/// admin confirmed.
+#[tokio::test]
+async fn an_owner_invites_a_team_a_second_admin_confirms_it_and_its_payouts_run_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    crate::approvals::members(&app, "Admin", &["second-admin@example.com".into()]).await;
+    let driver = start_driver().await;
+    let owner = browser(&driver).await;
+    let second = browser(&driver).await;
+    owner.set_window_size(1280, 900).await.unwrap();
+    second.set_window_size(1280, 900).await.unwrap();
+
+    sign_in(
+        &owner,
+        &app,
+        &app.admin_email.clone(),
+        &app.admin_password.clone(),
+    )
+    .await;
+    for (email, role) in [
+        ("ops@example.com", "Operator"),
+        ("checks@example.com", "Approver"),
+    ] {
+        owner.goto(&app.url("/members")).await.unwrap();
+        fill(&owner, "input[name=email]", email).await;
+        let role = crate::access::role_id(&app, role).await;
+        select(&owner, "form[action='/members'] select[name=role_id]", &role).await;
+        click(&owner, Locator::XPath("//button[text()='Send the invitation']")).await;
+        let page = wait_for_text(&owner, "waits for a second admin").await;
+        assert!(page.contains("Pending changes"), "{page}");
+    }
+    snap(&owner, "6-invitations-waiting").await;
+
+    sign_in(&second, &app, "second-admin@example.com", "member-password-123").await;
+    for email in ["ops@example.com", "checks@example.com"] {
+        approve_from_inbox(
+            &second,
+            &app,
+            "second-admin@example.com",
+            &format!("Invite {email}"),
+        )
+        .await;
+        wait_for_text(&second, "An invitation is on its way").await;
+    }
+    let operator = crate::access::accept_invitation(&app, "ops@example.com", "ops-harbour-lantern-7").await;
+    crate::access::accept_invitation(&app, "checks@example.com", "checks-meadow-copper-3").await;
+    let unconfirmed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM access_grants WHERE granted_by IS NOT NULL AND confirmed_by IS NULL",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        unconfirmed, 0,
+        "the second admin's approvals confirmed both memberships"
+    );
+
+    let checker = browser(&driver).await;
+    checker.set_window_size(1280, 900).await.unwrap();
+    sign_in(&checker, &app, "checks@example.com", "checks-meadow-copper-3").await;
+    let res = crate::approvals::file_payout(&operator, "0123456789", "25").await;
+    assert_eq!(res.status().as_u16(), 303);
+    let id = crate::approvals::request_id(&res);
+    approve_from_inbox(&checker, &app, "checks@example.com", "Pay 25 USDT").await;
+    wait_for_text(&checker, "executing").await;
+    snap(&checker, "7-team-payout-approved").await;
+
+    // The Owner's own payout: the approver the second admin confirmed is
+    // independent of the Owner, so it is filed and approved like any other.
+    let res = crate::approvals::file_payout(&app, "0123456788", "30").await;
+    assert_eq!(res.status().as_u16(), 303, "{}", res.text().await.unwrap());
+    let own = crate::approvals::request_id(&res);
+    approve_from_inbox(&checker, &app, "checks@example.com", "Pay 30 USDT").await;
+    wait_for_text(&checker, "executing").await;
+    let initialized: Vec<String> = app
+        .sandbox()
+        .await
+        .sandbox_requests(None)
+        .await
+        .unwrap()
+        .requests
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/initialize") && r.status < 300)
+        .map(|r| r.path)
+        .collect();
+    assert_eq!(initialized.len(), 2, "each payout ran once: {initialized:?}");
+    for request in [id, own] {
+        let approvals: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM approval_decisions WHERE request_id = $1::uuid AND decision = 'approve'",
+        )
+        .bind(&request)
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+        assert_eq!(approvals, 1);
+    }
+    owner.close().await.unwrap();
+    second.close().await.unwrap();
+    checker.close().await.unwrap();
+}

@@ -268,3 +268,122 @@ async fn every_route_that_moves_money_goes_through_the_gate() {
     assert!(around.is_empty(), "money moved around the gate: {around:?}");
     assert_eq!(sandbox.card(&a.card_id).await.unwrap().status, "frozen");
 }
+
+/// Prefixes of the routes that decide who can file or approve, or how much
+/// waits: members, roles, policies and connections.
+const CONTROL_PREFIXES: &[&str] = &["/members", "/roles", "/policies", "/connections"];
+
+/// Routes under those prefixes that change no control, and why.
+const NOT_CONTROLS: &[(&str, &str)] = &[
+    (
+        "/members/{}/unlock",
+        "ends a lockout: it gives the member back only what they had",
+    ),
+    (
+        "/members/grants/{}/confirm",
+        "is the second admin's confirmation itself",
+    ),
+    (
+        "/roles",
+        "creates a role with no permissions: giving it any goes through the gate",
+    ),
+    ("/roles/{}/delete", "deletes a role nobody holds"),
+    ("/connections/{}/test", "reads the service through the connection"),
+];
+
+/// What the controls decide, as one text: members and their roles,
+/// invitations, roles' permissions, policies, the tenant's settings,
+/// connections and accounts' standing.
+async fn controls_as_they_stand(app: &TestApp) -> String {
+    sqlx::query_scalar(
+        "SELECT concat_ws(' | ',
+            (SELECT string_agg(m::text, ',' ORDER BY user_id) FROM memberships m),
+            (SELECT string_agg(concat(id, email, revoked_at, accepted_at), ',' ORDER BY id) FROM invitations),
+            (SELECT string_agg(concat(role_id, permission), ',' ORDER BY role_id, permission) FROM role_permissions),
+            (SELECT count(*) FROM approval_policies),
+            (SELECT string_agg(concat(id, reporting_currency, require_two_factor), ',' ORDER BY id) FROM tenants),
+            (SELECT string_agg(c::text, ',' ORDER BY id) FROM connections c),
+            (SELECT string_agg(concat(id, disabled_at), ',' ORDER BY id) FROM users))",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap()
+}
+
+/// With a second admin, every route that changes members, roles, policies
+/// or connections only files a request: walked as an Owner holding every
+/// permission, nothing changes until the second admin decides, and no
+/// invitation's link is mailed. Routes are found in the source, so a new
+/// setting must be walked here or say why it is no control.
+#[tokio::test]
+async fn every_route_that_changes_a_control_waits_for_a_second_admin() {
+    let controls: Vec<String> = registered_routes()
+        .into_iter()
+        .filter(|(m, p)| m == "POST" && CONTROL_PREFIXES.iter().any(|c| p.starts_with(c)))
+        .map(|(_, p)| p)
+        .filter(|p| !NOT_CONTROLS.iter().any(|(n, _)| n == p))
+        .collect();
+    // A table path walks a source route when each segment is equal or the
+    // route's is a parameter.
+    let walks = |table: &str, route: &str| {
+        let table: Vec<String> = normalize(table).split('/').map(str::to_owned).collect();
+        let route: Vec<&str> = route.split('/').collect();
+        table.len() == route.len() && table.iter().zip(&route).all(|(t, r)| *r == "{}" || t == r)
+    };
+    let walked: Vec<_> = ROUTES
+        .iter()
+        .filter(|(m, p, _)| *m == "POST" && controls.iter().any(|c| walks(p, c)))
+        .collect();
+    let missing: Vec<_> = controls
+        .iter()
+        .filter(|c| !walked.iter().any(|(_, p, _)| walks(p, c)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "control routes missing from the walk: {missing:?}"
+    );
+    assert!(walked.len() >= 11, "{walked:?}");
+
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let a = populate_a(&app).await;
+    crate::approvals::members(&app, "Admin", &["second-admin@example.com".into()]).await;
+    let before = controls_as_they_stand(&app).await;
+    let requests_before: i64 = sqlx::query_scalar("SELECT count(*) FROM action_requests")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    for (method, template, fields) in &walked {
+        let mut fields: Vec<(String, String)> =
+            fields.iter().map(|(k, v)| (k.to_string(), fill(v, &a))).collect();
+        fields.push(("confirmed".to_owned(), "yes".to_owned()));
+        let (status, body) = call(&app, method, &fill(template, &a), &fields).await;
+        assert!(
+            status == 303 || status == 200 || status == 422,
+            "{method} {template}: {status} {body}"
+        );
+    }
+    assert_eq!(
+        controls_as_they_stand(&app).await,
+        before,
+        "a control changed without a second admin"
+    );
+    let filed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM action_requests WHERE status = 'pending' AND kind IN \
+         ('membership', 'member_role', 'role_permissions', 'approval_policy', 'reporting_currency', 'connection_change')",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let requests_after: i64 = sqlx::query_scalar("SELECT count(*) FROM action_requests")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert!(filed >= 9, "each control was filed and waits ({filed} waiting)");
+    assert_eq!(requests_after - requests_before, filed, "all it filed waits");
+    let mailed: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox WHERE recipient = 'x@example.com'")
+        .fetch_one(&app.pool)
+        .await
+        .unwrap();
+    assert_eq!(mailed, 0, "no link before a second admin approves");
+}

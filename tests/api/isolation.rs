@@ -28,6 +28,7 @@ pub struct TenantA {
     invoice_request: String,
     va_id: String,
     bulk_id: String,
+    grant_id: String,
     bulk_schedule_id: String,
     invitation_id: String,
 }
@@ -197,6 +198,7 @@ pub const ROUTES: &[Route] = &[
     ("POST", "/members/{member}/unlock", &[]),
     ("POST", "/members/two-factor", &[("required", "no")]),
     ("POST", "/members/invitations/{invitation}/revoke", &[]),
+    ("POST", "/members/grants/{grant}/confirm", &[]),
     ("GET", "/connections", &[]),
     (
         "POST",
@@ -217,6 +219,8 @@ pub const ROUTES: &[Route] = &[
     ("POST", "/platform/tenants", &[("name", "Evil")]),
     ("POST", "/platform/allowlist", &[("base_url", "http://10.0.0.1")]),
     ("POST", "/platform/allowlist/remove", &[("base_url", "x")]),
+    ("POST", "/platform/tenants/{tenant}/confirms", &[("on", "yes")]),
+    ("POST", "/platform/tenants/{tenant}/grants/{grant}/confirm", &[]),
     ("POST", "/tenants/switch", &[("tenant_id", "{tenant}")]),
     ("GET", "/payouts", &[]),
     ("GET", "/payouts/new?country=NG", &[]),
@@ -420,6 +424,7 @@ pub fn fill(template: &str, a: &TenantA) -> String {
         .replace("{audit}", &a.audit_id)
         .replace("{connection}", &a.connection_id)
         .replace("{role}", &a.role_id)
+        .replace("{grant}", &a.grant_id)
         .replace("{member}", &a.member_id)
         .replace("{tenant}", &a.tenant_id)
         .replace("{event}", &a.event_id)
@@ -719,6 +724,13 @@ pub async fn populate_a(app: &TestApp) -> TenantA {
         invoice_request: invoice.request,
         va_id: va.id.to_string(),
         bulk_id: batch.id.to_string(),
+        grant_id: sqlx::query_scalar(
+            "SELECT g.id::text FROM access_grants g JOIN users u ON u.id = g.user_id \
+             WHERE u.email = 'a-member@example.com'",
+        )
+        .fetch_one(&app.pool)
+        .await
+        .unwrap(),
         bulk_schedule_id: bulk_schedule.id.to_string(),
         invitation_id,
     }
@@ -801,6 +813,7 @@ async fn a_member_of_another_tenant_gets_404_for_every_resource_of_this_one() {
         ("POST", "/members/{member}/remove"),
         ("POST", "/members/{member}/unlock"),
         ("POST", "/members/invitations/{invitation}/revoke"),
+        ("POST", "/members/grants/{grant}/confirm"),
         ("POST", "/connections/{connection}/test"),
         ("POST", "/connections/{connection}/primary"),
         ("POST", "/connections/{connection}/delete"),

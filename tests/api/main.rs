@@ -16,6 +16,7 @@ mod helpers;
 mod isolation;
 mod lightning;
 mod listing;
+mod quorum;
 mod replicas;
 mod runner;
 mod search;

@@ -1,0 +1,216 @@
+//! Who is in the tenant, as a control of the approval gate: inviting
+//! (the link is mailed only once a second admin approves), revoking an
+//! invitation, removing a member, disabling or enabling an account, and
+//! the tenant's two-factor requirement. Each decides who can file or
+//! approve, so none is one admin's alone while the tenant has two.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::access::invitations::{self, Issue};
+use crate::access::permissions::{Permission, OWNER};
+use crate::access::store as access;
+use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::engine::gate_actor;
+use crate::approvals::model::{Kind, Policy};
+use crate::audit::{self, outcome, Event, NewRecord};
+use crate::auth::store as users;
+
+pub struct MembershipAction;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum MembershipChange {
+    /// Also a re-invitation: it replaces an open one to the same email.
+    Invite {
+        email: String,
+        role_id: Uuid,
+        role: String,
+    },
+    RevokeInvitation {
+        id: Uuid,
+        email: String,
+    },
+    Remove {
+        user_id: Uuid,
+        email: String,
+        role: String,
+    },
+    /// The account everywhere (platform admins only): sessions end at once.
+    Disable {
+        user_id: Uuid,
+        email: String,
+    },
+    Enable {
+        user_id: Uuid,
+        email: String,
+    },
+    RequireTwoFactor {
+        required: bool,
+    },
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Applied {}
+
+impl Action for MembershipAction {
+    type Payload = MembershipChange;
+    type Progress = Applied;
+
+    const KIND: Kind = Kind {
+        key: "membership",
+        label: "Membership changes",
+        read_permission: Permission::MembersManage,
+        request_permission: Permission::MembersManage,
+        approve_permission: Permission::MembersManage,
+    };
+    const CONTROL: bool = true;
+
+    fn default_policy(&self) -> Policy {
+        super::four_eyes()
+    }
+
+    fn describe(&self, c: &MembershipChange) -> Vec<Fact> {
+        match c {
+            MembershipChange::Invite { email, role, .. } => vec![
+                Fact::new("Invite", email.clone()),
+                Fact::new("Role", role.clone()),
+                Fact::new("Link", "mailed once this is approved; it works once, for 7 days"),
+            ],
+            MembershipChange::RevokeInvitation { email, .. } => {
+                vec![Fact::new("Revoke the invitation to", email.clone())]
+            }
+            MembershipChange::Remove { email, role, .. } => vec![
+                Fact::new("Remove", email.clone()),
+                Fact::new("Role now", role.clone()),
+            ],
+            MembershipChange::Disable { email, .. } => vec![Fact::new(
+                "Disable the account of",
+                format!("{email}: in every tenant, with its sessions ended"),
+            )],
+            MembershipChange::Enable { email, .. } => {
+                vec![Fact::new("Enable the account of", email.clone())]
+            }
+            MembershipChange::RequireTwoFactor { required } => vec![Fact::new(
+                "Two-factor",
+                match required {
+                    true => "required of every member",
+                    false => "required only of members who approve, administer or reveal card details",
+                },
+            )],
+        }
+    }
+
+    async fn execute(
+        &self,
+        run: &mut Run<'_, Applied>,
+        c: &MembershipChange,
+    ) -> Result<Step<MembershipChange>, ExecError> {
+        let request = run.request;
+        let tenant = request.tenant_id;
+        let record = |event: Event, target: String, details: serde_json::Value| {
+            let mut details = details;
+            details["requested_by"] = json!(request.requester_email);
+            details["request"] = json!(request.id);
+            NewRecord::new(&gate_actor(), Some(tenant), event, target, outcome::SUCCESS).with_details(details)
+        };
+        let state = run.state;
+        match c {
+            MembershipChange::Invite { email, role_id, role } => {
+                if access::role(&state.pool, tenant, *role_id).await?.is_none() {
+                    return Ok(Step::Failed(format!("The role '{role}' was deleted meanwhile.")));
+                }
+                let authors = run.grant_authors().await?;
+                let issue = Issue {
+                    tenant_id: tenant,
+                    email,
+                    role_id: *role_id,
+                    role_name: role,
+                    invited_by: request.requested_by,
+                    inviter_email: &request.requester_email,
+                    confirmed_by: authors.confirmed_by,
+                };
+                let audit = record(
+                    Event::MembersInvited,
+                    format!("invitation:{email}"),
+                    json!({"email": email, "role": role, "confirmed_by": authors.confirmed_by}),
+                );
+                Ok(match invitations::issue(state, issue, audit).await? {
+                    Ok(()) => Step::Done(format!(
+                        "An invitation is on its way to {email}. Its link works once, for 7 days."
+                    )),
+                    Err(why) => Step::Failed(why),
+                })
+            }
+            MembershipChange::RevokeInvitation { id, email } => {
+                let mut tx = state.pool.begin().await?;
+                if !invitations::revoke_in(&mut tx, tenant, *id).await? {
+                    return Ok(Step::Failed(format!(
+                        "The invitation to {email} was accepted, revoked or replaced meanwhile."
+                    )));
+                }
+                let audit = record(
+                    Event::MembersInvitationRevoked,
+                    format!("invitation:{id}"),
+                    json!({"email": email}),
+                );
+                audit::store::append_in(&mut tx, &[audit]).await?;
+                tx.commit().await?;
+                Ok(Step::Done(format!(
+                    "The invitation to {email} is revoked; its link no longer works."
+                )))
+            }
+            MembershipChange::Remove { user_id, email, role } => {
+                let mut tx = state.pool.begin().await?;
+                let Some(current) = access::member(&state.pool, tenant, *user_id).await? else {
+                    return Ok(Step::Failed(format!("{email} is no longer a member.")));
+                };
+                if current.role_name == OWNER && access::other_owners(&mut tx, tenant, *user_id).await? == 0 {
+                    return Ok(Step::Failed(format!(
+                        "{email} is the last owner and can't be removed. Make someone else an owner first."
+                    )));
+                }
+                access::remove_member(&mut tx, tenant, *user_id).await?;
+                let audit = record(
+                    Event::MembersRemoved,
+                    format!("user:{user_id}"),
+                    json!({"email": email, "role": role}),
+                );
+                audit::store::append_in(&mut tx, &[audit]).await?;
+                tx.commit().await?;
+                Ok(Step::Done(format!(
+                    "{email} no longer has access to this tenant."
+                )))
+            }
+            MembershipChange::Disable { user_id, email } | MembershipChange::Enable { user_id, email } => {
+                let disabled = matches!(c, MembershipChange::Disable { .. });
+                users::set_disabled(&state.pool, *user_id, disabled).await?;
+                let (event, done) = match disabled {
+                    true => (Event::UsersDisabled, "disabled; their sessions have ended"),
+                    false => (Event::UsersEnabled, "enabled"),
+                };
+                let audit = record(event, format!("user:{user_id}"), json!({"email": email}));
+                audit::store::append(&state.pool, &[audit]).await?;
+                Ok(Step::Done(format!("{email}'s account is {done}.")))
+            }
+            MembershipChange::RequireTwoFactor { required } => {
+                let mut tx = state.pool.begin().await?;
+                access::set_two_factor_required(&mut tx, tenant, *required).await?;
+                let audit = record(
+                    Event::MembersTwoFactorPolicy,
+                    format!("tenant:{tenant}"),
+                    json!({"required": required}),
+                );
+                audit::store::append_in(&mut tx, &[audit]).await?;
+                tx.commit().await?;
+                Ok(Step::Done(match required {
+                    true => "Every member now needs two-factor; those without it set it up at their next page."
+                        .to_owned(),
+                    false => "Two-factor is now required only of members who can approve, administer or reveal card details."
+                        .to_owned(),
+                }))
+            }
+        }
+    }
+}
