@@ -64,6 +64,7 @@ operations! {
     GetExchangeRate => Get "/api/exchange-rates", "public";
     ConvertCurrency => Get "/api/exchange-rates/convert", "public";
     CreateWithdrawal => Post "/api/withdrawals", "public";
+    CreateWalletTransfer => Post "/api/wallets/transfers", "public";
     ListWithdrawals => Get "/api/withdrawals", "ours";
     GetWithdrawal => Get "/api/withdrawals/{id}", "ours";
     CreateInvoice => Post "/api/lightning/invoices", "public";

@@ -90,7 +90,8 @@ pub fn permission_area(path: &str) -> Option<&'static str> {
     let area = match first {
         "balances" => "balances",
         "addresses" | "stablecoins" => "addresses",
-        "withdrawals" => "withdrawals",
+        // `POST /api/wallets/transfers` is the official client's withdrawal.
+        "withdrawals" | "wallets" => "withdrawals",
         "transactions" => "transactions",
         "exchange-rates" => "rates",
         "trading" => "trading",

@@ -312,14 +312,23 @@ impl Ledger {
         }
     }
 
-    pub fn balance(&self, company_id: Uuid, account: &Account) -> Balance {
+    /// One wallet's balance as read `now`.
+    pub fn balance(&self, company_id: Uuid, account: &Account, now: DateTime<Utc>) -> Balance {
+        let total = BaseUnits(account.available_balance().value() + account.pending_balance().value());
+        let currency = &account.currency;
         Balance {
             account_number: account.number.clone(),
             available_balance: account.available_balance(),
             company_id,
-            currency: account.currency.clone(),
+            currency: currency.clone(),
             pending_balance: account.pending_balance(),
-            total_balance: BaseUnits(account.available_balance().value() + account.pending_balance().value()),
+            total_balance: total,
+            ledger_balance: account.ledger_balance(),
+            available_balance_formatted: account.available_balance().formatted(currency),
+            pending_balance_formatted: account.pending_balance().formatted(currency),
+            total_balance_formatted: total.formatted(currency),
+            ledger_balance_formatted: account.ledger_balance().formatted(currency),
+            as_of: Some(now),
         }
     }
 }

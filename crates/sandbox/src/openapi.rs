@@ -46,6 +46,9 @@ fn summary(op: Operation) -> &'static str {
         Operation::CreateWithdrawal => {
             "Sends crypto on chain (amount in base units, checksum-checked address, fixed fee); settles 70 s later"
         }
+        Operation::CreateWalletTransfer => {
+            "A withdrawal as the official client sends it (`address` or `to_address`); the same operation and references as POST /api/withdrawals"
+        }
         Operation::ListWithdrawals => "Withdrawals, newest first, by status and currency, cursor pages",
         Operation::GetWithdrawal => "One withdrawal",
         Operation::CreateInvoice => {
@@ -462,7 +465,9 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
                 "The amount in whole units of `from`",
             ),
         ]),
-        CreateWithdrawal => s.create::<withdrawals::NewWithdrawal, withdrawals::Withdrawal>(),
+        CreateWithdrawal | CreateWalletTransfer => {
+            s.create::<withdrawals::NewWithdrawal, withdrawals::CreatedWithdrawal>()
+        }
         ListWithdrawals => s.paged::<withdrawals::WithdrawalPage>(&[
             status,
             ("currency", Type::String, false, "Only this currency"),
@@ -542,7 +547,8 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
             ("limit", Type::Integer, false, "Page size, 1 to 100 (default 20)"),
             ("offset", Type::Integer, false, "Records skipped"),
         ]),
-        GetBeneficiary | DeleteBeneficiary => s.get::<beneficiaries::Beneficiary>(),
+        GetBeneficiary => s.get::<beneficiaries::Beneficiary>(),
+        DeleteBeneficiary => s.get::<beneficiaries::DeletedBeneficiary>(),
         UpdateBeneficiary => s.post::<beneficiaries::BeneficiaryUpdate, beneficiaries::Beneficiary>(),
         CreateCustomer => s.create::<customers::NewCustomer, customers::Customer>(),
         ListCustomers => s.paged::<customers::CustomerPage>(&[

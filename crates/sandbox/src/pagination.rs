@@ -61,6 +61,8 @@ pub struct Page<'a, T> {
     pub previous_cursor: String,
     pub has_more: bool,
     pub total: usize,
+    /// The place of the page's first record among all matching (0-based).
+    pub start: usize,
 }
 
 /// Pages `records` (kept oldest first) newest first, keeping those that
@@ -111,6 +113,7 @@ pub fn paginate<'a, T: Sequenced>(
         previous_cursor,
         has_more,
         total,
+        start,
     })
 }
 

@@ -44,7 +44,9 @@ fn route(op: Operation) -> Route {
         Operation::GetTransaction => method.to(transactions::one),
         Operation::GetExchangeRate => method.to(rates::get),
         Operation::ConvertCurrency => method.to(rates::convert),
-        Operation::CreateWithdrawal => method.to(withdrawals::create_handler),
+        Operation::CreateWithdrawal | Operation::CreateWalletTransfer => {
+            method.to(withdrawals::create_handler)
+        }
         Operation::ListWithdrawals => method.to(withdrawals::list),
         Operation::GetWithdrawal => method.to(withdrawals::get),
         Operation::CreateInvoice => method.to(lightning::create_invoice),

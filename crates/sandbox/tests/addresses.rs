@@ -239,7 +239,11 @@ async fn validation_checks_checksums_and_stores_nothing() {
             .await;
         assert_eq!(status, 200);
         assert_eq!(body["valid"], valid, "{chain} {address}");
-        assert!(body.get("data").is_none(), "the answer is flat");
+        // Flat as the spec lists it, and the same verdict in `data`, which
+        // the official client reads (sandbox-rules.md's changed rule).
+        assert_eq!(body["data"]["valid"], valid, "{chain} {address}");
+        assert_eq!(body["data"]["address"], body["address"]);
+        assert_eq!(body["data"]["error"].is_string(), !valid);
         assert_eq!(body["success"], true);
         assert!(body["timestamp"].is_string());
         assert_eq!(body.get("error").is_some(), !valid);

@@ -67,7 +67,10 @@ async fn identity_validation_problems_and_405_carry_the_added_fields() {
         .await;
     assert_eq!(status, 200);
     assert_eq!(v["valid"], true);
-    assert!(v.get("data").is_none(), "flat, as sandbox-rules.md fixes it");
+    assert_eq!(
+        v["data"]["valid"], true,
+        "flat, and `data` as sandbox-rules.md now adds it"
+    );
 
     let (status, problem) = t.send(Method::GET, "/api/balances/XYZ", "").await;
     assert_eq!(status, 404);
@@ -366,4 +369,140 @@ async fn webhooks_carry_the_signature_under_extra_header_names_too() {
     assert_eq!(extra.as_deref(), Some(d.signature.as_str()));
     assert!(!d.signature.is_empty());
     sandbox.stop().await;
+}
+
+/// Issue 42's additions: the fields the official client reads under its
+/// own names, beside the spec's, and its withdrawal path.
+#[tokio::test]
+async fn the_official_clients_names_are_answered_beside_the_specs() {
+    let t = support::spawn().await;
+
+    // POST /api/wallets/transfers with `address`: a withdrawal, answered
+    // with `address` beside `to_address`; the same reference on the spec's
+    // path is the same withdrawal.
+    let transfer = json!({"address": "0x52908400098527886E0F7030069857D2E4169EE7", "amount": "1000000",
+        "currency": "USDT", "chain": "ethereum", "reference": "cli-transfer-1"});
+    let (status, created) = t
+        .send(Method::POST, "/api/wallets/transfers", &transfer.to_string())
+        .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(created["data"]["address"], created["data"]["to_address"]);
+    assert_eq!(created["data"]["status"], "pending");
+    let (status, again) = t
+        .send(Method::POST, "/api/wallets/transfers", &transfer.to_string())
+        .await;
+    assert_eq!((status, &again["data"]["id"]), (201, &created["data"]["id"]));
+    let withdrawals = t.client.withdrawals(None, None, None).await.unwrap();
+    assert_eq!(withdrawals.total_count, 1);
+    let (status, _) = t
+        .send(Method::POST, "/api/wallets/transfers", r#"{"amount": "1"}"#)
+        .await;
+    assert_eq!(status, 400);
+
+    // Address validation: the flat answer, and `data` with the verdict.
+    let (_, valid) = t
+        .send(
+            Method::POST,
+            "/api/addresses/validate",
+            r#"{"address": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD", "chain": "ethereum"}"#,
+        )
+        .await;
+    assert_eq!(valid["valid"], false);
+    assert_eq!(
+        valid["data"],
+        json!({"valid": false, "address": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD",
+            "chain": "ethereum", "error": valid["error"]})
+    );
+
+    // Customers: `blacklist` beside `is_active`; the list's `meta`.
+    let (_, customer) = t
+        .send(
+            Method::POST,
+            "/api/customers",
+            r#"{"email": "cli@example.com", "customer_type": "individual"}"#,
+        )
+        .await;
+    assert_eq!(customer["data"]["blacklist"], false);
+    let id = customer["data"]["id"].as_str().unwrap();
+    let (_, listed) = t
+        .send(
+            Method::POST,
+            &format!("/api/customers/blacklist/{id}"),
+            r#"{"blacklist": true}"#,
+        )
+        .await;
+    assert_eq!(
+        (&listed["data"]["blacklist"], &listed["data"]["is_active"]),
+        (&json!(true), &json!(false))
+    );
+    let (_, page) = t.send(Method::GET, "/api/customers?limit=1", "").await;
+    assert_eq!(
+        page["data"]["meta"],
+        json!({"page": 1, "limit": 1, "total": 1, "page_count": 1,
+            "has_previous_page": false, "has_next_page": false})
+    );
+
+    // A beneficiary delete: the record and `success: true`.
+    let (_, saved) = t
+        .send(
+            Method::POST,
+            "/api/beneficiaries",
+            r#"{"type": "bank", "name": "Ada", "destination": {"account_name": "Ada Okafor", "account_number": "0123456789", "bank_code": "058"}}"#,
+        )
+        .await;
+    let id = saved["data"]["id"].as_str().unwrap();
+    let (status, deleted) = t
+        .send(Method::DELETE, &format!("/api/beneficiaries/{id}"), "")
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (&deleted["data"]["success"], &deleted["data"]["id"]),
+        (&json!(true), &saved["data"]["id"])
+    );
+
+    // An order: `fills` and `quote_consumption` beside `order`.
+    let (_, quote) = t
+        .send(
+            Method::POST,
+            "/api/trading/quotes",
+            r#"{"base_currency": "BTC", "quote_currency": "USDT", "side": "buy", "quantity": "0.001"}"#,
+        )
+        .await;
+    let order = json!({"base_currency": "BTC", "quote_currency": "USDT", "side": "buy",
+        "quantity": "0.001", "quote_id": quote["data"]["quote"]["id"]});
+    let (status, order) = t
+        .send(Method::POST, "/api/trading/orders", &order.to_string())
+        .await;
+    assert_eq!(status, 201, "{order}");
+    assert_eq!(order["data"]["fills"], order["data"]["order"]["fills"]);
+    assert_eq!(order["data"]["fills"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        order["data"]["quote_consumption"],
+        order["data"]["order"]["quote_consumption"]
+    );
+
+    // One balance: the ledger balance, every amount formatted, `as_of`.
+    let usdt = t.client.balance("USDT").await.unwrap();
+    assert_eq!(
+        usdt.total_balance_formatted,
+        usdt.total_balance.formatted(&usdt.currency)
+    );
+    assert!(usdt.ledger_balance.value() > 0 && usdt.as_of.is_some());
+    let (_, raw) = t.send(Method::GET, "/api/balances/USDT", "").await;
+    for field in [
+        "ledger_balance",
+        "available_balance_formatted",
+        "pending_balance_formatted",
+        "total_balance_formatted",
+        "ledger_balance_formatted",
+        "as_of",
+    ] {
+        assert!(!raw["data"][field].is_null(), "{field} in {raw}");
+    }
+
+    // Supported chains: `nativeToken` beside `native_token`.
+    let (_, chains) = t.send(Method::GET, "/api/stablecoins/supported-chains", "").await;
+    for chain in chains["data"]["chains"].as_array().unwrap() {
+        assert_eq!(chain["nativeToken"], chain["native_token"]);
+    }
 }

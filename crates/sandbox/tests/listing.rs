@@ -215,6 +215,14 @@ async fn cards_filter_by_customer_and_page_by_offset() {
         .await;
     assert_eq!(ids(&body, "cards", "id"), [cards[0].clone()]);
     assert_eq!(body["data"]["page_info"]["total"], 1);
+    // The official client's names beside the spec's (issue 42).
+    assert_eq!(body["data"]["total"], 1);
+    let card = &body["data"]["cards"][0];
+    assert_eq!(card["last_four"], card["last_four_digit"]);
+    assert_eq!(card["currency"], card["balance_currency"]);
+    assert_eq!(card["balance"], card["balance_amount"]);
+    let (_, one) = t.send(Method::GET, &format!("/api/cards/{}", cards[0]), "").await;
+    assert_eq!(one["data"]["card"]["currency"], "USD");
     let (_, body) = t.send(Method::GET, "/api/cards?limit=1&offset=1", "").await;
     assert_eq!(ids(&body, "cards", "id"), [cards[0].clone()]);
     let (_, body) = t.send(Method::GET, "/api/cards?limit=1&page=1", "").await;

@@ -85,6 +85,20 @@ pub struct AddressValidation {
     pub error: Option<String>,
     #[serde(with = "crate::time::millis")]
     pub timestamp: DateTime<Utc>,
+    /// The same verdict where the official client reads it (an addition
+    /// to the spec's flat answer, sandbox-rules.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<ValidationData>,
+}
+
+/// `data` of the address validation answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ValidationData {
+    pub valid: bool,
+    pub address: String,
+    pub chain: String,
+    pub error: Option<String>,
 }
 
 /// `data` of `GET /api/stablecoins/supported-chains`.

@@ -37,4 +37,19 @@ pub struct Balance {
     pub currency: Currency,
     pub pending_balance: BaseUnits,
     pub total_balance: BaseUnits,
+    /// Additions the official client reads (the spec's fields above are
+    /// unchanged): the settled balance, each amount formatted with all
+    /// its decimals and the currency, and when the balance was read.
+    #[serde(default)]
+    pub ledger_balance: BaseUnits,
+    #[serde(default)]
+    pub available_balance_formatted: String,
+    #[serde(default)]
+    pub pending_balance_formatted: String,
+    #[serde(default)]
+    pub total_balance_formatted: String,
+    #[serde(default)]
+    pub ledger_balance_formatted: String,
+    #[serde(default, with = "crate::time::millis_opt")]
+    pub as_of: Option<DateTime<Utc>>,
 }

@@ -68,6 +68,16 @@ pub struct BeneficiaryUpdate {
     pub is_blacklisted: Option<bool>,
 }
 
+/// `data` of `DELETE /api/beneficiaries/{id}`: the deleted record, and
+/// `success: true` beside it, which the official client reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DeletedBeneficiary {
+    #[serde(flatten)]
+    pub beneficiary: Beneficiary,
+    pub success: bool,
+}
+
 /// `data` of `GET /api/beneficiaries`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -18,6 +18,11 @@ pub struct Customer {
     pub company_id: Uuid,
     pub created_by: Uuid,
     pub is_active: bool,
+    /// Whether the customer is blacklisted, as the official client reads
+    /// it (an addition): blacklisting is what makes a customer inactive,
+    /// so it is `!is_active`.
+    #[serde(default)]
+    pub blacklist: bool,
     /// A string of JSON, `{}` when empty.
     #[serde(default)]
     pub metadata: String,
@@ -135,6 +140,23 @@ pub struct CustomerPage {
     pub prev_cursor: String,
     pub page_size: u32,
     pub total: u64,
+    /// Where the page lies, as the official client reads it (an
+    /// addition beside the paging fields above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<ListMeta>,
+}
+
+/// `meta` of the customers list: the 1-based page of `limit` records it
+/// is, and the pages in all.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ListMeta {
+    pub page: u64,
+    pub limit: u64,
+    pub total: u64,
+    pub page_count: u64,
+    pub has_previous_page: bool,
+    pub has_next_page: bool,
 }
 
 /// The identity details card KYC verifies (the spec's full-KYC fields).

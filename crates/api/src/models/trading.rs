@@ -179,6 +179,22 @@ pub struct Order {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OrderData {
     pub order: Order,
+    /// The order's fills and quote consumption beside it, where the
+    /// official client reads them (additions).
+    #[serde(default)]
+    pub fills: Vec<Fill>,
+    #[serde(default)]
+    pub quote_consumption: Option<QuoteConsumption>,
+}
+
+impl OrderData {
+    pub fn new(order: Order) -> Self {
+        OrderData {
+            fills: order.fills.clone(),
+            quote_consumption: order.quote_consumption.clone(),
+            order,
+        }
+    }
 }
 
 /// `data` of `GET /api/trading/orders`, newest first.

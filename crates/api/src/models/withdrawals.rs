@@ -12,6 +12,9 @@ use crate::units::BaseUnits;
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(example = json!({"to_address": "0x52908400098527886E0F7030069857D2E4169EE7", "amount": "1000000", "currency": "USDT", "chain": "ethereum", "reference": "withdrawal-0001"})))]
 pub struct NewWithdrawal {
+    /// `address` is read as the same (the official client's
+    /// `POST /api/wallets/transfers` may send it).
+    #[serde(alias = "address")]
     pub to_address: String,
     pub amount: BaseUnits,
     pub currency: String,
@@ -51,6 +54,25 @@ pub struct Withdrawal {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(with = "crate::time::millis_opt")]
     pub completed_at: Option<DateTime<Utc>>,
+}
+
+/// The create answer's `data`: the withdrawal, and its destination again
+/// as `address`, which the official client reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CreatedWithdrawal {
+    #[serde(flatten)]
+    pub withdrawal: Withdrawal,
+    pub address: String,
+}
+
+impl CreatedWithdrawal {
+    pub fn new(withdrawal: Withdrawal) -> Self {
+        CreatedWithdrawal {
+            address: withdrawal.to_address.clone(),
+            withdrawal,
+        }
+    }
 }
 
 /// `data` of `GET /api/withdrawals`.

@@ -9,13 +9,14 @@ use actix_web::web::{Data, Path};
 use chrono::{DateTime, Utc};
 use paydesk_api::models::addresses::{
     Address, AddressPage, AddressStatus, AddressValidation, GenerateAddress, SupportedChain, SupportedChains,
-    Token, ValidateAddress,
+    Token, ValidateAddress, ValidationData,
 };
 use uuid::Uuid;
 
 use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
+use crate::official;
 use crate::pagination::{paginate, Sequenced};
 use crate::respond::{envelope, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
@@ -227,6 +228,7 @@ pub async fn validate(shared: Data<Shared>, body: JsonBody<ValidateAddress>) -> 
     let request = body.value;
     let chain = parse_chain("chain", &request.chain)?;
     let outcome = chains::validate_address(chain, request.address.trim());
+    let error = outcome.err().map(str::to_owned);
     let answer = AddressValidation {
         success: true,
         message: if outcome.is_ok() {
@@ -236,9 +238,15 @@ pub async fn validate(shared: Data<Shared>, body: JsonBody<ValidateAddress>) -> 
         }
         .to_owned(),
         valid: outcome.is_ok(),
-        address: request.address,
+        address: request.address.clone(),
         chain: chain.name().to_owned(),
-        error: outcome.err().map(str::to_owned),
+        data: Some(ValidationData {
+            valid: outcome.is_ok(),
+            address: request.address.clone(),
+            chain: chain.name().to_owned(),
+            error: error.clone(),
+        }),
+        error,
         timestamp: shared.clock.now(),
     };
     Ok(json(StatusCode::OK, &answer))
@@ -271,7 +279,7 @@ pub async fn supported_chains(shared: Data<Shared>, caller: Caller) -> Result<Js
     Ok(envelope(
         StatusCode::OK,
         "Supported chains retrieved successfully",
-        SupportedChains { chains },
+        official::supported_chains(SupportedChains { chains }),
         &caller.request_id,
         shared.clock.now(),
     ))

@@ -43,7 +43,7 @@ pub async fn one(
     let no_wallet = || ApiError::NotFound(format!("the company holds no {} wallet", currency.as_str()));
     let code = Currency::parse(&currency).map_err(|_| no_wallet())?;
     let account = company.ledger.account(&code).ok_or_else(no_wallet)?;
-    let data = company.ledger.balance(company.id, account);
+    let data = company.ledger.balance(company.id, account, now);
     Ok(envelope(
         StatusCode::OK,
         "Balance retrieved successfully",

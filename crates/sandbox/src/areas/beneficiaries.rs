@@ -7,7 +7,7 @@ use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use chrono::{DateTime, Utc};
 use paydesk_api::models::beneficiaries::{
-    Beneficiary, BeneficiaryPage, BeneficiaryUpdate, Destination, NewBeneficiary,
+    Beneficiary, BeneficiaryPage, BeneficiaryUpdate, DeletedBeneficiary, Destination, NewBeneficiary,
 };
 use serde::Deserialize;
 use uuid::Uuid;
@@ -286,7 +286,10 @@ pub async fn delete(shared: Data<Shared>, caller: Caller, id: Path<String>) -> R
     Ok(envelope(
         StatusCode::OK,
         "Beneficiary deleted",
-        removed,
+        DeletedBeneficiary {
+            beneficiary: removed,
+            success: true,
+        },
         &caller.request_id,
         now,
     ))

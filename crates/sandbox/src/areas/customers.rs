@@ -12,7 +12,7 @@ use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use paydesk_api::models::customers::{
-    Blacklist, CardKyc, Customer, CustomerPage, CustomerUpdate, KycDetails, KycStatus, NewCustomer,
+    Blacklist, CardKyc, Customer, CustomerPage, CustomerUpdate, KycDetails, KycStatus, ListMeta, NewCustomer,
 };
 use paydesk_api::wire::codes;
 use uuid::Uuid;
@@ -173,6 +173,7 @@ pub fn create(
         company_id: company.id,
         created_by,
         is_active: true,
+        blacklist: false,
         metadata: "{}".to_owned(),
         reference: req.reference.clone().unwrap_or_default(),
         phone_number,
@@ -223,6 +224,7 @@ pub fn update(
     }
     if let Some(active) = req.is_active {
         c.is_active = active;
+        c.blacklist = !active;
     }
     c.updated_at = now;
     Ok(c.clone())
@@ -413,6 +415,15 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
         q.at()?,
         limit,
     )?;
+    let page_count = page.total.div_ceil(limit) as u64;
+    let meta = ListMeta {
+        page: (page.start / limit + 1) as u64,
+        limit: limit as u64,
+        total: page.total as u64,
+        page_count,
+        has_previous_page: page.start > 0,
+        has_next_page: page.has_more,
+    };
     let data = CustomerPage {
         customers: page.items.iter().map(|r| r.customer.clone()).collect(),
         has_more: page.has_more,
@@ -420,6 +431,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
         prev_cursor: page.previous_cursor,
         page_size: limit as u32,
         total: page.total as u64,
+        meta: Some(meta),
     };
     Ok(answer(StatusCode::OK, "Customers retrieved", data, &caller, now))
 }

@@ -15,7 +15,7 @@ use actix_web::web::{Data, Path};
 use chrono::Duration;
 use paydesk_api::models::events::names;
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
-use paydesk_api::models::withdrawals::{NewWithdrawal, Withdrawal, WithdrawalPage};
+use paydesk_api::models::withdrawals::{CreatedWithdrawal, NewWithdrawal, Withdrawal, WithdrawalPage};
 use paydesk_api::units::{BaseUnits, Currency};
 use serde_json::json;
 use uuid::Uuid;
@@ -236,7 +236,11 @@ pub fn advance(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
         .emit(company.id, &company.webhook_targets(&[]), event, data, fx.now);
 }
 
-/// `POST /api/withdrawals`.
+/// `POST /api/withdrawals`, and `POST /api/wallets/transfers`, the
+/// official client's form of the same operation (its `address` is read as
+/// `to_address`): one operation, one reference space, so a reference
+/// sent on both paths is one withdrawal. The answer carries the
+/// destination again as `address`.
 pub async fn create_handler(
     shared: Data<Shared>,
     caller: Caller,
@@ -251,7 +255,7 @@ pub async fn create_handler(
         Ok(answer(
             StatusCode::CREATED,
             "Withdrawal initiated",
-            w,
+            CreatedWithdrawal::new(w),
             &caller,
             now,
         ))

@@ -12,6 +12,7 @@ use paydesk_api::models::cards::{
 };
 
 use crate::error::ApiError;
+use crate::official;
 use crate::pagination::paginate;
 use crate::respond::{answer, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::Shared;
@@ -39,7 +40,7 @@ pub async fn create(
         Ok(answer(
             StatusCode::CREATED,
             message,
-            CardData { card },
+            official::card_data(CardData { card }),
             &caller,
             now,
         ))
@@ -79,10 +80,10 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
         q.at()?,
         limit,
     )?;
-    let data = CardPage {
+    let data = official::card_page(CardPage {
         page_info: model::page_info(&page),
         cards: page.items.iter().map(|r| r.card.clone()).collect(),
-    };
+    });
     Ok(answer(StatusCode::OK, "Cards retrieved", data, &caller, now))
 }
 
@@ -106,10 +107,10 @@ pub async fn of_customer(
         q.at()?,
         limit,
     )?;
-    let data = CardPage {
+    let data = official::card_page(CardPage {
         page_info: model::page_info(&page),
         cards: page.items.iter().map(|r| r.card.clone()).collect(),
-    };
+    });
     Ok(answer(
         StatusCode::OK,
         "Customer cards retrieved",
@@ -129,7 +130,7 @@ pub async fn get(shared: Data<Shared>, caller: Caller, id: Path<String>) -> Resu
     Ok(answer(
         StatusCode::OK,
         "Card retrieved",
-        CardData { card },
+        official::card_data(CardData { card }),
         &caller,
         now,
     ))
@@ -249,7 +250,7 @@ pub async fn spend_limits(
     Ok(answer(
         StatusCode::OK,
         "Spend limits updated",
-        CardData { card },
+        official::card_data(CardData { card }),
         &caller,
         now,
     ))

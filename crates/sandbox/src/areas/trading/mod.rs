@@ -75,7 +75,7 @@ pub async fn create_order(
         Ok(answer(
             StatusCode::CREATED,
             "Order filled",
-            OrderData { order },
+            OrderData::new(order),
             &caller,
             now,
         ))
@@ -123,7 +123,7 @@ pub async fn get_order(
     Ok(answer(
         StatusCode::OK,
         "Order retrieved",
-        OrderData { order },
+        OrderData::new(order),
         &caller,
         now,
     ))
@@ -143,7 +143,7 @@ pub async fn cancel_order(
     Ok(answer(
         StatusCode::OK,
         "Order cancelled",
-        OrderData { order },
+        OrderData::new(order),
         &caller,
         now,
     ))
