@@ -361,6 +361,12 @@ impl Disk {
             owner_only(&dir.join(extra), false).map_err(directory)?;
         }
         let mut conn = Connection::open(&store)?;
+        // Before anything is written, so that a refused start changes
+        // nothing.
+        let lost = Self::lost_store(&conn, dir)?;
+        if let (Some(lost), false) = (&lost, repair) {
+            return Err(DiskError::StoreLost(lost.clone()));
+        }
         // Before anything is written: a database keeps the page size it was
         // created with (one made by an earlier sandbox keeps 4 KiB).
         conn.pragma_update(None, "page_size", PAGE_BYTES)?;
@@ -437,37 +443,46 @@ impl Disk {
             repair,
             marker: dir.join(MARKER_FILE),
         };
-        disk.check_marker()?;
+        if let Some(lost) = lost {
+            disk.drop_journal(&lost)?;
+        }
+        disk.settle_marker()?;
         Ok(disk)
     }
 
-    /// Compares the store with the marker and the journal: a store whose
-    /// id is not the marker's (emptied or replaced), that committed fewer
-    /// folds than the marker saw, or that is new while the journal holds
-    /// writes, lost what it held. A new store gets its id; the marker is
-    /// (re)written with what the store holds.
-    fn check_marker(&self) -> Result<(), DiskError> {
+    /// Compares the store with the marker and the journal, before
+    /// anything is written: a store whose id is not the marker's (emptied
+    /// or replaced), that committed fewer folds than the marker saw, or
+    /// that holds nothing while the journal holds writes, lost what it
+    /// held. Says how, if so.
+    fn lost_store(conn: &Connection, dir: &Path) -> Result<Option<String>, DiskError> {
         // The marker first: it is written after the store committed, so
         // read before the store it never says more than another sandbox
         // on the directory committed meanwhile.
-        let marker = match std::fs::read_to_string(&self.marker) {
-            Ok(text) => Some(Marker::parse(&text).ok_or_else(|| {
-                DiskError::StoreLost(format!(
-                    "the marker {} can't be read ({text:?})",
-                    self.marker.display()
-                ))
-            })?),
+        let marker = match std::fs::read_to_string(dir.join(MARKER_FILE)) {
+            Ok(text) => Some(
+                Marker::parse(&text)
+                    .ok_or_else(|| DiskError::StoreLost(format!("{MARKER_FILE} can't be read ({text:?})")))?,
+            ),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(e.into()),
         };
-        let conn = self.conn();
-        let store_id = Self::meta(&conn, "store_id")?;
-        let folds: u64 = Self::meta(&conn, "folds")?
-            .and_then(|f| f.parse().ok())
-            .unwrap_or(0);
-        let journal_bytes = self.journal.metadata()?.len();
-        let holds_nothing = store_id.is_none() && Self::meta(&conn, "fixture")?.is_none();
-        let lost = match (&marker, &store_id) {
+        let meta = |key: &str| -> Result<Option<String>, DiskError> {
+            if table_exists(conn, "meta")? {
+                Self::meta(conn, key)
+            } else {
+                Ok(None)
+            }
+        };
+        let store_id = meta("store_id")?;
+        let folds: u64 = meta("folds")?.and_then(|f| f.parse().ok()).unwrap_or(0);
+        let journal_bytes = match std::fs::metadata(dir.join(JOURNAL_FILE)) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
+            Err(e) => return Err(e.into()),
+        };
+        let holds_nothing = store_id.is_none() && meta("fixture")?.is_none();
+        Ok(match (&marker, &store_id) {
             (Some(m), None) => Some(format!(
                 "{STORE_FILE} holds no store, while {MARKER_FILE} says it held store {} after {} folds",
                 m.store_id, m.folds
@@ -484,32 +499,35 @@ impl Disk {
                 "{STORE_FILE} holds nothing, while {JOURNAL_FILE} holds {journal_bytes} bytes of writes made on a store"
             )),
             _ => None,
-        };
-        if let Some(lost) = lost {
-            if !self.repair {
-                return Err(DiskError::StoreLost(lost));
-            }
-            // The journal's writes were made on the store that was lost:
-            // on what is left they would make a state that never was.
-            tracing::warn!(
-                "--repair: {lost}; going on from what the store holds now, the journal's {journal_bytes} bytes of writes on the lost store dropped"
-            );
-            flock(&self.journal, FlockOperation::LockExclusive)?;
-            let emptied = self.journal.set_len(0);
-            flock(&self.journal, FlockOperation::Unlock)?;
-            emptied?;
-        }
-        let store_id = match store_id {
-            Some(id) => id,
-            None => {
-                let id = Uuid::new_v4().to_string();
-                conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', ?1)",
-                    [&id],
-                )?;
-                Self::meta(&conn, "store_id")?.unwrap_or(id)
-            }
-        };
+        })
+    }
+
+    /// After a repaired loss, drops the journal's writes: they were made
+    /// on the store that was lost, and on what is left they would make a
+    /// state that never was.
+    fn drop_journal(&self, lost: &str) -> Result<(), DiskError> {
+        let bytes = self.journal.metadata()?.len();
+        tracing::warn!(
+            "--repair: {lost}; going on from what the store holds now, the journal's {bytes} bytes of writes on the lost store dropped"
+        );
+        flock(&self.journal, FlockOperation::LockExclusive)?;
+        let emptied = self.journal.set_len(0);
+        flock(&self.journal, FlockOperation::Unlock)?;
+        Ok(emptied?)
+    }
+
+    /// Gives a new store its id and writes the marker with what the store
+    /// holds.
+    fn settle_marker(&self) -> Result<(), DiskError> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('store_id', ?1)",
+            [Uuid::new_v4().to_string()],
+        )?;
+        let store_id = Self::meta(&conn, "store_id")?.unwrap_or_default();
+        let folds: u64 = Self::meta(&conn, "folds")?
+            .and_then(|f| f.parse().ok())
+            .unwrap_or(0);
         self.write_marker(&Marker { store_id, folds })
     }
 

@@ -31,6 +31,7 @@ fn refused_naming(status: u16, body: &Value, field: &str) {
 async fn an_unknown_filter_is_refused_by_name_on_every_list() {
     let t = support::spawn().await;
     for path in [
+        "/api/balances",
         "/api/transactions",
         "/api/addresses",
         "/api/customers",
@@ -41,6 +42,7 @@ async fn an_unknown_filter_is_refused_by_name_on_every_list() {
         "/api/withdrawals",
         "/api/virtual-accounts",
         "/api/bulk-transfers",
+        "/api/bulk-transfers/schedules",
         "/api/trading/orders",
         "/api/trading/scheduled-orders",
         "/api/trading/target-orders",
@@ -60,6 +62,9 @@ async fn an_unknown_filter_is_refused_by_name_on_every_list() {
     assert_eq!(status, 200);
     let (status, body) = t.send(Method::GET, "/api/transactions?page=0", "").await;
     refused_naming(status, &body, "page");
+    // A list answered whole pages too once asked: 4 wallets, pages of 3.
+    let (_, second) = t.send(Method::GET, "/api/balances?limit=3&page=2", "").await;
+    assert_eq!(second["data"]["accounts"].as_array().unwrap().len(), 1);
 }
 
 #[tokio::test]

@@ -701,26 +701,94 @@ async fn a_damaged_journal_record_refuses_the_start_until_repair_drops_it() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Runs the binary on `dir` and, if it refuses to start, what it said.
+async fn refused_start(fixture: &Path, dir: &Path) -> Option<String> {
+    let run = Command::new(env!("CARGO_BIN_EXE_paydesk-sandbox"))
+        .args(["--listen", &format!("127.0.0.1:{}", free_port())])
+        .arg("--fixture")
+        .arg(fixture)
+        .arg("--data-dir")
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(Duration::from_secs(10), run).await {
+        Ok(output) => {
+            let output = output.unwrap();
+            assert!(!output.status.success());
+            Some(String::from_utf8_lossy(&output.stderr).into_owned())
+        }
+        Err(_) => None,
+    }
+}
+
 #[tokio::test]
 async fn a_store_that_lost_what_it_held_refuses_the_start() {
     let Scratch {
-        dir, fixture, data, ..
+        dir,
+        fixture,
+        fixture_path,
+        data,
     } = scratch();
-    customers_kept_in(&data, &fixture, 3).await;
-    // A start folds the journal into the store.
-    assert_eq!(customers_found(&data, &fixture, false).await.unwrap(), 3);
+    // Each start its own process, so no connection of this one is left
+    // open on the store when it is emptied.
+    let mut first = start(&fixture_path, &data, &fixture).await;
+    for n in 0..3 {
+        first
+            .client
+            .create_customer(&paydesk_api::models::customers::NewCustomer {
+                email: format!("lost-{n}@example.com"),
+                customer_type: "individual".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    first.kill_9().await;
+    // A start folds the journal into the store; then the store is emptied
+    // (as by a failed copy), its journal and marker left as they were.
+    let mut second = start(&fixture_path, &data, &fixture).await;
+    assert_eq!(
+        second.client.customers(&Default::default()).await.unwrap().total,
+        3
+    );
+    second.kill_9().await;
     std::fs::write(data.join("sandbox.sqlite3"), b"").unwrap();
     for extra in ["sandbox.sqlite3-wal", "sandbox.sqlite3-shm"] {
         std::fs::remove_file(data.join(extra)).ok();
     }
-    let refused = customers_found(&data, &fixture, false).await.unwrap_err();
+    let refused = refused_start(&fixture_path, &data)
+        .await
+        .expect("the start is refused");
     assert!(refused.contains("lost what it held"), "{refused}");
     assert!(refused.contains("store.marker"), "{refused}");
+    assert!(refused.contains("--repair"), "{refused}");
     assert_eq!(
-        customers_found(&data, &fixture, true).await.unwrap(),
+        std::fs::metadata(data.join("sandbox.sqlite3")).unwrap().len(),
         0,
-        "--repair goes on from what the store holds"
+        "a refused start writes nothing"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--repair` on a store that lost what it held starts from what it holds.
+#[tokio::test]
+async fn repair_goes_on_from_what_the_store_holds() {
+    let Scratch {
+        dir, fixture, data, ..
+    } = scratch();
+    std::fs::create_dir_all(&data).unwrap();
+    // A marker of a store this directory's database never held.
+    std::fs::write(
+        data.join("store.marker"),
+        format!("store {} folds 3\n", uuid::Uuid::new_v4()),
+    )
+    .unwrap();
+    let refused = customers_found(&data, &fixture, false).await.unwrap_err();
+    assert!(refused.contains("holds no store"), "{refused}");
+    assert_eq!(customers_found(&data, &fixture, true).await.unwrap(), 0);
+    assert_eq!(customers_found(&data, &fixture, false).await.unwrap(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

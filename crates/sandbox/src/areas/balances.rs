@@ -4,11 +4,12 @@ use paydesk_api::models::balances::BalanceList;
 use paydesk_api::units::Currency;
 
 use crate::error::ApiError;
-use crate::respond::{envelope, Caller, JsonAnswer};
+use crate::respond::{envelope, Caller, JsonAnswer, QueryParams};
 use crate::state::Shared;
 
 /// `GET /api/balances`: every wallet of the company.
-pub async fn list(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Result<JsonAnswer, ApiError> {
+    q.only(&["limit", "page"])?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -18,6 +19,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, Ap
         .iter()
         .map(|a| company.ledger.balance_account(a))
         .collect();
+    let accounts = q.whole_or_page(accounts)?;
     let data = BalanceList {
         company_id: company.id,
         accounts,

@@ -167,7 +167,12 @@ pub async fn create_schedule(
 }
 
 /// `GET /api/bulk-transfers/schedules`.
-pub async fn list_schedules(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
+pub async fn list_schedules(
+    shared: Data<Shared>,
+    caller: Caller,
+    q: QueryParams,
+) -> Result<JsonAnswer, ApiError> {
+    q.only(&["limit", "page"])?;
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
@@ -178,6 +183,7 @@ pub async fn list_schedules(shared: Data<Shared>, caller: Caller) -> Result<Json
         .rev()
         .map(|r| r.schedule.clone())
         .collect();
+    let schedules = q.whole_or_page(schedules)?;
     Ok(answer(
         StatusCode::OK,
         "Bulk transfer schedules retrieved",
@@ -233,7 +239,9 @@ pub async fn executions(
     shared: Data<Shared>,
     caller: Caller,
     id: Path<String>,
+    q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.only(&["limit", "page"])?;
     let id = parse_id(&id)?;
     let now = shared.clock.now();
     let mut store = shared.store();
@@ -246,6 +254,7 @@ pub async fn executions(
         .rev()
         .cloned()
         .collect();
+    let executions = q.whole_or_page(executions)?;
     Ok(answer(
         StatusCode::OK,
         "Executions retrieved",

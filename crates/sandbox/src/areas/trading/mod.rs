@@ -269,7 +269,9 @@ pub async fn executions(
     shared: Data<Shared>,
     caller: Caller,
     id: Path<String>,
+    q: QueryParams,
 ) -> Result<JsonAnswer, ApiError> {
+    q.only(&["limit", "page"])?;
     let id = parse_id(&id)?;
     let now = shared.clock.now();
     let mut store = shared.store();
@@ -282,6 +284,7 @@ pub async fn executions(
         .rev()
         .cloned()
         .collect();
+    let executions = q.whole_or_page(executions)?;
     Ok(answer(
         StatusCode::OK,
         "Executions retrieved",
