@@ -9,7 +9,8 @@
 //! `approvals` (the gate every money-moving action and every control
 //! change goes through), `controls` (four-eyes changes to roles,
 //! permissions, policies and connections), `sandbox_tools`; `web` holds
-//! what every page shares.
+//! what every page shares, `state` what every handler shares, and
+//! `startup` builds the application from them.
 
 pub mod access;
 pub mod approvals;
@@ -33,6 +34,7 @@ pub mod routes;
 pub mod sandbox_tools;
 pub mod search;
 pub mod startup;
+pub mod state;
 pub mod statements;
 pub mod telemetry;
 pub mod tenants;

@@ -20,7 +20,7 @@ use paydesk_api::paths::Operation;
 use paydesk_api::{CallOutcome, CallRecord};
 use secrecy::ExposeSecret;
 
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 
 /// One recorder for the process (tests run many apps in one).
@@ -113,26 +113,17 @@ fn allowed(state: &AppState, req: &HttpRequest) -> bool {
 /// Sets the gauges from the database, so every replica reports the same
 /// approvals and the same queue.
 async fn read_gauges(pool: &sqlx::PgPool) -> Result<(), sqlx::Error> {
-    let by_status = sqlx::query!(
-        r#"SELECT status::text AS "status!", count(*) AS "count!" FROM action_requests GROUP BY status"#
-    )
-    .fetch_all(pool)
-    .await?;
+    let by_status = crate::approvals::store::count_by_status(pool).await?;
     for status in crate::approvals::model::RequestStatus::ALL {
         let count = by_status
             .iter()
-            .find(|r| r.status == status.as_str())
-            .map_or(0, |r| r.count);
+            .find(|(s, _)| s == status)
+            .map_or(0, |(_, count)| *count);
         gauge!("paydesk_approval_requests", "status" => status.as_str()).set(count as f64);
     }
-    let queue = sqlx::query!(
-        r#"SELECT count(*) AS "depth!", EXTRACT(EPOCH FROM now() - min(run_at))::float8 AS oldest FROM jobs
-           WHERE done_at IS NULL AND run_at <= now()"#
-    )
-    .fetch_one(pool)
-    .await?;
-    gauge!("paydesk_job_queue_depth").set(queue.depth as f64);
-    gauge!("paydesk_job_queue_oldest_due_seconds").set(queue.oldest.unwrap_or(0.0).max(0.0));
+    let (depth, oldest) = crate::approvals::store::queue_depth(pool).await?;
+    gauge!("paydesk_job_queue_depth").set(depth as f64);
+    gauge!("paydesk_job_queue_oldest_due_seconds").set(oldest);
     Ok(())
 }
 

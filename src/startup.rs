@@ -10,7 +10,6 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::web::{self, Data};
 use actix_web::{middleware, App, HttpServer};
-use paydesk_api::Client;
 use secrecy::ExposeSecret;
 use sqlx::PgPool;
 
@@ -22,30 +21,9 @@ use crate::bootstrap::{self, FirstAdmin};
 use crate::configuration::Settings;
 use crate::crypto::{CryptoError, MasterKey};
 use crate::db::{self, DbError};
+use crate::state::AppState;
 use crate::tenants::upstream::Upstreams;
 use crate::{auth, routes, tenants as tenant_routes, wallet, web as portal_web};
-
-/// What every handler shares. Nothing here is state another replica needs:
-/// sessions, jobs and data live in Postgres; the client and session
-/// caches are caches.
-pub struct AppState {
-    pub pool: PgPool,
-    pub key: MasterKey,
-    pub audit: AuditWriter,
-    pub upstreams: Upstreams,
-    /// Payout corridors and banks, kept briefly for filings.
-    pub corridors: crate::payouts::filing::Corridors,
-    pub secure_cookies: bool,
-    /// The kinds of action the approval gate runs.
-    pub gate: Registry,
-    pub metrics_token: Option<secrecy::SecretString>,
-    /// Invitations and password resets go out through it.
-    pub mailer: crate::mail::Mailer,
-    /// Where links in mail point.
-    pub public_url: String,
-    /// Sessions kept between changes to them (see `auth::session_cache`).
-    pub sessions: Arc<SessionCache>,
-}
 
 /// Every kind of money-moving action, each from its own domain.
 pub fn registry() -> Registry {
@@ -74,21 +52,6 @@ pub fn registry() -> Registry {
         .with(crate::bulk::action::RetryAction)
         .with(crate::bulk::schedules::BulkScheduleAction)
         .with(crate::bulk::schedules::BulkScheduleChangeAction)
-}
-
-impl AppState {
-    /// The member's signed client for their tenant, after checking that
-    /// they hold `permission`.
-    pub async fn client_for(
-        &self,
-        member: &crate::access::Member,
-        permission: crate::access::permissions::Permission,
-    ) -> Result<Client, crate::web::error::PortalError> {
-        member.require(permission)?;
-        self.upstreams
-            .for_member(&self.pool, &self.key, &self.audit, member)
-            .await
-    }
 }
 
 #[derive(Debug, thiserror::Error)]

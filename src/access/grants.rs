@@ -11,7 +11,7 @@ use super::store::{self, UnconfirmedGrant};
 use super::Member;
 use crate::audit::{self, outcome, Actor, Event, NewRecord};
 use crate::auth::session::SignedIn;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{Failure, Refusal};
 

@@ -10,7 +10,7 @@ use super::invitations::{self, Acceptance, From, Invitation};
 use crate::auth::routes::signed_in as into_portal;
 use crate::auth::session::{self, SignedIn};
 use crate::auth::{csrf, password};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
 use crate::web::middleware::{client_ip, user_agent};

@@ -14,14 +14,14 @@ use uuid::Uuid;
 use super::members::{chosen_role, NewMember};
 use super::store;
 use super::Member;
-use crate::approvals::routes::submit_control;
+use crate::approvals::submit_control;
 use crate::audit::{self, outcome, Actor, Event, NewRecord};
 use crate::auth::account::Started;
 use crate::auth::session::{self, token_hash};
 use crate::auth::{password, store as users, throttle};
 use crate::controls::membership::{MembershipAction, MembershipChange};
 use crate::mail::Mail;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{self, Failure, Refusal};
 

@@ -16,7 +16,7 @@ use super::permissions::Permission;
 use super::store;
 use crate::audit::Actor;
 use crate::auth::session::SignedIn;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 
 #[derive(Debug, Clone)]

@@ -8,12 +8,12 @@ use uuid::Uuid;
 use super::permissions::OWNER;
 use super::store::{self, MemberRow};
 use super::Member;
-use crate::approvals::routes::submit_control;
+use crate::approvals::submit_control;
 use crate::audit::{self, outcome, Event, NewRecord};
 use crate::auth::throttle;
 use crate::controls::members::{RoleChange, RoleChangeAction};
 use crate::controls::membership::{MembershipAction, MembershipChange};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{Failure, Refusal};
 

@@ -9,10 +9,10 @@ use uuid::Uuid;
 use super::permissions::{Permission, OWNER};
 use super::store::{self, RoleRow};
 use super::Member;
-use crate::approvals::routes::submit_control;
+use crate::approvals::submit_control;
 use crate::audit::{self, outcome, Event, NewRecord};
 use crate::controls::roles::{PermissionsChange, PermissionsChangeAction, RoleDiff};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{self, Failure, Refusal};
 

@@ -20,7 +20,7 @@ use crate::audit;
 use crate::controls::members::RoleChangeAction;
 use crate::controls::membership::MembershipAction;
 use crate::controls::roles::PermissionsChangeAction;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};

@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 use super::model::{Kind, Policy};
 use super::store::{self, ActionRequest};
 use crate::access::store::GrantedBy;
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// One line of what reviewers see, and what the digest covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -160,6 +160,12 @@ pub trait Action: Send + Sync + 'static {
     fn describe(&self, payload: &Self::Payload) -> Vec<Fact>;
 
     /// Whom or where the action pays, for the first-time rule.
+    /// Where the action stands upstream, for the header of its request's
+    /// page ("payout PENDING"); none until its run says.
+    fn headline(&self, _progress: &Self::Progress) -> Option<String> {
+        None
+    }
+
     fn counterparties(&self, _payload: &Self::Payload) -> Vec<Counterparty> {
         Vec::new()
     }
@@ -187,6 +193,7 @@ pub trait ErasedAction: Send + Sync {
     fn default_policy(&self) -> Policy;
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error>;
     fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error>;
+    fn headline(&self, progress: &serde_json::Value) -> Option<String>;
     fn execute<'a>(
         &'a self,
         state: &'a AppState,
@@ -216,6 +223,11 @@ impl<A: Action> ErasedAction for A {
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error> {
         let payload: A::Payload = serde_json::from_value(payload.clone())?;
         Ok(Action::describe(self, &payload))
+    }
+
+    fn headline(&self, progress: &serde_json::Value) -> Option<String> {
+        let progress: A::Progress = serde_json::from_value(progress.clone()).ok()?;
+        Action::headline(self, &progress)
     }
 
     fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error> {

@@ -16,7 +16,7 @@ use super::store::{self, ActionRequest, NewRequest};
 use crate::access::Member;
 use crate::audit::Event;
 use crate::audit::{self, outcome, Actor, NewRecord};
-use crate::startup::AppState;
+use crate::state::AppState;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApprovalError {
@@ -567,12 +567,7 @@ pub async fn approve_each(
                 let summary = store::find(pool, member.tenant_id, *id)
                     .await?
                     .map_or_else(|| id.to_string(), |r| r.summary);
-                let reason = e.to_string();
-                let mut chars = reason.chars();
-                let reason: String = chars
-                    .next()
-                    .map(|c| c.to_uppercase().chain(chars).collect())
-                    .unwrap_or_default();
+                let reason = crate::web::show::sentence_case(&e.to_string());
                 refusals.push(format!("{summary}: {reason}"));
             }
         }

@@ -53,7 +53,7 @@ use super::model::RequestStatus;
 use super::store::{self, ActionRequest, Claimed, Settled, Take};
 use crate::access::Member;
 use crate::audit::Event;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{Failure, Refusal};
 

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::action::{Action, Fact};
-use super::engine::{self, ApprovalError, Filing};
-use super::executor::Gated;
+use super::engine::{self, ApprovalError};
+use super::forms::{submit_control, Submission};
 use super::model::{Colleagues, Kind, Policy, RequestStatus, Tier};
 use super::store::{self, ActionRequest, Decision, Notice};
 use crate::access::permissions::Permission;
@@ -22,12 +22,13 @@ use crate::auth::two_factor;
 use crate::controls::policies::{
     PolicyChange, PolicyChangeAction, ReportingCurrency, ReportingCurrencyAction,
 };
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
-use crate::web::form::{split, Failure, Refusal};
+use crate::web::form::split;
 use crate::web::listing::{self, CsvRecord, Range};
 use crate::web::page::{done, html, ok, redirect, unprocessable, Shell};
+use crate::web::show::sentence_case;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/approvals", web::get().to(inbox))
@@ -435,8 +436,8 @@ struct DetailPage {
     kind: Kind,
     /// What is approved, as the kind describes it.
     facts: Vec<Fact>,
-    /// The last known status of the payout (payouts only), for the header.
-    payout_status: Option<String>,
+    /// Where the action stands upstream, as its kind says, for the header.
+    headline: Option<String>,
     decisions: Vec<Decision>,
     /// Who could still approve, while it waits.
     waiting_for: Vec<String>,
@@ -558,7 +559,7 @@ async fn render_detail_confirming(
         facts: action
             .describe(&request.payload.0)
             .map_err(|e| PortalError::Internal(Box::new(e)))?,
-        payout_status: request.progress.0["payout_status"].as_str().map(str::to_owned),
+        headline: action.headline(&request.progress.0),
         kind,
         added_alone: added_alone_note(&candidates, &request, &decisions),
         can_decide: pending && !decided && may_approve,
@@ -620,19 +621,12 @@ async fn decide(
         Err(ApprovalError::Db(e)) => Err(e.into()),
         Err(e) => {
             let message = e.to_string();
-            let body = render_detail(state, member, id, Some(capitalize(&message))).await?;
+            let body = render_detail(state, member, id, Some(sentence_case(&message))).await?;
             Ok(HttpResponse::build(StatusCode::UNPROCESSABLE_ENTITY)
                 .content_type("text/html; charset=utf-8")
                 .body(body))
         }
     }
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }
 
 async fn approve(
@@ -694,143 +688,9 @@ async fn cancel(
         Err(ApprovalError::NotFound) => Err(PortalError::NotFound("no such request".to_owned())),
         Err(ApprovalError::Db(e)) => Err(e.into()),
         Err(e) => {
-            let body = render_detail(&state, &member, *id, Some(capitalize(&e.to_string()))).await?;
+            let body = render_detail(&state, &member, *id, Some(sentence_case(&e.to_string()))).await?;
             Ok(crate::web::page::unprocessable(body))
         }
-    }
-}
-
-// --- Confirmation before filing ------------------------------------------------
-
-#[derive(Template)]
-#[template(path = "approvals/confirm.html")]
-struct ConfirmPage<'a> {
-    shell: Shell,
-    title: &'a str,
-    preview: engine::Preview,
-    action: &'a str,
-    back: &'a str,
-    fields: Vec<(String, String)>,
-}
-
-/// A form that moves money, as submitted.
-pub struct Submission(pub Vec<(String, String)>);
-
-impl Submission {
-    /// True once the member confirmed on the confirmation page.
-    pub fn confirmed(&self) -> bool {
-        self.0.iter().any(|(k, v)| k == "confirmed" && v == "yes")
-    }
-
-    /// One field's value, if the form has it.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
-    }
-
-    /// The form's fields as a typed draft.
-    pub fn draft<T: serde::de::DeserializeOwned>(&self) -> Result<T, PortalError> {
-        let encoded =
-            serde_urlencoded::to_string(&self.0).map_err(|e| PortalError::BadRequest(e.to_string()))?;
-        serde_urlencoded::from_str(&encoded).map_err(|e| PortalError::BadRequest(e.to_string()))
-    }
-}
-
-/// The page that shows what an action will do (what reviewers would see,
-/// the fees, whether it waits for approval) and posts the same form again
-/// with `confirmed=yes`.
-pub fn confirm_page(
-    member: &Member,
-    title: &str,
-    preview: engine::Preview,
-    (action, back): (&str, &str),
-    submission: &Submission,
-) -> Result<HttpResponse, PortalError> {
-    let fields = submission
-        .0
-        .iter()
-        .filter(|(k, _)| k != "csrf_token" && k != "confirmed")
-        .cloned()
-        .collect();
-    html(&ConfirmPage {
-        shell: Shell::new(member, back),
-        title,
-        preview,
-        action,
-        back,
-        fields,
-    })
-}
-
-/// The confirmation page's title, where it posts, and the page it goes
-/// back to.
-pub type ConfirmTo<'a> = (&'a str, &'a str, &'a str);
-
-/// What a page answers once the gate has spoken: the confirmation page,
-/// the request's page while it waits (or is still being carried out), or
-/// `ran`'s answer for an action that ran. A refusal goes back to the page
-/// for its form.
-pub fn answer_gate(
-    member: &Member,
-    gated: Result<Gated, Failure>,
-    (title, action, back): ConfirmTo<'_>,
-    submission: &Submission,
-    ran: impl FnOnce(Box<ActionRequest>) -> Result<HttpResponse, Refusal>,
-) -> Result<Result<HttpResponse, Refusal>, PortalError> {
-    Ok(match split(gated)? {
-        Ok(Gated::Confirm(preview)) => Ok(confirm_page(member, title, preview, (action, back), submission)?),
-        Ok(Gated::Waiting(request)) => Ok(redirect(&format!("/approvals/{request}"))),
-        Ok(Gated::Done(request)) => ran(request),
-        Err(refusal) => Err(refusal),
-    })
-}
-
-// --- Controls (four eyes) -------------------------------------------------------
-
-/// Files a control change through the gate: what to tell the user, or why
-/// it was refused.
-pub async fn submit_control<A: Action>(
-    state: &AppState,
-    member: &Member,
-    target: &str,
-    summary: &str,
-    payload: A::Payload,
-) -> Result<String, Failure> {
-    let filing = Filing::control(target, summary, payload);
-    control_outcome(state, super::executor::submit::<A>(state, member, filing).await).await
-}
-
-/// How a control change ended, as the entity's page tells it.
-async fn control_outcome(
-    state: &AppState,
-    submitted: Result<super::executor::Submitted, ApprovalError>,
-) -> Result<String, Failure> {
-    use super::executor::Submitted;
-    match submitted {
-        Ok(Submitted::Waiting(_)) => Ok(
-            "This change waits for a second admin's approval; it is listed under Pending changes.".to_owned(),
-        ),
-        Ok(Submitted::Ran(request)) if request.status == RequestStatus::Executed => {
-            let timeline = store::timeline(&state.pool, request.id).await?;
-            Ok(timeline
-                .last()
-                .map(|(_, _, detail)| detail.clone())
-                .unwrap_or_else(|| "The change was applied.".to_owned()))
-        }
-        Ok(Submitted::Ran(request)) if request.status == RequestStatus::Failed => Err(Refusal::form(
-            request
-                .failure_reason
-                .unwrap_or_else(|| "The change was not applied.".to_owned()),
-        )
-        .into()),
-        Ok(Submitted::Ran(_)) => {
-            Ok("The change is being applied; it is listed under Approvals until it is done.".to_owned())
-        }
-        Err(ApprovalError::Duplicate(_)) => Err(Refusal::form(
-            "A change to this is already waiting for approval; decide on it first (see Pending changes).",
-        )
-        .into()),
-        Err(ApprovalError::Db(e)) => Err(e.into()),
-        Err(e) => Err(Refusal::form(capitalize(&e.to_string())).into()),
     }
 }
 

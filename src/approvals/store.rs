@@ -238,6 +238,12 @@ pub struct ActionRequest {
 }
 
 impl ActionRequest {
+    /// The run's progress as its kind's own type (the kind's default
+    /// before a run saved any), so no page reads it by JSON key.
+    pub fn progress_as<P: serde::de::DeserializeOwned + Default>(&self) -> P {
+        serde_json::from_value(self.progress.0.clone()).unwrap_or_default()
+    }
+
     pub fn filed(&self) -> super::model::Filed {
         super::model::Filed {
             by: self.requested_by,
@@ -1205,4 +1211,87 @@ pub async fn settle_jobs(e: impl PgExecutor<'_>, settled: &[Settled]) -> Result<
     .execute(e)
     .await?;
     Ok(())
+}
+
+/// The request of `kind` whose run recorded `id` under `key` in its
+/// progress (a payout's id): how the service's events find their request.
+pub async fn by_progress_id(
+    pool: &PgPool,
+    tenant: Uuid,
+    kind: Kind,
+    (key, id): (&str, &str),
+) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND progress->>$3 = $4",
+        tenant,
+        kind.key,
+        key,
+        id,
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+/// The request of `kind` filed under this upstream reference.
+pub async fn by_reference(
+    pool: &PgPool,
+    tenant: Uuid,
+    kind: Kind,
+    reference: &str,
+) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar!(
+        "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND upstream_reference = $3",
+        tenant,
+        kind.key,
+        reference,
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+/// A request as the search box finds it.
+pub struct Found {
+    pub id: Uuid,
+    pub summary: String,
+    pub status: RequestStatus,
+    pub requester_email: String,
+}
+
+/// Requests by id, upstream reference or words of the summary, newest
+/// first.
+pub async fn search(pool: &PgPool, tenant: Uuid, q: &str) -> Result<Vec<Found>, sqlx::Error> {
+    sqlx::query_as!(
+        Found,
+        r#"SELECT r.id, r.summary, r.status AS "status: RequestStatus", requester.email AS requester_email
+           FROM action_requests r JOIN users requester ON requester.id = r.requested_by
+           WHERE r.tenant_id = $1
+             AND (r.id::text = lower($2) OR r.upstream_reference = $2
+                  OR strpos(lower(r.summary), lower($2)) > 0)
+           ORDER BY r.created_at DESC LIMIT 20"#,
+        tenant,
+        q
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// How many requests of every tenant are in each status, for the metrics.
+pub async fn count_by_status(pool: &PgPool) -> Result<Vec<(RequestStatus, i64)>, sqlx::Error> {
+    let rows = sqlx::query!(
+        r#"SELECT status AS "status!: RequestStatus", count(*) AS "count!" FROM action_requests GROUP BY status"#
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.status, r.count)).collect())
+}
+
+/// The jobs due now, and how long the oldest has waited, in seconds.
+pub async fn queue_depth(pool: &PgPool) -> Result<(i64, f64), sqlx::Error> {
+    let queue = sqlx::query!(
+        r#"SELECT count(*) AS "depth!", EXTRACT(EPOCH FROM now() - min(run_at))::float8 AS oldest FROM jobs
+           WHERE done_at IS NULL AND run_at <= now()"#
+    )
+    .fetch_one(pool)
+    .await?;
+    Ok((queue.depth, queue.oldest.unwrap_or(0.0).max(0.0)))
 }

@@ -19,7 +19,7 @@ use super::verify::{self, Run};
 use super::Event;
 use crate::access::permissions::Permission;
 use crate::access::{Member, PlatformAdmin};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::listing::{self, CsvRecord};
 use crate::web::page::{done, html, is_htmx, Shell};

@@ -13,7 +13,7 @@ use super::session::{self, token_hash};
 use super::{password, store as users};
 use crate::audit::{self, outcome, Actor, Event, NewRecord};
 use crate::mail::Mail;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::form::{Failure, Refusal};
 
 pub const VALID_FOR: Duration = Duration::hours(1);

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::account::{self, Attempt, PasswordChange, SecondFactorError, SignInError, SignedInWith, Started};
 use super::session::{self, SignedIn};
 use super::{csrf, password, reset};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
 use crate::web::middleware::{client_ip, local_path, user_agent};

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::session::{self, SessionRow, SignedIn};
 use super::two_factor::{self, Enrolment};
 use crate::audit::{self, outcome, Event, NewRecord};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::page::{done, ok, unprocessable};

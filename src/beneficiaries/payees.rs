@@ -7,8 +7,8 @@ use serde::Deserialize;
 use super::action::{Payee, PayeeChange, PayeeChangeAction};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::routes::submit_control;
-use crate::startup::AppState;
+use crate::approvals::submit_control;
+use crate::state::AppState;
 use crate::web::form::{Failure, Refusal};
 
 /// The payee form as typed.

@@ -175,9 +175,7 @@ impl Action for BulkTransferAction {
 
 /// The batch a request created, once it did.
 pub fn batch_of(request: &crate::approvals::store::ActionRequest) -> Option<Uuid> {
-    request.progress.0["batch_id"]
-        .as_str()
-        .and_then(|s| Uuid::parse_str(s).ok())
+    request.progress_as::<BulkProgress>().batch_id
 }
 
 /// Sending a batch's failed items again: a request of its own, since it

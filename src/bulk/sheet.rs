@@ -19,7 +19,7 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::engine::Filing;
 use crate::approvals::executor::{gate, Gated};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::amount;
 use crate::web::error::describe_upstream;
 use crate::web::form::{Failure, Refusal};

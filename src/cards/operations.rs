@@ -20,7 +20,7 @@ use crate::access::Member;
 use crate::approvals::engine::Filing;
 use crate::approvals::executor::{gate, Gated};
 use crate::sandbox_tools::clock::service_now;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::user_fixable;
 use crate::web::form::{Failure, Refusal};
 

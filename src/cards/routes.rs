@@ -13,11 +13,11 @@ use super::rules::{self, CardDraft};
 use super::{actions, operations};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::approvals::{answer_gate, Submission};
 use crate::audit::{self, Event};
 use crate::sandbox_tools::clock::service_now;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::Refusal;
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
@@ -288,7 +288,10 @@ async fn create(
     let submission = Submission(form.into_inner());
     let draft: CardDraft = submission.draft()?;
     let gated = operations::issue(&state, &member, &draft, submission.confirmed()).await;
-    let ran = |request: Box<ActionRequest>| match request.progress.0["card_id"].as_str() {
+    let ran = |request: Box<ActionRequest>| match request
+        .progress_as::<crate::cards::money::IssueProgress>()
+        .card_id
+    {
         Some(card) => Ok(done(&format!("/cards/{card}"), "Card issued.")),
         None => Err(Refusal::form("The card was not issued.")),
     };

@@ -17,7 +17,7 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
 use crate::audit::Event;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::confirm::Confirm;
 use crate::web::error::{user_fixable, PortalError};
 use crate::web::form::split;

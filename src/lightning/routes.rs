@@ -15,10 +15,10 @@ use super::invoices::{self, InvoiceForm};
 use super::payments::{self, Checked, PayForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::approvals::{answer_gate, Submission};
 use crate::audit;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
@@ -376,7 +376,10 @@ async fn pay(
     let submission = Submission(form.into_inner());
     let form: PayForm = submission.draft()?;
     let gated = payments::pay(&state, &member, &form, submission.confirmed()).await;
-    let ran = |request: Box<ActionRequest>| match request.progress.0["payment_id"].as_str() {
+    let ran = |request: Box<ActionRequest>| match request
+        .progress_as::<crate::lightning::action::LightningPaymentProgress>()
+        .payment_id
+    {
         Some(id) => Ok(done(&format!("/lightning/invoices/{id}"), "Payment sent.")),
         None => Err(Refusal::form(
             "The payment was not sent; check the request and try again.",

@@ -7,7 +7,7 @@ use askama::Template;
 
 use super::{outbox, Mailer, OutboxMail};
 use crate::access::member::PlatformAdmin;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Shell};
 

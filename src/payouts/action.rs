@@ -74,6 +74,10 @@ impl Action for PayoutAction {
         approve_permission: Permission::PayoutsApprove,
     };
 
+    fn headline(&self, progress: &PayoutProgress) -> Option<String> {
+        progress.payout_status.as_ref().map(|s| format!("payout {s}"))
+    }
+
     fn describe(&self, p: &PayoutPayload) -> Vec<Fact> {
         let b = &p.beneficiary;
         let bank = b
@@ -349,16 +353,15 @@ async fn fresh_quote(run: &mut Run<'_, PayoutProgress>) -> Result<Step<PayoutPay
 /// An event from the service about a payout: noted on the request that
 /// made it, whose run is woken to read the payout back.
 pub async fn on_event(pool: &PgPool, tenant: Uuid, payout_id: &str, event: &str) -> Result<(), sqlx::Error> {
-    let request: Option<Uuid> = sqlx::query_scalar!(
-        "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND progress->>'payout_id' = $3",
-        tenant,
-        PayoutAction::KIND.key,
-        payout_id,
-    )
-    .fetch_optional(pool)
-    .await?;
+    let request =
+        gate_store::by_progress_id(pool, tenant, PayoutAction::KIND, ("payout_id", payout_id)).await?;
     if let Some(id) = request {
         gate_store::note_event(pool, id, event).await?;
     }
     Ok(())
+}
+
+/// The payout's last known status on the service, for the payouts list.
+pub fn status_of(request: &crate::approvals::store::ActionRequest) -> Option<String> {
+    request.progress_as::<PayoutProgress>().payout_status
 }

@@ -18,7 +18,7 @@ use uuid::Uuid;
 use super::action::{PayoutAction, PayoutPayload};
 use crate::access::Member;
 use crate::approvals::engine::{self, ApprovalError, Filing};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::amount;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{Failure, Refusal};

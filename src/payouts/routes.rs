@@ -13,7 +13,7 @@ use crate::access::Member;
 use crate::approvals::action::Action;
 use crate::approvals::model::RequestStatus;
 use crate::approvals::store::{self as approvals, ActionRequest};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, Dates};

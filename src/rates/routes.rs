@@ -8,7 +8,7 @@ use paydesk_api::models::rates::{Conversion, ExchangeRate};
 use super::board::{self, ConvertForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
 use crate::web::page::{html, is_htmx, Section, Shell};

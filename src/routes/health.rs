@@ -1,7 +1,7 @@
 use actix_web::web::Data;
 use actix_web::HttpResponse;
 
-use crate::startup::AppState;
+use crate::state::AppState;
 
 /// Liveness: the process answers.
 pub async fn healthz() -> HttpResponse {

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::access::Member;
 use crate::audit::{self, Event};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::amount;
 use crate::web::error::user_fixable;
 use crate::web::form::{Failure, Refusal};

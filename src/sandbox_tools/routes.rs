@@ -13,7 +13,7 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
 use crate::audit::Event;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{split, Failure, FieldErrors};
 use crate::web::page::{done, ok, unprocessable, Shell};

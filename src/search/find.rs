@@ -11,7 +11,6 @@ use uuid::Uuid;
 
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::model::RequestStatus;
 
 /// One thing found: what it is, how it reads, and where it lives.
 pub struct Hit {
@@ -151,24 +150,17 @@ pub async fn upstream(client: &Client, member: &Member, q: &str) -> Found {
 
 /// Approval requests by id, upstream reference or words of the summary.
 pub async fn requests(pool: &PgPool, tenant: Uuid, q: &str) -> Result<Vec<Hit>, sqlx::Error> {
-    let rows = sqlx::query!(
-        r#"SELECT r.id, r.summary, r.status AS "status: RequestStatus", requester.email
-           FROM action_requests r JOIN users requester ON requester.id = r.requested_by
-           WHERE r.tenant_id = $1
-             AND (r.id::text = lower($2) OR r.upstream_reference = $2
-                  OR strpos(lower(r.summary), lower($2)) > 0)
-           ORDER BY r.created_at DESC LIMIT 20"#,
-        tenant,
-        q
-    )
-    .fetch_all(pool)
-    .await?;
+    let rows = crate::approvals::store::search(pool, tenant, q).await?;
     Ok(rows
         .into_iter()
         .map(|r| Hit {
             area: "Approval request",
             title: r.summary,
-            detail: format!("{} · filed by {}", crate::web::show::humanize(r.status), r.email),
+            detail: format!(
+                "{} · filed by {}",
+                crate::web::show::humanize(r.status),
+                r.requester_email
+            ),
             href: format!("/approvals/{}", r.id),
         })
         .collect())

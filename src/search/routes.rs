@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::find::{self, Found};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Shell};
 

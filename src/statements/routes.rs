@@ -13,7 +13,7 @@ use super::statement::{self, Month, Statement};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::{self, Event};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::csv;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Section, Shell};

@@ -11,9 +11,9 @@ use uuid::Uuid;
 use super::model::{is_allowed, normalize_base_url};
 use super::store::{self, Connection};
 use crate::access::Member;
-use crate::approvals::routes::submit_control;
+use crate::approvals::submit_control;
 use crate::controls::connections::{sealed_text, ConnectionChange, ConnectionChangeAction};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{self, Failure, Refusal};
 

@@ -5,7 +5,7 @@ use super::store;
 use crate::access::store as access;
 use crate::audit::{self, outcome, Event, NewRecord};
 use crate::auth::session::SignedIn;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::form::{self, Failure, Refusal};
 
 /// The constraints that keep tenant names apart: exactly, and whatever

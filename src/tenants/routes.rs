@@ -23,7 +23,7 @@ use crate::approvals::action::Action;
 use crate::approvals::store::{self as approvals, ActionRequest};
 use crate::auth::session::SignedIn;
 use crate::controls::connections::ConnectionChangeAction;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{split, Failure, FieldErrors};

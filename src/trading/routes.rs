@@ -14,10 +14,10 @@ use uuid::Uuid;
 use super::spot::{self, OrderForm, QuoteForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::approvals::{answer_gate, Submission};
 use crate::audit;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
@@ -342,10 +342,11 @@ async fn place_order(
     let submission = Submission(form.into_inner());
     let order: OrderForm = submission.draft()?;
     let gated = spot::place(&state, &member, &order, submission.confirmed()).await;
-    let ran = |request: Box<ActionRequest>| match request.progress.0["order_id"].as_str() {
-        Some(id) => Ok(done(&format!("/trading/orders/{id}"), "Order placed.")),
-        None => Err(Refusal::form("The order was not placed; get a new quote.")),
-    };
+    let ran =
+        |request: Box<ActionRequest>| match request.progress_as::<super::action::OrderProgress>().order_id {
+            Some(id) => Ok(done(&format!("/trading/orders/{id}"), "Order placed.")),
+            None => Err(Refusal::form("The order was not placed; get a new quote.")),
+        };
     let confirm = ("Place an order", "/trading/orders", "/trading");
     match answer_gate(&member, gated, confirm, &submission, ran)? {
         Ok(answer) => Ok(answer),

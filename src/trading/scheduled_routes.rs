@@ -11,10 +11,10 @@ use uuid::Uuid;
 use super::schedules::{self, cadence, whole, Change, ScheduleForm, ASSETS, QUOTE_CURRENCIES, WEEKDAYS};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::approvals::{answer_gate, Submission};
 use crate::audit;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{FieldErrors, Refusal};
 use crate::web::listing::{self, CsvRecord, Dates, Range};
@@ -170,7 +170,10 @@ async fn create(
     let submission = Submission(form.into_inner());
     let typed: ScheduleForm = submission.draft()?;
     let gated = schedules::create(&state, &member, &typed, submission.confirmed()).await;
-    let ran = |request: Box<ActionRequest>| match request.progress.0["schedule_id"].as_str() {
+    let ran = |request: Box<ActionRequest>| match request
+        .progress_as::<super::schedules::ScheduleProgress>()
+        .schedule_id
+    {
         Some(id) => Ok(done(&format!("/trading/scheduled/{id}"), "Schedule created.")),
         None => Err(Refusal::form("The schedule was not created; try again.")),
     };

@@ -14,7 +14,7 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::engine::Filing;
 use crate::approvals::executor::{gate, Gated};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::amount;
 use crate::web::error::user_fixable;
 use crate::web::form::{Failure, Refusal};

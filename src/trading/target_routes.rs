@@ -12,10 +12,10 @@ use super::spot::pairs;
 use super::targets::{self, TargetForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::routes::{answer_gate, Submission};
 use crate::approvals::store::ActionRequest;
+use crate::approvals::{answer_gate, Submission};
 use crate::audit;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{FieldErrors, Refusal};
 use crate::web::listing::{self, CsvRecord, Dates, Range};
@@ -156,7 +156,10 @@ async fn create(
     let submission = Submission(form.into_inner());
     let typed: TargetForm = submission.draft()?;
     let gated = targets::create(&state, &member, &typed, submission.confirmed()).await;
-    let ran = |request: Box<ActionRequest>| match request.progress.0["order_id"].as_str() {
+    let ran = |request: Box<ActionRequest>| match request
+        .progress_as::<super::targets::TargetProgress>()
+        .order_id
+    {
         Some(id) => Ok(done(&format!("/trading/targets/{id}"), "Target order created.")),
         None => Err(Refusal::form("The target order was not created; try again.")),
     };

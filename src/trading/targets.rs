@@ -18,7 +18,7 @@ use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::engine::Filing;
 use crate::approvals::executor::{gate, Gated};
 use crate::approvals::model::{Kind, Policy};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::amount;
 use crate::web::form::{Failure, Refusal};
 

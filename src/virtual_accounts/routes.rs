@@ -17,7 +17,7 @@ use super::accounts::{self, IssueForm, TransferForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};

@@ -13,7 +13,7 @@ use uuid::Uuid;
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{html, is_htmx, redirect, unprocessable, Section, Shell};

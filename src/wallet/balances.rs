@@ -6,7 +6,7 @@ use paydesk_api::units::Currency;
 
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Section, Shell};
 

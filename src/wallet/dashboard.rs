@@ -16,7 +16,7 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::model::RequestStatus;
 use crate::approvals::store::{self as requests, ActionRequest};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Section, Shell};
 
@@ -142,11 +142,7 @@ pub async fn show(state: Data<AppState>, member: Member) -> Result<HttpResponse,
     let s = sections(&state, &member).await?;
     let approves = state.gate.kinds().any(|k| member.can(k.approve_permission));
     let pending_approvals = match approves {
-        true => Some(
-            crate::approvals::routes::waiting_for_me(&state, &member)
-                .await?
-                .len(),
-        ),
+        true => Some(crate::approvals::waiting_for_me(&state, &member).await?.len()),
         false => None,
     };
     html(&Dashboard {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::{self, Event};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
 use crate::web::page::{html, Shell};

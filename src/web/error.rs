@@ -171,10 +171,9 @@ impl ResponseError for PortalError {
 }
 
 fn capitalize(s: &str) -> String {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
-        None => String::new(),
+    match s.is_empty() {
+        true => String::new(),
+        false => super::show::sentence_case(s) + ".",
     }
 }
 

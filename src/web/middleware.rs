@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 
 use crate::auth::csrf;
 use crate::auth::session::{self, SignedIn};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 
 /// Largest form body read for its CSRF field.

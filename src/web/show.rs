@@ -60,12 +60,16 @@ pub fn grouped(text: impl std::fmt::Display) -> String {
 /// A code as words: `DEPOSIT_CONFIRMED` reads `Deposit confirmed`,
 /// `in_progress` reads `In progress`, `card.spend` reads `Card spend`.
 pub fn humanize(code: impl std::fmt::Display) -> String {
-    let words = code.to_string().replace(['_', '.', '-'], " ").to_lowercase();
-    let mut chars = words.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => words,
-    }
+    sentence_case(&code.to_string().replace(['_', '.', '-'], " ").to_lowercase())
+}
+
+/// Words that begin a sentence: the first letter upper-case.
+pub fn sentence_case(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// A length of time as people say it, in its two largest units:

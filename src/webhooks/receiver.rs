@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::store;
 use crate::audit::{self, outcome, Actor, Event, NewRecord};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::tenants::store as tenants;
 use crate::web::error::PortalError;
 

@@ -13,7 +13,7 @@ use super::store::{self, EventRow};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::audit::{self, Actor};
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Range};
 use crate::web::middleware::{client_ip, user_agent};

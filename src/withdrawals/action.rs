@@ -262,14 +262,7 @@ fn decimals_of(currency: &str) -> u32 {
 
 /// The request that sent the withdrawal with this reference.
 pub async fn request_for(pool: &PgPool, tenant: Uuid, reference: &str) -> Result<Option<Uuid>, sqlx::Error> {
-    sqlx::query_scalar!(
-        "SELECT id FROM action_requests WHERE tenant_id = $1 AND kind = $2 AND upstream_reference = $3",
-        tenant,
-        WithdrawalAction::KIND.key,
-        reference,
-    )
-    .fetch_optional(pool)
-    .await
+    gate_store::by_reference(pool, tenant, WithdrawalAction::KIND, reference).await
 }
 
 /// An event from the service about a transfer: when a withdrawal request

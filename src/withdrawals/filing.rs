@@ -19,7 +19,7 @@ use crate::access::Member;
 use crate::approvals::engine::Filing;
 use crate::approvals::executor::{gate, Gated};
 use crate::approvals::store::ActionRequest;
-use crate::startup::AppState;
+use crate::state::AppState;
 use crate::web::amount;
 use crate::web::error::{describe_upstream, user_fixable, PortalError};
 use crate::web::form::{Failure, Refusal};
@@ -300,7 +300,9 @@ pub async fn crypto_payees(client: &Client) -> Result<Vec<(String, String)>, Por
 
 /// The withdrawal a request sent, once it was sent.
 pub fn withdrawal_of(request: &ActionRequest) -> Option<String> {
-    request.progress.0["withdrawal_id"].as_str().map(str::to_owned)
+    request
+        .progress_as::<super::action::WithdrawalProgress>()
+        .withdrawal_id
 }
 
 #[cfg(test)]
