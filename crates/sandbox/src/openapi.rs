@@ -253,13 +253,19 @@ fn tag(op: Operation) -> &'static str {
 /// A query parameter: name, JSON type, whether required, what it does.
 type Query = (&'static str, Type, bool, &'static str);
 
-const PAGE: [Query; 2] = [
+const PAGE: [Query; 3] = [
     ("limit", Type::Integer, false, "Page size, 1 to 100 (default 20)"),
     (
         "cursor",
         Type::String,
         false,
         "The next_cursor of the previous page",
+    ),
+    (
+        "page",
+        Type::Integer,
+        false,
+        "1-based page of `limit` records (a cursor wins over it)",
     ),
 ];
 
@@ -425,6 +431,7 @@ fn snapshot_schema() -> RefOr<Schema> {
 fn shape(op: Operation, s: &mut Schemas) -> Shape {
     use Operation::*;
     let status = ("status", Type::String, false, "Only records in this status");
+    let offset = ("offset", Type::Integer, false, "Matching records to skip first");
     match op {
         Whoami => s.get::<identity::Identity>(),
         ListBalances => s.get::<balances::BalanceList>(),
@@ -449,6 +456,31 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
             ("currency", Type::String, false, "Only this currency"),
             ("reference", Type::String, false, "Only this reference"),
             ("address", Type::String, false, "Only this address"),
+            (
+                "hash",
+                Type::String,
+                false,
+                "Only this deposit's or withdrawal's tx hash",
+            ),
+            (
+                "channel",
+                Type::String,
+                false,
+                "Only this metadata channel (any case)",
+            ),
+            ("action", Type::String, false, "credit or debit"),
+            (
+                "customer_reference",
+                Type::String,
+                false,
+                "Only this metadata customer_reference",
+            ),
+            (
+                "wallet_id",
+                Type::String,
+                false,
+                "Only this wallet (account id or number)",
+            ),
         ]),
         GetTransaction => s.get::<transactions::Transaction>(),
         GetExchangeRate => s.list::<rates::ExchangeRate>(&[
@@ -574,12 +606,14 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
         UpdateCustomer => s.post::<customers::CustomerUpdate, customers::Customer>(),
         SubmitCardKyc => s.create::<customers::KycDetails, customers::CardKyc>(),
         GetCardKyc => s.get::<customers::CardKyc>(),
-        CustomerCards => s.paged::<cards::CardPage>(&[]),
+        CustomerCards => s.paged::<cards::CardPage>(&[offset]),
         CreateCard => s.create::<cards::NewCard, cards::CardData>(),
         ListCards => s.paged::<cards::CardPage>(&[
             ("card_type", Type::String, false, "virtual, physical or lite"),
             status,
             ("search", Type::String, false, "Last four digits or name"),
+            ("customer_id", Type::String, false, "Only this customer's cards"),
+            offset,
         ]),
         GetCard => s.get::<cards::CardData>(),
         SetCardSpendLimits => s.post::<cards::CardLimits, cards::CardData>(),
@@ -587,7 +621,7 @@ fn shape(op: Operation, s: &mut Schemas) -> Shape {
         ChangeCardBalance => s.post::<cards::BalanceChange, cards::BalanceAnswer>(),
         SetCardStatus => s.post::<cards::StatusChange, cards::CardStatusData>(),
         CardSecureDetails => s.get::<cards::SecureData>(),
-        CardTransactions => s.paged::<cards::CardTransactionPage>(&[]),
+        CardTransactions => s.paged::<cards::CardTransactionPage>(&[offset]),
         GetCardTransaction => s.get::<cards::CardTransactionData>(),
         SandboxClock => s.get::<control::ClockNow>(),
         SandboxAdvanceClock => s.post::<control::AdvanceClock, control::ClockNow>(),
