@@ -5,10 +5,9 @@
 //! so it says nothing about who has an account, and no one but the
 //! invitee ever sees a password.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
-use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
 use super::members::{chosen_role, NewMember};
@@ -20,12 +19,9 @@ use crate::auth::account::Started;
 use crate::auth::session::{self, token_hash};
 use crate::auth::{password, store as users, throttle};
 use crate::controls::membership::{MembershipAction, MembershipChange};
-use crate::mail::Mail;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{self, Failure, Refusal};
-
-pub const VALID_FOR: Duration = Duration::days(7);
 
 /// An invitation as its pages show it.
 #[derive(Debug, Clone)]
@@ -78,75 +74,6 @@ async fn is_member(state: &AppState, tenant_id: Uuid, email: &str) -> Result<boo
         .any(|m| m.email == email))
 }
 
-/// An approved invitation, as the gate sends it.
-pub struct Issue<'a> {
-    pub tenant_id: Uuid,
-    pub email: &'a str,
-    pub role_id: Uuid,
-    pub role_name: &'a str,
-    pub invited_by: Uuid,
-    pub inviter_email: &'a str,
-    pub confirmed_by: Option<Uuid>,
-}
-
-/// Replaces any open invitation of the email with a new one and mails its
-/// link, recording `audit` with it; the refusal, in the admin's words,
-/// when it can't be sent (then nothing is kept).
-pub async fn issue(
-    state: &AppState,
-    issue: Issue<'_>,
-    audit: NewRecord,
-) -> Result<Result<(), String>, sqlx::Error> {
-    if is_member(state, issue.tenant_id, issue.email).await? {
-        return Ok(Err(format!("{} became a member meanwhile.", issue.email)));
-    }
-    let token = session::random_token();
-    let mut tx = state.pool.begin().await?;
-    // A second invitation to the same person replaces the first.
-    sqlx::query!(
-        "UPDATE invitations SET revoked_at = now() \
-         WHERE tenant_id = $1 AND email = $2 AND accepted_at IS NULL AND revoked_at IS NULL",
-        issue.tenant_id,
-        issue.email,
-    )
-    .execute(&mut *tx)
-    .await?;
-    let tenant_name = sqlx::query_scalar!(
-        "INSERT INTO invitations (id, tenant_id, email, role_id, invited_by, confirmed_by, token_hash, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + $8::interval) \
-         RETURNING (SELECT name FROM tenants WHERE id = $2) AS \"name!\"",
-        Uuid::new_v4(),
-        issue.tenant_id,
-        issue.email,
-        issue.role_id,
-        issue.invited_by,
-        issue.confirmed_by,
-        token_hash(&token),
-        crate::db::interval(VALID_FOR),
-    )
-    .fetch_one(&mut *tx)
-    .await?;
-    audit::store::append_in(&mut tx, &[audit]).await?;
-    let mail = Mail {
-        to: issue.email.to_owned(),
-        subject: format!("You are invited to {tenant_name} on Paydesk"),
-        body: format!(
-            "{} invites you to join {tenant_name} on Paydesk as {}.\n\nOpen this link to accept; it works once, until {} UTC:\n{}/invitations/{token}\n\nIf you did not expect this, ignore this mail.\n",
-            issue.inviter_email,
-            issue.role_name,
-            (Utc::now() + VALID_FOR).format("%Y-%m-%d %H:%M"),
-            state.public_url,
-        ),
-    };
-    // Sent before committing: an invitation nobody could receive is not kept.
-    if let Err(e) = state.mailer.send(&state.pool, mail).await {
-        tracing::warn!(error = %e, "an invitation could not be sent");
-        return Ok(Err("The invitation could not be sent by mail. Try again; if it keeps failing, the platform admin should check the mail settings.".to_owned()));
-    }
-    tx.commit().await?;
-    Ok(Ok(()))
-}
-
 /// The tenant's invitations still waiting to be accepted.
 pub async fn waiting(state: &AppState, tenant_id: Uuid) -> Result<Vec<Invitation>, sqlx::Error> {
     sqlx::query_as!(
@@ -179,25 +106,6 @@ pub async fn revoke(state: &AppState, member: &Member, id: Uuid) -> Result<Strin
         email: invitation.email,
     };
     submit_control::<MembershipAction>(state, member, &format!("invitation:{id}"), &summary, change).await
-}
-
-/// Ends an open invitation in `tx`; false when it was accepted, revoked
-/// or replaced meanwhile.
-pub async fn revoke_in(
-    tx: &mut Transaction<'_, Postgres>,
-    tenant_id: Uuid,
-    id: Uuid,
-) -> Result<bool, sqlx::Error> {
-    Ok(sqlx::query!(
-        "UPDATE invitations SET revoked_at = now() \
-         WHERE id = $1 AND tenant_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL",
-        id,
-        tenant_id,
-    )
-    .execute(&mut **tx)
-    .await?
-    .rows_affected()
-        == 1)
 }
 
 /// The open invitation a link's token names: not accepted, revoked or

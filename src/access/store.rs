@@ -474,3 +474,22 @@ pub async fn set_platform_confirms_grants(
     .rows_affected()
         == 1)
 }
+
+/// Ends an open invitation in `tx`; false when it was accepted, revoked
+/// or replaced meanwhile.
+pub async fn revoke_invitation(
+    tx: &mut Transaction<'_, Postgres>,
+    tenant_id: Uuid,
+    id: Uuid,
+) -> Result<bool, sqlx::Error> {
+    Ok(sqlx::query!(
+        "UPDATE invitations SET revoked_at = now() \
+         WHERE id = $1 AND tenant_id = $2 AND accepted_at IS NULL AND revoked_at IS NULL",
+        id,
+        tenant_id,
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected()
+        == 1)
+}

@@ -4,18 +4,24 @@
 //! the tenant's two-factor requirement. Each decides who can file or
 //! approve, so none is one admin's alone while the tenant has two.
 
+use chrono::{Duration, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::access::invitations::{self, Issue};
 use crate::access::permissions::{Permission, OWNER};
 use crate::access::store as access;
 use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::engine::gate_actor;
 use crate::approvals::model::{Kind, Policy};
 use crate::audit::{self, outcome, Event, NewRecord};
+use crate::auth::session::{self, token_hash};
 use crate::auth::store as users;
+use crate::mail::Mail;
+use crate::state::AppState;
+
+/// How long an invitation's link works.
+pub const VALID_FOR: Duration = Duration::days(7);
 
 pub struct MembershipAction;
 
@@ -136,7 +142,7 @@ impl Action for MembershipAction {
                     format!("invitation:{email}"),
                     json!({"email": email, "role": role, "confirmed_by": authors.confirmed_by}),
                 );
-                Ok(match invitations::issue(state, issue, audit).await? {
+                Ok(match issue_invitation(state, issue, audit).await? {
                     Ok(()) => Step::Done(format!(
                         "An invitation is on its way to {email}. Its link works once, for 7 days."
                     )),
@@ -145,7 +151,7 @@ impl Action for MembershipAction {
             }
             MembershipChange::RevokeInvitation { id, email } => {
                 let mut tx = state.pool.begin().await?;
-                if !invitations::revoke_in(&mut tx, tenant, *id).await? {
+                if !access::revoke_invitation(&mut tx, tenant, *id).await? {
                     return Ok(Step::Failed(format!(
                         "The invitation to {email} was accepted, revoked or replaced meanwhile."
                     )));
@@ -213,4 +219,74 @@ impl Action for MembershipAction {
             }
         }
     }
+}
+
+/// An approved invitation, as the gate sends it.
+struct Issue<'a> {
+    tenant_id: Uuid,
+    email: &'a str,
+    role_id: Uuid,
+    role_name: &'a str,
+    invited_by: Uuid,
+    inviter_email: &'a str,
+    confirmed_by: Option<Uuid>,
+}
+
+/// Replaces any open invitation of the email with a new one and mails its
+/// link, recording `audit` with it; the refusal, in the admin's words,
+/// when it can't be sent (then nothing is kept).
+async fn issue_invitation(
+    state: &AppState,
+    issue: Issue<'_>,
+    audit: NewRecord,
+) -> Result<Result<(), String>, sqlx::Error> {
+    let members = access::members(&state.pool, issue.tenant_id).await?;
+    if members.iter().any(|m| m.email == issue.email) {
+        return Ok(Err(format!("{} became a member meanwhile.", issue.email)));
+    }
+    let token = session::random_token();
+    let mut tx = state.pool.begin().await?;
+    // A second invitation to the same person replaces the first.
+    sqlx::query!(
+        "UPDATE invitations SET revoked_at = now() \
+         WHERE tenant_id = $1 AND email = $2 AND accepted_at IS NULL AND revoked_at IS NULL",
+        issue.tenant_id,
+        issue.email,
+    )
+    .execute(&mut *tx)
+    .await?;
+    let tenant_name = sqlx::query_scalar!(
+        "INSERT INTO invitations (id, tenant_id, email, role_id, invited_by, confirmed_by, token_hash, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, now() + $8::interval) \
+         RETURNING (SELECT name FROM tenants WHERE id = $2) AS \"name!\"",
+        Uuid::new_v4(),
+        issue.tenant_id,
+        issue.email,
+        issue.role_id,
+        issue.invited_by,
+        issue.confirmed_by,
+        token_hash(&token),
+        crate::db::interval(VALID_FOR),
+    )
+    .fetch_one(&mut *tx)
+    .await?;
+    audit::store::append_in(&mut tx, &[audit]).await?;
+    let mail = Mail {
+        to: issue.email.to_owned(),
+        subject: format!("You are invited to {tenant_name} on Paydesk"),
+        body: format!(
+            "{} invites you to join {tenant_name} on Paydesk as {}.\n\nOpen this link to accept; it works once, until {} UTC:\n{}/invitations/{token}\n\nIf you did not expect this, ignore this mail.\n",
+            issue.inviter_email,
+            issue.role_name,
+            (Utc::now() + VALID_FOR).format("%Y-%m-%d %H:%M"),
+            state.public_url,
+        ),
+    };
+    // Sent before committing: an invitation nobody could receive is not kept.
+    if let Err(e) = state.mailer.send(&state.pool, mail).await {
+        tracing::warn!(error = %e, "an invitation could not be sent");
+        return Ok(Err("The invitation could not be sent by mail. Try again; if it keeps failing, the platform admin should check the mail settings.".to_owned()));
+    }
+    tx.commit().await?;
+    Ok(Ok(()))
 }
