@@ -90,21 +90,24 @@ pub async fn set_password(pool: &PgPool, id: Uuid, password_hash: &str) -> Resul
     Ok(())
 }
 
-/// Disables or re-enables an account; disabling ends its sessions (in the
-/// same transaction) so it is signed out everywhere at once.
-pub async fn set_disabled(pool: &PgPool, id: Uuid, disabled: bool) -> Result<(), sqlx::Error> {
-    let mut tx = pool.begin().await?;
+/// Disables or re-enables an account in `tx`; disabling ends its sessions
+/// there too, so it is signed out everywhere at once.
+pub async fn set_disabled(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    id: Uuid,
+    disabled: bool,
+) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE users SET disabled_at = CASE WHEN $2 THEN now() ELSE NULL END, updated_at = now() WHERE id = $1",
         id,
         disabled,
     )
-    .execute(&mut *tx)
-        .await?;
+    .execute(&mut **tx)
+    .await?;
     if disabled {
         sqlx::query!("DELETE FROM sessions WHERE user_id = $1", id)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
     }
-    tx.commit().await
+    Ok(())
 }

@@ -191,13 +191,15 @@ impl Action for MembershipAction {
             }
             MembershipChange::Disable { user_id, email } | MembershipChange::Enable { user_id, email } => {
                 let disabled = matches!(c, MembershipChange::Disable { .. });
-                users::set_disabled(&state.pool, *user_id, disabled).await?;
                 let (event, done) = match disabled {
                     true => (Event::UsersDisabled, "disabled; their sessions have ended"),
                     false => (Event::UsersEnabled, "enabled"),
                 };
+                let mut tx = state.pool.begin().await?;
+                users::set_disabled(&mut tx, *user_id, disabled).await?;
                 let audit = record(event, format!("user:{user_id}"), json!({"email": email}));
-                audit::store::append(&state.pool, &[audit]).await?;
+                audit::store::append_in(&mut tx, &[audit]).await?;
+                tx.commit().await?;
                 Ok(Step::Done(format!("{email}'s account is {done}.")))
             }
             MembershipChange::RequireTwoFactor { required } => {

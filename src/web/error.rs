@@ -139,7 +139,7 @@ impl ResponseError for PortalError {
             PortalError::Upstream(e) => describe_upstream(e),
             PortalError::Internal(source) => {
                 let incident = Uuid::new_v4().to_string();
-                tracing::error!(%incident, error = %source, "internal error");
+                tracing::error!(%incident, error = %cause_chain(source.as_ref()), "internal error");
                 (
                     "Something went wrong on our side. Try again; if it keeps happening, give this reference to your administrator."
                         .to_owned(),
@@ -168,6 +168,19 @@ impl ResponseError for PortalError {
             .content_type("text/html; charset=utf-8")
             .body(body)
     }
+}
+
+/// An error and every error beneath it, outermost first: what the log
+/// needs to find the cause.
+fn cause_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut chain = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        chain.push_str(": ");
+        chain.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    chain
 }
 
 fn capitalize(s: &str) -> String {
@@ -203,4 +216,22 @@ pub fn extractor_config(cfg: &mut actix_web::web::ServiceConfig) {
             PortalError::NotFound("there is no page at this address".to_owned()).into()
         }),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading the request failed")]
+    struct Outer(#[source] std::io::Error);
+
+    #[test]
+    fn the_log_names_every_cause() {
+        let error = Outer(std::io::Error::other("connection reset"));
+        assert_eq!(
+            cause_chain(&error),
+            "reading the request failed: connection reset"
+        );
+    }
 }

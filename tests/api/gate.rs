@@ -19,6 +19,7 @@ use crate::isolation::{call, fill, populate_a, ROUTES};
 /// card, a payout, an order or a batch.
 const MONEY: &[Operation] = &[
     Operation::CreateWithdrawal,
+    Operation::CreateWalletTransfer,
     Operation::SendPayment,
     Operation::CreateBulkTransfer,
     Operation::ConfirmBulkTransfer,
