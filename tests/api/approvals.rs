@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::helpers::{csrf_in, location, spawn_app, TestApp};
+use crate::helpers::{csrf_in, location, spawn_app, within, TestApp};
 
 /// Adds members with `role` straight in the database (one password hash
 /// for all, to keep the test fast) and signs each in through the form.
@@ -72,17 +72,18 @@ pub async fn file_payout(maker: &TestApp, account: &str, amount: &str) -> reqwes
 /// Waits up to 30 s: a payout on the rail is first read back after 10 s, and a
 /// loaded CI machine runs many tests at once.
 pub async fn wait_for_status(app: &TestApp, request: &str, wanted: &str) -> String {
-    for _ in 0..300 {
+    let reached = within(move || async move {
         let status: String =
             sqlx::query_scalar("SELECT status::text FROM action_requests WHERE id = $1::uuid")
                 .bind(request)
                 .fetch_one(&app.pool)
                 .await
                 .unwrap();
-        if status == wanted {
-            return status;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        (status == wanted).then_some(status)
+    })
+    .await;
+    if let Some(status) = reached {
+        return status;
     }
     let (status, reason, progress): (String, Option<String>, serde_json::Value) = sqlx::query_as(
         "SELECT status::text, failure_reason, progress FROM action_requests WHERE id = $1::uuid",

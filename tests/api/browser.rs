@@ -141,17 +141,7 @@ async fn overflowing(c: &Client) -> serde_json::Value {
 
 /// The page's text once it shows `expected` (pages load after clicks).
 async fn wait_for_text(c: &Client, expected: &str) -> String {
-    let mut text = String::new();
-    for _ in 0..100 {
-        if let Ok(body) = c.find(Locator::Css("body")).await {
-            text = body.text().await.unwrap_or_default();
-            if text.contains(expected) {
-                return text;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the page never showed {expected:?}; it shows:\n{text}");
+    wait_for_any(c, &[expected]).await
 }
 
 #[tokio::test]
@@ -303,17 +293,21 @@ async fn sign_in(c: &Client, app: &crate::helpers::TestApp, email: &str, passwor
 
 /// The page's text once it shows one of `expected`.
 async fn wait_for_any(c: &Client, expected: &[&str]) -> String {
-    let mut text = String::new();
-    for _ in 0..100 {
-        if let Ok(body) = c.find(Locator::Css("body")).await {
-            text = body.text().await.unwrap_or_default();
-            if expected.iter().any(|e| text.contains(e)) {
-                return text;
-            }
+    let shown = crate::helpers::within(move || async move {
+        let text = c.find(Locator::Css("body")).await.ok()?.text().await.ok()?;
+        expected.iter().any(|e| text.contains(e)).then_some(text)
+    })
+    .await;
+    match shown {
+        Some(text) => text,
+        None => {
+            let text = match c.find(Locator::Css("body")).await {
+                Ok(body) => body.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            panic!("the page never showed any of {expected:?}; it shows:\n{text}")
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("the page never showed any of {expected:?}; it shows:\n{text}");
 }
 
 #[tokio::test]

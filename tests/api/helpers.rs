@@ -66,6 +66,38 @@ impl std::io::Write for Capture {
 
 /// What every test in this process has logged so far, at debug level for
 /// Paydesk's own crates.
+/// What a check found once it found something, polling every 50 ms for
+/// up to 30 s (a loaded CI machine runs many tests at once); None when it
+/// never did. The one place tests wait on a condition.
+pub async fn within<T, F, Fut>(mut check: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(found) = check().await {
+            return Some(found);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// `within`, for a condition that must come true: panics naming `what`.
+pub async fn eventually<T, F, Fut>(what: &str, check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    match within(check).await {
+        Some(found) => found,
+        None => panic!("waited 30 s for {what}"),
+    }
+}
+
 pub fn captured_logs() -> String {
     String::from_utf8_lossy(&LOGS.lock().unwrap()).into_owned()
 }

@@ -39,23 +39,20 @@ async fn payouts_sent(app: &TestApp) -> usize {
 
 /// Waits until the gate has taken the approved request up (it runs, or ran).
 async fn wait_until_carried_out(app: &TestApp, request: &str) {
-    for _ in 0..300 {
+    crate::helpers::eventually(&format!("{request} to be carried out"), move || async move {
         let status: String =
             sqlx::query_scalar("SELECT status::text FROM action_requests WHERE id = $1::uuid")
                 .bind(request)
                 .fetch_one(&app.pool)
                 .await
                 .unwrap();
-        if status == "executing" || status == "executed" {
-            return;
-        }
         assert!(
-            status == "approved" || status == "pending",
+            ["approved", "pending", "executing", "executed"].contains(&status.as_str()),
             "{request} ended {status}"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("{request} was never carried out");
+        (status == "executing" || status == "executed").then_some(())
+    })
+    .await
 }
 
 /// The tester's tenant: an Owner and an Admin the platform vouched for.

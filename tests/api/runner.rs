@@ -11,18 +11,17 @@ use crate::approvals::{
     approve, file_payout, members, payout_id_of, payout_on_the_rail, request_id, wait_for_finalize,
     wait_for_status,
 };
-use crate::helpers::{csrf_in, spawn_app, TestApp};
+use crate::helpers::{csrf_in, spawn_app, within, TestApp};
 
 /// Waits until the runner rests as `wanted` says, for up to 30 s.
 async fn wait_for_rest(app: &TestApp, wanted: impl Fn(Rest) -> bool) -> Rest {
-    for _ in 0..300 {
+    let wanted = &wanted;
+    let rest = within(move || async move {
         let rest = app.runner.rest();
-        if wanted(rest) {
-            return rest;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the runner never came to rest as wanted: {:?}", app.runner.rest());
+        wanted(rest).then_some(rest)
+    })
+    .await;
+    rest.unwrap_or_else(|| panic!("the runner never came to rest as wanted: {:?}", app.runner.rest()))
 }
 
 /// A request filed and waiting leaves nothing for the runner but its

@@ -385,12 +385,9 @@ async fn a_price_move_beyond_tolerance_sends_an_approved_order_back() {
 
 /// The request's page once it went back to the approvers.
 async fn loop_until_sent_back(app: &TestApp, request: &str) -> String {
-    for _ in 0..300 {
+    crate::helpers::eventually("the request to go back to the approvers", move || async move {
         let page = app.get_html(&format!("/approvals/{request}")).await;
-        if page.contains("the price moved from") {
-            return page;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("the request never went back to the approvers");
+        page.contains("the price moved from").then_some(page)
+    })
+    .await
 }

@@ -31,14 +31,11 @@ async fn sent(app: &TestApp) -> Vec<paydesk_api::models::withdrawals::Withdrawal
 /// The sandbox's withdrawals once the approved request has sent one (the
 /// request is executing before its run reaches the service).
 async fn wait_for_sent(app: &TestApp) -> Vec<paydesk_api::models::withdrawals::Withdrawal> {
-    for _ in 0..200 {
+    crate::helpers::eventually("a withdrawal to be sent", move || async move {
         let withdrawals = sent(app).await;
-        if !withdrawals.is_empty() {
-            return withdrawals;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("no withdrawal was sent");
+        (!withdrawals.is_empty()).then_some(withdrawals)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -107,22 +104,22 @@ async fn an_operator_files_an_approver_approves_and_the_withdrawal_runs_once_and
     assert!(list.contains(&format!("/withdrawals/{}", w.id)), "{list}");
     assert_eq!(sent(&app).await.len(), 1, "still one withdrawal");
     // The service's event about it reaches the request that sent it.
-    let mut noted = false;
-    for _ in 0..100 {
-        noted = sqlx::query_scalar(
-            "SELECT EXISTS (SELECT 1 FROM request_timeline WHERE request_id = $1::uuid \
+    let (request, pool) = (&id, &app.pool);
+    crate::helpers::eventually(
+        "the transfer.success event on the request's timeline",
+        move || async move {
+            let noted: bool = sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM request_timeline WHERE request_id = $1::uuid \
              AND what = 'event' AND detail = 'transfer.success')",
-        )
-        .bind(&id)
-        .fetch_one(&app.pool)
-        .await
-        .unwrap();
-        if noted {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(noted, "the transfer.success event is on the request's timeline");
+            )
+            .bind(request)
+            .fetch_one(pool)
+            .await
+            .unwrap();
+            noted.then_some(())
+        },
+    )
+    .await;
 
     // The next withdrawal to that address (however it is cased) is no
     // longer a first payment; it still waits for an approval.
