@@ -167,20 +167,17 @@ async fn a_reset_link_sets_a_new_password_ends_the_lockout_and_every_session() {
         known.split("role=\"status\">").nth(1),
         unknown.split("role=\"status\">").nth(1)
     );
-    let mut link = None;
-    for _ in 0..100 {
+    let outbox = &app;
+    crate::helpers::eventually("the reset mail in the outbox", move || async move {
         let mails: i64 = sqlx::query_scalar("SELECT count(*) FROM outbox WHERE recipient = $1")
-            .bind(&app.admin_email)
-            .fetch_one(&app.pool)
+            .bind(&outbox.admin_email)
+            .fetch_one(&outbox.pool)
             .await
             .unwrap();
-        if mails > 0 {
-            link = Some(app.mailed_link(&app.admin_email, "/password/reset/").await);
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let link = link.expect("the reset mail arrives in the outbox");
+        (mails > 0).then_some(())
+    })
+    .await;
+    let link = app.mailed_link(&app.admin_email, "/password/reset/").await;
     let nobody: i64 =
         sqlx::query_scalar("SELECT count(*) FROM outbox WHERE recipient = 'nobody@example.com'")
             .fetch_one(&app.pool)

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::helpers::{csrf_in, location, spawn_app, within, TestApp};
+use crate::helpers::{csrf_in, eventually, location, spawn_app, within, TestApp};
 
 /// Adds members with `role` straight in the database (one password hash
 /// for all, to keep the test fast) and signs each in through the form.
@@ -387,21 +387,19 @@ async fn fifty_approvers_clicking_at_once_pay_exactly_once() {
     assert_eq!(jobs, 1, "one job for one approval transition");
     // Upstream calls are recorded by the asynchronous audit writer: wait
     // until the finalize is on record.
-    let mut calls: Vec<(String,)> = Vec::new();
-    for _ in 0..50 {
-        app.link_audit().await;
-        calls = sqlx::query_as(
+    let audit = &app;
+    let calls: Vec<(String,)> = eventually("the finalize on record", move || async move {
+        audit.link_audit().await;
+        let calls: Vec<(String,)> = sqlx::query_as(
             "SELECT details->>'path' FROM audit_log WHERE action = 'upstream.call' AND details->>'method' = 'POST' \
              AND (details->>'path' LIKE '%/initialize' OR details->>'path' LIKE '%/finalize')",
         )
-        .fetch_all(&app.pool)
+        .fetch_all(&audit.pool)
         .await
         .unwrap();
-        if calls.iter().any(|(p,)| p.ends_with("/finalize")) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        calls.iter().any(|(p,)| p.ends_with("/finalize")).then_some(calls)
+    })
+    .await;
     let initialize = calls.iter().filter(|(p,)| p.ends_with("/initialize")).count();
     let finalize = calls.iter().filter(|(p,)| p.ends_with("/finalize")).count();
     assert_eq!(
@@ -737,19 +735,18 @@ async fn a_rate_that_moved_beyond_tolerance_sends_the_request_back() {
         .await
         .unwrap();
     approve(&approver, &id).await;
-    for _ in 0..100 {
-        let page = operator.get_html(&format!("/approvals/{id}")).await;
-        // The page reads the request and its timeline one after the other;
-        // wait until both show the send-back.
-        if page.contains("back for approval") && page.contains("status-pending") {
-            assert!(
-                page.contains("1520 NGN per USDT"),
-                "approvers now see the new rate: {page}"
-            );
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // The page reads the request and its timeline one after the other;
+    // wait until both show the send-back.
+    let (maker, request) = (&operator, &id);
+    let page = eventually("the request's page to show the send-back", move || async move {
+        let page = maker.get_html(&format!("/approvals/{request}")).await;
+        (page.contains("back for approval") && page.contains("status-pending")).then_some(page)
+    })
+    .await;
+    assert!(
+        page.contains("1520 NGN per USDT"),
+        "approvers now see the new rate: {page}"
+    );
     wait_for_status(&app, &id, "pending").await;
     app.link_audit().await;
     let paid: i64 =
@@ -833,13 +830,15 @@ async fn a_saved_beneficiary_changed_after_filing_fails_at_approval() {
 }
 
 async fn notices(member: &TestApp, wanted: &str) -> bool {
-    for _ in 0..150 {
-        if member.get_html("/notifications").await.contains(wanted) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    false
+    within(move || async move {
+        member
+            .get_html("/notifications")
+            .await
+            .contains(wanted)
+            .then_some(())
+    })
+    .await
+    .is_some()
 }
 
 #[tokio::test]

@@ -375,12 +375,11 @@ async fn an_ended_session_sends_the_browser_to_sign_in_and_back() {
 #[tokio::test]
 async fn a_session_is_served_from_memory_until_a_change_is_heard() {
     let mut app = spawn_app().await;
-    for _ in 0..1_000 {
-        if app.sessions.is_hearing() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
+    let sessions = &app.sessions;
+    crate::helpers::eventually("the session cache to listen", move || async move {
+        sessions.is_hearing().then_some(())
+    })
+    .await;
     app.sign_in_as_admin().await;
     assert_eq!(app.get("/").await.status().as_u16(), 200);
 

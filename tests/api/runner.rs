@@ -196,20 +196,18 @@ async fn read_back_now(app: &TestApp, request: &str, writer: &str) {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    for _ in 0..300 {
+    let pool = &app.pool;
+    crate::helpers::eventually("the job to run again", move || async move {
         let rescheduled: bool = sqlx::query_scalar(
             "SELECT run_at > now() OR last_error IS NOT NULL FROM jobs WHERE request_id = $1::uuid",
         )
         .bind(request)
-        .fetch_one(&app.pool)
+        .fetch_one(pool)
         .await
         .unwrap();
-        if rescheduled {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the job was never run again");
+        rescheduled.then_some(())
+    })
+    .await;
 }
 
 /// A payout read back on the rail more often than a job may fail in a row

@@ -322,22 +322,19 @@ async fn a_lost_answer_is_settled_by_the_same_reference_never_a_second_withdrawa
     wait_for_status(&app, &id, "executing").await;
     assert_eq!(wait_for_sent(&app).await.len(), 1, "sent exactly once");
     // It was sent more than once, each time under the one reference.
-    let mut posts = 0;
-    for _ in 0..50 {
-        app.link_audit().await;
-        posts = sqlx::query_scalar::<_, i64>(
+    let audit = &app;
+    crate::helpers::eventually("the lost answers asked again (3 calls)", move || async move {
+        audit.link_audit().await;
+        let posts = sqlx::query_scalar::<_, i64>(
             "SELECT count(*) FROM audit_log WHERE action = 'upstream.call' \
              AND details->>'method' = 'POST' AND details->>'path' = '/api/withdrawals'",
         )
-        .fetch_one(&app.pool)
+        .fetch_one(&audit.pool)
         .await
         .unwrap();
-        if posts >= 3 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(posts >= 3, "the lost answers were asked again ({posts} calls)");
+        (posts >= 3).then_some(())
+    })
+    .await;
     assert_eq!(sent(&app).await.len(), 1, "still exactly one withdrawal");
 }
 
