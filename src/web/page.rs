@@ -104,10 +104,21 @@ const MENU: &[(&str, &[Entry])] = &[
             (
                 APPROVALS,
                 "Approvals",
+                // Whoever may read, file or approve some kind of the gate
+                // (a test holds this to the kinds registered).
                 &[
                     Permission::PayoutsRead,
                     Permission::PayoutsRequest,
                     Permission::PayoutsApprove,
+                    Permission::BeneficiariesRead,
+                    Permission::BeneficiariesManage,
+                    Permission::TradingRead,
+                    Permission::LightningRead,
+                    Permission::BulkRead,
+                    Permission::MembersManage,
+                    Permission::RolesManage,
+                    Permission::ConnectionsManage,
+                    Permission::PoliciesManage,
                     Permission::WithdrawalsRead,
                     Permission::WithdrawalsRequest,
                     Permission::WithdrawalsApprove,
@@ -334,4 +345,35 @@ pub fn redirect(to: &str) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, to))
         .finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// The menu shows Approvals to exactly those the inbox lets in: whoever
+    /// may read, file or approve some kind the gate knows.
+    #[test]
+    fn the_approvals_entry_follows_the_kinds_the_gate_knows() {
+        let shown: BTreeSet<Permission> = MENU
+            .iter()
+            .flat_map(|(_, entries)| entries.iter())
+            .find(|(href, _, _)| *href == APPROVALS)
+            .map(|(_, _, perms)| perms.iter().copied().collect())
+            .unwrap();
+        let opens: BTreeSet<Permission> = crate::startup::registry()
+            .kinds()
+            .flat_map(|k| {
+                [
+                    k.read_permission,
+                    k.request_permission,
+                    k.approve_permission,
+                    Permission::AuditRead,
+                ]
+            })
+            .collect();
+        assert_eq!(shown, opens);
+    }
 }
