@@ -11,7 +11,8 @@ use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::action::{self, Action, Counterparty, ErasedAction, Registry};
-use super::model::{Colleagues, Filed, Kind, Policy, RequestStatus, Requirement, Weighed};
+use super::model::{Kind, Policy, RequestStatus, Requirement, Weighed};
+use super::quorum::{Colleagues, Filed};
 use super::store::{self, ActionRequest, NewRequest};
 use crate::access::Member;
 use crate::audit::Event;

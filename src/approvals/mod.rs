@@ -9,7 +9,7 @@
 //!    policy in force (`model::Policy::require`), `engine::preview` shows
 //!    it for confirmation (`forms::confirm_page`), then `engine::file`
 //!    checks that enough independent colleagues could approve
-//!    (`model::Colleagues`, with the ties of `access::ties`), fixes the
+//!    (`quorum::Colleagues`, with the ties of `access::ties`), fixes the
 //!    upstream reference and the digest, and writes the request
 //!    (`store::insert_request`), its audit record and its approvers'
 //!    notices in one statement. Approved at once, it is queued there too.
@@ -30,6 +30,8 @@ pub mod engine;
 pub mod executor;
 pub mod forms;
 pub mod model;
+pub mod policy_routes;
+pub mod quorum;
 pub mod routes;
 pub mod store;
 

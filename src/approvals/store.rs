@@ -13,7 +13,8 @@ use uuid::Uuid;
 use crate::audit::store::{staged_row, staged_rows};
 use crate::audit::NewRecord;
 
-use super::model::{Candidate, Colleagues, Kind, Policy, RequestStatus, Tier};
+use super::model::{Kind, Policy, RequestStatus, Tier};
+use super::quorum::{Candidate, Colleagues};
 use crate::access::permissions::Permission;
 use crate::access::ties::Ties;
 
@@ -244,8 +245,8 @@ impl ActionRequest {
         serde_json::from_value(self.progress.0.clone()).unwrap_or_default()
     }
 
-    pub fn filed(&self) -> super::model::Filed {
-        super::model::Filed {
+    pub fn filed(&self) -> super::quorum::Filed {
+        super::quorum::Filed {
             by: self.requested_by,
             at: self.created_at,
         }
