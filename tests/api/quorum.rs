@@ -259,3 +259,76 @@ async fn a_removed_approvers_approval_stops_counting_at_once() {
     assert_eq!(status, "pending", "one approval of two still counts");
     assert_eq!(payouts_sent(&app).await, 0);
 }
+
+/// For a hosted tenant with one admin: a second platform admin confirms
+/// what that admin granted alone, once the tenant lets the platform do so;
+/// the admin may then approve the operator they added.
+#[tokio::test]
+async fn platform_admins_confirm_a_tenants_grants_once_the_tenant_lets_them() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let operator = add_member(&app, "ops@example.com", "Operator", "ops-harbour-lantern-7").await;
+    // A second platform admin, set up by whoever runs the platform.
+    let hash =
+        paydesk::auth::password::hash(secrecy::SecretString::from("member-password-123".to_owned())).await;
+    let secret = app.key.seal(&secrecy::SecretString::from(
+        totp_rs::Secret::generate().to_base32(),
+    ));
+    sqlx::query(
+        "INSERT INTO users (id, email, display_name, password_hash, totp_secret_enc, totp_enabled_at, is_platform_admin) \
+         VALUES ($1, 'operator-of-the-platform@example.com', 'Platform', $2, $3, now(), true)",
+    )
+    .bind(uuid::Uuid::new_v4())
+    .bind(&hash)
+    .bind(secret)
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    let platform = app.another_browser();
+    platform
+        .sign_in_with_code("operator-of-the-platform@example.com", "member-password-123")
+        .await;
+    let (tenant, grant): (String, i64) = sqlx::query_as(
+        "SELECT g.tenant_id::text, g.id FROM access_grants g JOIN users u ON u.id = g.user_id \
+         WHERE u.email = 'ops@example.com'",
+    )
+    .fetch_one(&app.pool)
+    .await
+    .unwrap();
+    let confirm = format!("/platform/tenants/{tenant}/grants/{grant}/confirm");
+    let res = platform.post_form("/platform", &confirm, &[]).await;
+    assert_eq!(
+        res.status().as_u16(),
+        422,
+        "the tenant has not let the platform confirm"
+    );
+    assert!(res
+        .text()
+        .await
+        .unwrap()
+        .contains("Platform admins confirm grants"));
+
+    let res = platform
+        .post_form(
+            "/platform",
+            &format!("/platform/tenants/{tenant}/confirms"),
+            &[("on", "yes")],
+        )
+        .await;
+    assert!(platform
+        .landing(res)
+        .await
+        .contains("Platform admins may now confirm"));
+    let page = platform.get_html("/platform").await;
+    assert!(page.contains("ops@example.com"), "the grant is listed: {page}");
+    let res = platform.post_form("/platform", &confirm, &[]).await;
+    assert!(platform.landing(res).await.contains("Confirmed"));
+
+    members(&app, "Approver", &["another-approver@example.com".into()]).await;
+    let id = request_id(&file_payout(&operator, "0123456789", "10").await);
+    assert_eq!(
+        approve(&app, &id).await.status().as_u16(),
+        303,
+        "the admin is no longer tied to the operator they added"
+    );
+}
