@@ -545,23 +545,15 @@ pub async fn approve_each(
 ) -> Result<(usize, Vec<String>), sqlx::Error> {
     let mut approved = 0;
     let mut refusals = Vec::new();
-    // Who decides is read once for the whole set: it is the same member.
-    let me = match decider(pool, member).await {
-        Ok(me) => Ok(me),
-        Err(ApprovalError::Db(e)) => return Err(e),
-        Err(refused) => Err(refused.to_string()),
-    };
+    // Who may decide is read once for the whole set: it is the same member.
+    let colleagues = store::candidates(pool, member.tenant_id).await?;
     for (id, digest) in picked {
         let verdict = Verdict {
             approve: true,
             comment: "",
             digest,
         };
-        let decided = match &me {
-            Ok(me) => decide_as(pool, registry, member, me, *id, verdict).await,
-            Err(refused) => Err(ApprovalError::NotAllowed(refused.clone())),
-        };
-        match decided {
+        match decide_as(pool, registry, member, &colleagues, *id, verdict).await {
             Ok(_) => approved += 1,
             Err(ApprovalError::Db(e)) => return Err(e),
             Err(e) => {
@@ -586,24 +578,13 @@ pub async fn decide(
     comment: &str,
     digest: &str,
 ) -> Result<Decided, ApprovalError> {
-    let me = decider(pool, member).await?;
+    let colleagues = store::candidates(pool, member.tenant_id).await?;
     let verdict = Verdict {
         approve,
         comment,
         digest,
     };
-    decide_as(pool, registry, member, &me, request_id, verdict).await
-}
-
-/// The deciding member as policies see them: role, permissions, grants.
-async fn decider(pool: &PgPool, member: &Member) -> Result<Colleagues, ApprovalError> {
-    let colleagues = store::candidates(pool, member.tenant_id).await?;
-    match colleagues.find(member.user.user_id) {
-        Some(_) => Ok(colleagues),
-        None => Err(ApprovalError::NotAllowed(
-            "You are not an active member of this tenant.".to_owned(),
-        )),
-    }
+    decide_as(pool, registry, member, &colleagues, request_id, verdict).await
 }
 
 /// One decision: approve or reject, the comment, and the digest of what
@@ -668,7 +649,7 @@ async fn decide_as(
         (decision, comment),
         (
             kind.approve_permission,
-            escalated.then_some(()).and(policy.escalation_role.as_deref()),
+            policy.escalation_role.as_deref().filter(|_| escalated),
         ),
     )
     .await?

@@ -89,13 +89,11 @@ impl Colleagues {
             "This needs {needed} approval(s) by someone independent of you, and {} colleague(s) can give one.",
             found.len()
         );
-        let untied = Colleagues {
-            members: self.members.clone(),
-            ties: Ties::default(),
-        };
-        let tied: Vec<&str> = untied
-            .eligible(policy, kind, filed)
-            .into_iter()
+        // Who would qualify were it not for a tie.
+        let tied: Vec<&str> = self
+            .members
+            .iter()
+            .filter(|m| may_approve(policy, kind.0, m, filed, false, None).is_ok())
             .filter(|m| !found.iter().any(|f| f.user_id == m.user_id))
             .map(|m| m.email.as_str())
             .collect();

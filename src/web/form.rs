@@ -114,6 +114,7 @@ pub fn email(value: &str, field: &'static str) -> Result<String, Refusal> {
             && !domain.starts_with('.')
             && !domain.ends_with('.')
             && !email.contains(char::is_whitespace)
+            && !email.contains(char::is_control)
             && email.len() <= 254
     });
     if valid {
@@ -153,6 +154,7 @@ mod tests {
             "ann@example",
             "a n@example.com",
             "ann@example.",
+            "a\0nn@example.com",
         ] {
             assert_eq!(email(bad, "email").unwrap_err().field, Some("email"), "{bad}");
         }
