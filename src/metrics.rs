@@ -113,15 +113,15 @@ fn allowed(state: &AppState, req: &HttpRequest) -> bool {
 /// Sets the gauges from the database, so every replica reports the same
 /// approvals and the same queue.
 async fn read_gauges(pool: &sqlx::PgPool) -> Result<(), sqlx::Error> {
-    let by_status = crate::approvals::store::count_by_status(pool).await?;
-    for status in crate::approvals::model::RequestStatus::ALL {
+    let by_status = crate::approvals::count_by_status(pool).await?;
+    for status in crate::approvals::RequestStatus::ALL {
         let count = by_status
             .iter()
             .find(|(s, _)| s == status)
             .map_or(0, |(_, count)| *count);
         gauge!("paydesk_approval_requests", "status" => status.as_str()).set(count as f64);
     }
-    let (depth, oldest) = crate::approvals::store::queue_depth(pool).await?;
+    let (depth, oldest) = crate::approvals::queue_depth(pool).await?;
     gauge!("paydesk_job_queue_depth").set(depth as f64);
     gauge!("paydesk_job_queue_oldest_due_seconds").set(oldest);
     Ok(())

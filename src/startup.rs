@@ -13,8 +13,8 @@ use actix_web::{middleware, App, HttpServer};
 use secrecy::ExposeSecret;
 use sqlx::PgPool;
 
-use crate::approvals::action::Registry;
-use crate::approvals::executor::Runner;
+use crate::approvals::Registry;
+use crate::approvals::Runner;
 use crate::audit::writer::AuditWriter;
 use crate::auth::session_cache::SessionCache;
 use crate::bootstrap::{self, FirstAdmin};
@@ -42,8 +42,8 @@ pub fn registry() -> Registry {
         .with(crate::cards::money::StatusAction)
         .with(crate::controls::members::RoleChangeAction)
         .with(crate::controls::roles::PermissionsChangeAction)
-        .with(crate::controls::policies::PolicyChangeAction)
-        .with(crate::controls::policies::ReportingCurrencyAction)
+        .with(crate::approvals::PolicyChangeAction)
+        .with(crate::approvals::ReportingCurrencyAction)
         .with(crate::controls::membership::MembershipAction)
         .with(crate::controls::connections::ConnectionChangeAction)
         .with(crate::beneficiaries::action::PayeeChangeAction)
@@ -260,7 +260,7 @@ impl Application {
             public_url: settings.public_url(loopback(addr)),
             sessions,
         });
-        let runner = crate::approvals::executor::start(state.clone(), workers);
+        let runner = crate::approvals::start(state.clone(), workers);
         let sessions = state.sessions.clone();
         let server = HttpServer::new(move || {
             App::new()
@@ -286,7 +286,7 @@ impl Application {
                 .configure(crate::access::invitation_routes::configure)
                 .configure(crate::mail::routes::configure)
                 .configure(crate::webhooks::routes::configure)
-                .configure(crate::approvals::routes::configure)
+                .configure(crate::approvals::configure)
                 .configure(crate::beneficiaries::routes::configure)
                 .configure(crate::payouts::routes::configure)
                 .configure(crate::withdrawals::routes::configure)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use paydesk_api::Client;
 use sqlx::PgPool;
 
-use crate::approvals::action::Registry;
+use crate::approvals::Registry;
 use crate::audit::writer::AuditWriter;
 use crate::auth::session_cache::SessionCache;
 use crate::crypto::MasterKey;

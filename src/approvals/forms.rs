@@ -7,8 +7,8 @@ use actix_web::HttpResponse;
 use askama::Template;
 
 use super::action::Action;
-use super::engine::{self, ApprovalError, Filing};
-use super::executor::Gated;
+use super::filing::{Filing, Gated, Preview, Submitted};
+use super::lifecycle::ApprovalError;
 use super::model::RequestStatus;
 use super::store::{self, ActionRequest};
 use crate::access::Member;
@@ -23,7 +23,7 @@ use crate::web::show::sentence_case;
 struct ConfirmPage<'a> {
     shell: Shell,
     title: &'a str,
-    preview: engine::Preview,
+    preview: Preview,
     action: &'a str,
     back: &'a str,
     fields: Vec<(String, String)>,
@@ -57,7 +57,7 @@ impl Submission {
 pub fn confirm_page(
     member: &Member,
     title: &str,
-    preview: engine::Preview,
+    preview: Preview,
     (action, back): (&str, &str),
     submission: &Submission,
 ) -> Result<HttpResponse, PortalError> {
@@ -110,15 +110,14 @@ pub async fn submit_control<A: Action>(
     payload: A::Payload,
 ) -> Result<String, Failure> {
     let filing = Filing::control(target, summary, payload);
-    control_outcome(state, super::executor::submit::<A>(state, member, filing).await).await
+    control_outcome(state, super::filing::submit::<A>(state, member, filing).await).await
 }
 
 /// How a control change ended, as the entity's page tells it.
 async fn control_outcome(
     state: &AppState,
-    submitted: Result<super::executor::Submitted, ApprovalError>,
+    submitted: Result<Submitted, ApprovalError>,
 ) -> Result<String, Failure> {
-    use super::executor::Submitted;
     match submitted {
         Ok(Submitted::Waiting(_)) => Ok(
             "This change waits for a second admin's approval; it is listed under Pending changes.".to_owned(),

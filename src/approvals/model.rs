@@ -201,6 +201,16 @@ impl Policy {
         }
     }
 
+    /// For the tenant's controls: one approval by another admin; there is
+    /// no amount to weigh and no counterparty.
+    pub fn four_eyes() -> Policy {
+        Policy {
+            first_time_rule: false,
+            reason: "default policy: a second admin approves".to_owned(),
+            ..Policy::standard()
+        }
+    }
+
     /// For actions that are routine in small amounts: up to `limit` in the
     /// reporting currency (USD unless the tenant chose another) the action
     /// runs at once; above it, one approval.

@@ -10,8 +10,8 @@ use paydesk_api::ApiError;
 use serde::{Deserialize, Serialize};
 
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 
 pub struct PayeeChangeAction;
 

@@ -12,9 +12,8 @@ use super::action::{describe_destination, Payee, PayeeChangeAction};
 use super::payees::{self, PayeeDraft};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::action::Action;
-use crate::approvals::engine::{self, ApprovalError, Filing};
-use crate::approvals::store::{self as approvals, ActionRequest};
+use crate::approvals::Action;
+use crate::approvals::{self, ActionRequest, ApprovalError, Filing};
 use crate::approvals::{confirm_page, submit_control, Submission};
 use crate::audit;
 use crate::state::AppState;
@@ -288,7 +287,7 @@ async fn delete(
         };
     }
     let filing = Filing::control(&target, &summary, change);
-    match engine::preview::<PayeeChangeAction>(&state, &member, &filing).await {
+    match approvals::preview::<PayeeChangeAction>(&state, &member, &filing).await {
         Ok(preview) => {
             let back = format!("/beneficiaries/{id}");
             confirm_page(

@@ -16,8 +16,8 @@ use uuid::Uuid;
 
 use super::sheet::items_of;
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 use crate::withdrawals::short_address;
 
 pub struct BulkTransferAction;
@@ -174,7 +174,7 @@ impl Action for BulkTransferAction {
 }
 
 /// The batch a request created, once it did.
-pub fn batch_of(request: &crate::approvals::store::ActionRequest) -> Option<Uuid> {
+pub fn batch_of(request: &crate::approvals::ActionRequest) -> Option<Uuid> {
     request.progress_as::<BulkProgress>().batch_id
 }
 
@@ -306,7 +306,7 @@ pub fn retry_payload(b: &Batch) -> Option<RetryPayload> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approvals::action::digest;
+    use crate::approvals::digest;
 
     fn payload() -> BulkPayload {
         let row = |n: usize, amount: i64| BulkRow {

@@ -17,7 +17,7 @@ use super::routes::{render_detail, Notes};
 use super::rules::LimitsDraft;
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::executor::Gated;
+use crate::approvals::Gated;
 use crate::approvals::{answer_gate, Submission};
 use crate::audit;
 use crate::audit::Event;

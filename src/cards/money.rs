@@ -18,8 +18,8 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 
 /// 1% of `amount`, rounded up to the micro-unit (the sandbox rules'
 /// funding fee, charged on funding and withdrawing alike).
@@ -363,7 +363,7 @@ mod tests {
         let policy = StatusAction.default_policy();
         let weigh = |p: &StatusPayload| {
             policy
-                .require(&crate::approvals::model::Weighed {
+                .require(&crate::approvals::Weighed {
                     value: p.at_stake(),
                     currency: "USD".into(),
                     ..Default::default()

@@ -13,7 +13,7 @@ use super::rules::{self, CardDraft};
 use super::{actions, operations};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::store::ActionRequest;
+use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
 use crate::audit::{self, Event};
 use crate::sandbox_tools::clock::service_now;

@@ -9,8 +9,8 @@ use paydesk_api::ApiError;
 use serde::{Deserialize, Serialize};
 
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::Kind;
+use crate::approvals::Kind;
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
 
 pub struct TerminationAction;
 

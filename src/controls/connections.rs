@@ -9,8 +9,8 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 use crate::tenants::store::{self as tenants, NewConnection};
@@ -66,7 +66,7 @@ impl Action for ConnectionChangeAction {
     const CONTROL: bool = true;
 
     fn default_policy(&self) -> Policy {
-        super::four_eyes()
+        Policy::four_eyes()
     }
 
     fn describe(&self, c: &ConnectionChange) -> Vec<Fact> {
@@ -168,7 +168,7 @@ impl Action for ConnectionChangeAction {
         audit::store::append_in(
             &mut tx,
             &[NewRecord::new(
-                &crate::approvals::engine::gate_actor(),
+                &crate::approvals::gate_actor(),
                 Some(tenant),
                 action,
                 format!("connection:{target}"),

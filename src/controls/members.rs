@@ -6,8 +6,8 @@ use uuid::Uuid;
 
 use crate::access::permissions::Permission;
 use crate::access::{permissions, store as access};
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 
@@ -39,7 +39,7 @@ impl Action for RoleChangeAction {
     const CONTROL: bool = true;
 
     fn default_policy(&self) -> Policy {
-        super::four_eyes()
+        Policy::four_eyes()
     }
 
     fn describe(&self, c: &RoleChange) -> Vec<Fact> {
@@ -80,7 +80,7 @@ impl Action for RoleChangeAction {
         audit::store::append_in(
             &mut tx,
             &[NewRecord::new(
-                &crate::approvals::engine::gate_actor(),
+                &crate::approvals::gate_actor(),
                 Some(request.tenant_id),
                 Event::MembersRoleChanged,
                 format!("user:{}", c.user_id),

@@ -11,9 +11,9 @@ use uuid::Uuid;
 
 use crate::access::permissions::{Permission, OWNER};
 use crate::access::store as access;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::engine::gate_actor;
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::gate_actor;
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 use crate::audit::{self, outcome, Event, NewRecord};
 use crate::auth::session::{self, token_hash};
 use crate::auth::store as users;
@@ -74,7 +74,7 @@ impl Action for MembershipAction {
     const CONTROL: bool = true;
 
     fn default_policy(&self) -> Policy {
-        super::four_eyes()
+        Policy::four_eyes()
     }
 
     fn describe(&self, c: &MembershipChange) -> Vec<Fact> {

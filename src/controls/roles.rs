@@ -7,8 +7,8 @@ use uuid::Uuid;
 
 use crate::access::permissions::Permission;
 use crate::access::store as access;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 
@@ -46,7 +46,7 @@ impl Action for PermissionsChangeAction {
     const CONTROL: bool = true;
 
     fn default_policy(&self) -> Policy {
-        super::four_eyes()
+        Policy::four_eyes()
     }
 
     fn describe(&self, c: &PermissionsChange) -> Vec<Fact> {
@@ -94,7 +94,7 @@ impl Action for PermissionsChangeAction {
             .await?;
             records.push(
                 NewRecord::new(
-                    &crate::approvals::engine::gate_actor(),
+                    &crate::approvals::gate_actor(),
                     Some(request.tenant_id),
                     Event::RolesPermissionsChanged,
                     format!("role:{}", r.role_id),

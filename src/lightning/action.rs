@@ -15,8 +15,8 @@ use uuid::Uuid;
 
 use super::payments::btc;
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 use crate::web::error::describe_upstream;
 
 pub struct LightningPaymentAction;

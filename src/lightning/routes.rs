@@ -15,7 +15,7 @@ use super::invoices::{self, InvoiceForm};
 use super::payments::{self, Checked, PayForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::store::ActionRequest;
+use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
 use crate::audit;
 use crate::state::AppState;

@@ -18,9 +18,9 @@ use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::access::permissions::Permission;
-use crate::approvals::action::{self, Action, Counterparty, ExecError, Fact, Run, Step};
-use crate::approvals::model::Kind;
-use crate::approvals::store as gate_store;
+use crate::approvals;
+use crate::approvals::Kind;
+use crate::approvals::{Action, Counterparty, ExecError, Fact, Run, Step};
 
 pub struct PayoutAction;
 
@@ -335,7 +335,7 @@ async fn settled(
             "The payout failed on the rail: {}. The amount was returned to the wallet.",
             payout.failure_reason.as_deref().unwrap_or("no reason given")
         )),
-        _ => Step::Again(action::read_back_after(run.progress.finalized_at)),
+        _ => Step::Again(approvals::read_back_after(run.progress.finalized_at)),
     })
 }
 
@@ -354,14 +354,14 @@ async fn fresh_quote(run: &mut Run<'_, PayoutProgress>) -> Result<Step<PayoutPay
 /// made it, whose run is woken to read the payout back.
 pub async fn on_event(pool: &PgPool, tenant: Uuid, payout_id: &str, event: &str) -> Result<(), sqlx::Error> {
     let request =
-        gate_store::by_progress_id(pool, tenant, PayoutAction::KIND, ("payout_id", payout_id)).await?;
+        approvals::by_progress_id(pool, tenant, PayoutAction::KIND, ("payout_id", payout_id)).await?;
     if let Some(id) = request {
-        gate_store::note_event(pool, id, event).await?;
+        approvals::note_event(pool, id, event).await?;
     }
     Ok(())
 }
 
 /// The payout's last known status on the service, for the payouts list.
-pub fn status_of(request: &crate::approvals::store::ActionRequest) -> Option<String> {
+pub fn status_of(request: &crate::approvals::ActionRequest) -> Option<String> {
     request.progress_as::<PayoutProgress>().payout_status
 }

@@ -17,7 +17,7 @@ use uuid::Uuid;
 
 use super::action::{PayoutAction, PayoutPayload};
 use crate::access::Member;
-use crate::approvals::engine::{self, ApprovalError, Filing};
+use crate::approvals::{self, ApprovalError, Filing};
 use crate::state::AppState;
 use crate::web::amount;
 use crate::web::error::{describe_upstream, PortalError};
@@ -260,7 +260,7 @@ pub async fn file(state: &AppState, member: &Member, typed: &Draft) -> Result<Fi
         reference: None,
         payee_saved_at,
     };
-    match engine::file::<PayoutAction>(state, member, filing).await {
+    match approvals::file::<PayoutAction>(state, member, filing).await {
         Ok(filed) => Ok(Filed::Filed(filed.id())),
         Err(ApprovalError::Duplicate(existing)) => Ok(Filed::AlreadyWaiting(existing)),
         Err(ApprovalError::Db(e)) => Err(e.into()),

@@ -150,7 +150,7 @@ pub async fn upstream(client: &Client, member: &Member, q: &str) -> Found {
 
 /// Approval requests by id, upstream reference or words of the summary.
 pub async fn requests(pool: &PgPool, tenant: Uuid, q: &str) -> Result<Vec<Hit>, sqlx::Error> {
-    let rows = crate::approvals::store::search(pool, tenant, q).await?;
+    let rows = crate::approvals::search(pool, tenant, q).await?;
     Ok(rows
         .into_iter()
         .map(|r| Hit {

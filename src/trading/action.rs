@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 
 pub struct OrderAction;
 

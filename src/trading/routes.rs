@@ -14,7 +14,7 @@ use uuid::Uuid;
 use super::spot::{self, OrderForm, QuoteForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::store::ActionRequest;
+use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
 use crate::audit;
 use crate::state::AppState;

@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::schedules::{self, cadence, whole, Change, ScheduleForm, ASSETS, QUOTE_CURRENCIES, WEEKDAYS};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::store::ActionRequest;
+use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
 use crate::audit;
 use crate::state::AppState;

@@ -13,10 +13,10 @@ use uuid::Uuid;
 
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::engine::Filing;
-use crate::approvals::executor::{gate, Gated};
-use crate::approvals::model::{Kind, Policy};
+use crate::approvals::Filing;
+use crate::approvals::{gate, Gated};
+use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Kind, Policy};
 use crate::state::AppState;
 use crate::web::amount;
 use crate::web::form::{Failure, Refusal};

@@ -12,7 +12,7 @@ use super::spot::pairs;
 use super::targets::{self, TargetForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::store::ActionRequest;
+use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
 use crate::audit;
 use crate::state::AppState;

@@ -14,8 +14,8 @@ use rust_decimal::Decimal;
 
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::approvals::model::RequestStatus;
-use crate::approvals::store::{self as requests, ActionRequest};
+use crate::approvals::RequestStatus;
+use crate::approvals::{self as requests, ActionRequest};
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Section, Shell};

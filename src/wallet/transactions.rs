@@ -214,7 +214,7 @@ pub async fn one(
         .iter()
         .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
         .collect();
-    let request = crate::approvals::store::filed_as(&state.pool, member.tenant_id, &tx.reference).await?;
+    let request = crate::approvals::filed_as(&state.pool, member.tenant_id, &tx.reference).await?;
     html(&DetailPage {
         shell: Shell::new(&member, "/transactions"),
         clock: crate::sandbox_tools::clock::note(&client, &member).await,

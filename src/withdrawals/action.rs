@@ -20,9 +20,9 @@ use uuid::Uuid;
 
 use super::short_address;
 use crate::access::permissions::Permission;
-use crate::approvals::action::{self, Action, Counterparty, ExecError, Fact, Run, Step};
-use crate::approvals::model::Kind;
-use crate::approvals::store as gate_store;
+use crate::approvals;
+use crate::approvals::Kind;
+use crate::approvals::{Action, Counterparty, ExecError, Fact, Run, Step};
 
 pub struct WithdrawalAction;
 
@@ -249,7 +249,7 @@ async fn settled(
             "The withdrawal failed on chain: {}. The amount and fee are back in the wallet.",
             w.failure_reason.as_deref().unwrap_or("no reason given")
         )),
-        _ => Step::Again(action::read_back_after(run.progress.sent_at)),
+        _ => Step::Again(approvals::read_back_after(run.progress.sent_at)),
     })
 }
 
@@ -262,7 +262,7 @@ fn decimals_of(currency: &str) -> u32 {
 
 /// The request that sent the withdrawal with this reference.
 pub async fn request_for(pool: &PgPool, tenant: Uuid, reference: &str) -> Result<Option<Uuid>, sqlx::Error> {
-    gate_store::by_reference(pool, tenant, WithdrawalAction::KIND, reference).await
+    approvals::by_reference(pool, tenant, WithdrawalAction::KIND, reference).await
 }
 
 /// An event from the service about a transfer: when a withdrawal request
@@ -270,7 +270,7 @@ pub async fn request_for(pool: &PgPool, tenant: Uuid, reference: &str) -> Result
 /// withdrawal back at once.
 pub async fn on_event(pool: &PgPool, tenant: Uuid, reference: &str, event: &str) -> Result<(), sqlx::Error> {
     if let Some(id) = request_for(pool, tenant, reference).await? {
-        gate_store::note_event(pool, id, event).await?;
+        approvals::note_event(pool, id, event).await?;
     }
     Ok(())
 }

@@ -1096,7 +1096,7 @@ async fn request_row(app: &TestApp, id: &str) -> (i32, String, Vec<String>) {
 /// against the hours, and follow cancellations and changed values.
 #[tokio::test]
 async fn running_totals_equal_the_sum_of_the_periods_requests() {
-    use paydesk::approvals::action::Action;
+    use paydesk::approvals::Action;
     let mut app = spawn_app().await;
     app.sign_in_as_admin().await;
     let makers = members(

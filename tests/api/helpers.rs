@@ -4,7 +4,7 @@
 
 use std::net::TcpListener;
 
-use paydesk::approvals::executor::Runner;
+use paydesk::approvals::Runner;
 use paydesk::auth::session_cache::SessionCache;
 use paydesk::configuration::Settings;
 use paydesk::crypto::MasterKey;

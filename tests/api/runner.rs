@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use paydesk::approvals::executor::Rest;
+use paydesk::approvals::Rest;
 
 use crate::approvals::{
     approve, file_payout, members, payout_id_of, payout_on_the_rail, request_id, wait_for_finalize,

@@ -8,17 +8,18 @@ use chrono::Utc;
 use rust_decimal::Decimal;
 use serde::Deserialize;
 
-use super::action::Action;
-use super::engine;
-use super::forms::submit_control;
-use super::model::{Kind, Policy, Tier};
-use super::routes::require_read;
-use super::store::{self, ActionRequest};
+use crate::approvals::action::Action;
+
+use super::require_read;
 use crate::access::permissions::Permission;
 use crate::access::Member;
-use crate::controls::policies::{
+use crate::approvals::forms::submit_control;
+use crate::approvals::lifecycle::policy_in_force;
+use crate::approvals::model::{Kind, Policy, Tier};
+use crate::approvals::policy_change::{
     PolicyChange, PolicyChangeAction, ReportingCurrency, ReportingCurrencyAction,
 };
+use crate::approvals::store::{self, ActionRequest};
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::split;
@@ -62,7 +63,7 @@ async fn render_policies(
             .map_err(|e| PortalError::Internal(Box::new(e)))?;
         policies.push(PolicyView {
             kind,
-            current: engine::policy_in_force(&state.pool, member.tenant_id, action).await?,
+            current: policy_in_force(&state.pool, member.tenant_id, action).await?,
             history: store::policy_history(&state.pool, member.tenant_id, kind).await?,
         });
     }

@@ -4,10 +4,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::action::{Action, ExecError, Fact, Run, Step};
+use super::model::{Kind, Policy};
+use super::store as gate;
 use crate::access::permissions::Permission;
-use crate::approvals::action::{Action, ExecError, Fact, Run, Step};
-use crate::approvals::model::{Kind, Policy};
-use crate::approvals::store as gate;
 use crate::audit::Event;
 use crate::audit::{self, outcome, NewRecord};
 
@@ -73,7 +73,7 @@ impl Action for PolicyChangeAction {
     const CONTROL: bool = true;
 
     fn default_policy(&self) -> Policy {
-        super::four_eyes()
+        Policy::four_eyes()
     }
 
     fn describe(&self, c: &PolicyChange) -> Vec<Fact> {
@@ -113,7 +113,7 @@ impl Action for PolicyChangeAction {
         audit::store::append_in(
             &mut tx,
             &[NewRecord::new(
-                &crate::approvals::engine::gate_actor(),
+                &crate::approvals::gate_actor(),
                 Some(request.tenant_id),
                 Event::PoliciesChanged,
                 format!("policy:{}:{version}", kind.key),
@@ -155,7 +155,7 @@ impl Action for ReportingCurrencyAction {
     const CONTROL: bool = true;
 
     fn default_policy(&self) -> Policy {
-        super::four_eyes()
+        Policy::four_eyes()
     }
 
     fn describe(&self, c: &ReportingCurrency) -> Vec<Fact> {
@@ -182,7 +182,7 @@ impl Action for ReportingCurrencyAction {
         audit::store::append_in(
             &mut tx,
             &[NewRecord::new(
-                &crate::approvals::engine::gate_actor(),
+                &crate::approvals::gate_actor(),
                 Some(request.tenant_id),
                 Event::PoliciesReportingCurrencyChanged,
                 format!("tenant:{}", request.tenant_id),
