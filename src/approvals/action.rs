@@ -134,6 +134,15 @@ impl<P: Serialize> Run<'_, P> {
     }
 }
 
+/// Which of a kind's requests a service event is about.
+pub enum Concerns {
+    /// The request whose saved progress holds this id under this key
+    /// (a payout's id, known once its run created it).
+    Progress(&'static str, String),
+    /// The request filed under this upstream reference.
+    Reference(String),
+}
+
 /// One kind of action, as its domain implements it.
 pub trait Action: Send + Sync + 'static {
     /// Everything the action needs, fixed at filing and shown to reviewers.
@@ -170,6 +179,12 @@ pub trait Action: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Which request of this kind a service event (`event`, its `data`)
+    /// is about, so the gate wakes its run to read the outcome back.
+    fn concerns(&self, _event: &str, _data: &serde_json::Value) -> Option<Concerns> {
+        None
+    }
+
     /// Re-checks, then carries the action out exactly once.
     fn execute<'a>(
         &'a self,
@@ -194,6 +209,7 @@ pub trait ErasedAction: Send + Sync {
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error>;
     fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error>;
     fn headline(&self, progress: &serde_json::Value) -> Option<String>;
+    fn concerns(&self, event: &str, data: &serde_json::Value) -> Option<Concerns>;
     fn execute<'a>(
         &'a self,
         state: &'a AppState,
@@ -233,6 +249,10 @@ impl<A: Action> ErasedAction for A {
     fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error> {
         let payload: A::Payload = serde_json::from_value(payload.clone())?;
         Ok(Action::counterparties(self, &payload))
+    }
+
+    fn concerns(&self, event: &str, data: &serde_json::Value) -> Option<Concerns> {
+        Action::concerns(self, event, data)
     }
 
     fn execute<'a>(
@@ -295,6 +315,14 @@ impl Registry {
 
     pub fn kinds(&self) -> impl Iterator<Item = Kind> + '_ {
         self.kinds.values().map(|a| a.kind())
+    }
+
+    /// The kinds a service event is about, and which of their requests.
+    pub fn concerned(&self, event: &str, data: &serde_json::Value) -> Vec<(Kind, Concerns)> {
+        self.kinds
+            .values()
+            .filter_map(|a| Some((a.kind(), a.concerns(event, data)?)))
+            .collect()
     }
 }
 

@@ -33,7 +33,8 @@
 //!    kind's `Action::execute` with its saved progress, once.
 //! 4. **Settled** (`running`). The run's `Step` ends it (done, failed),
 //!    schedules a read-back (again), or sends it back to the approvers; the
-//!    service's events wake it early (`events_for`).
+//!    service's events wake it early (`running::hear` asks each kind which
+//!    request an event is about: `Action::concerns`).
 
 mod action;
 mod chores;
@@ -49,7 +50,9 @@ mod runner;
 mod running;
 pub mod store;
 
-pub use action::{digest, read_back_after, Action, Counterparty, ExecError, Fact, Registry, Run, Step};
+pub use action::{
+    digest, read_back_after, Action, Concerns, Counterparty, ExecError, Fact, Registry, Run, Step,
+};
 pub use filing::{file, gate, preview, FiledAs, Filing, Gated};
 pub use forms::{answer_gate, confirm_page, submit_control, ConfirmTo, Submission};
 pub use lifecycle::{gate_actor, ApprovalError};
@@ -58,6 +61,7 @@ pub use pages::{configure, waiting_for_me};
 pub use policy_change::{PolicyChangeAction, ReportingCurrencyAction};
 pub use quorum::{Candidate, Colleagues};
 pub use runner::{start, Rest, Runner};
+pub use running::hear;
 pub use store::{
     by_progress_id, by_reference, count_by_status, filed_as, find, list_filtered, note_event, pending_of,
     queue_depth, reporting_currency, search, ActionRequest, Found, ListFilter, REPORTING_CURRENCIES,
@@ -91,7 +95,10 @@ mod tests {
             let text = std::fs::read_to_string(file).unwrap();
             for (at, _) in text.match_indices("approvals::") {
                 let rest = &text[at + "approvals::".len()..];
-                let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
                 let after = &rest[name.len()..];
                 // A module path goes on with `::name`; a function's turbofish
                 // (`approvals::file::<PayoutAction>`) is the face.
@@ -103,6 +110,9 @@ mod tests {
                 }
             }
         }
-        assert!(reached_in.is_empty(), "domains reach into the gate's rooms: {reached_in:#?}");
+        assert!(
+            reached_in.is_empty(),
+            "domains reach into the gate's rooms: {reached_in:#?}"
+        );
     }
 }

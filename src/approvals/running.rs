@@ -2,7 +2,7 @@
 //! progress, and the step it returns ends it (carried out, failed), reads
 //! it back later, or sends it back to the approvers.
 
-use super::action::{self, ErasedAction, ErasedStep, ExecError};
+use super::action::{self, Concerns, ErasedAction, ErasedStep, ExecError, Registry};
 use super::lifecycle::{
     gate_actor, kind_of, policy_of, start_executing, transition, ApprovalError, Change, Notify,
 };
@@ -14,6 +14,7 @@ use crate::web::error::{describe_upstream, PortalError};
 use chrono::{DateTime, Duration, Utc};
 use paydesk_api::ApiError;
 use serde_json::json;
+use sqlx::PgPool;
 use std::time::Duration as StdDuration;
 use uuid::Uuid;
 
@@ -237,7 +238,10 @@ async fn run(
     };
     let policy = policy_of(&state.pool, tenant, action, request.policy_version).await?;
     let loaded = Loaded { action, kind, policy };
-    let step = match action.execute(state, client.as_ref(), &request, &loaded.policy).await {
+    let step = match action
+        .execute(state, client.as_ref(), &request, &loaded.policy)
+        .await
+    {
         Ok(step) => step,
         // The service refused: nothing moved, and asking again won't help.
         Err(ExecError::Api(
@@ -321,5 +325,28 @@ async fn send_back(
     )
     .await?;
     tx.commit().await?;
+    Ok(())
+}
+
+/// A service event, told to the requests it is about: each kind says
+/// which of its requests (`Action::concerns`); the event is noted on its
+/// timeline and its run woken to read the outcome back. Safe to run again
+/// for the same event (a replay).
+pub async fn hear(
+    pool: &PgPool,
+    gate: &Registry,
+    tenant: Uuid,
+    event: &str,
+    data: &serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    for (kind, concerns) in gate.concerned(event, data) {
+        let request = match &concerns {
+            Concerns::Progress(key, id) => store::by_progress_id(pool, tenant, kind, (key, id)).await?,
+            Concerns::Reference(reference) => store::by_reference(pool, tenant, kind, reference).await?,
+        };
+        if let Some(id) = request {
+            store::note_event(pool, id, event).await?;
+        }
+    }
     Ok(())
 }

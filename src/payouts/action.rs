@@ -14,13 +14,11 @@ use paydesk_api::units::{decimal_to_units, Currency};
 use paydesk_api::ApiError;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
-use sqlx::PgPool;
-use uuid::Uuid;
 
 use crate::access::permissions::Permission;
 use crate::approvals;
 use crate::approvals::Kind;
-use crate::approvals::{Action, Counterparty, ExecError, Fact, Run, Step};
+use crate::approvals::{Action, Concerns, Counterparty, ExecError, Fact, Run, Step};
 
 pub struct PayoutAction;
 
@@ -126,6 +124,12 @@ impl Action for PayoutAction {
             facts.push(Fact::new("Saved beneficiary", id.clone()));
         }
         facts
+    }
+
+    /// A payout's events (`payouts.…`) name it by id, which its run saved.
+    fn concerns(&self, event: &str, data: &serde_json::Value) -> Option<Concerns> {
+        let id = data["id"].as_str().filter(|_| event.starts_with("payouts."))?;
+        Some(Concerns::Progress("payout_id", id.to_owned()))
     }
 
     fn counterparties(&self, p: &PayoutPayload) -> Vec<Counterparty> {
@@ -348,17 +352,6 @@ async fn fresh_quote(run: &mut Run<'_, PayoutProgress>) -> Result<Step<PayoutPay
     };
     run.save("quote expired", "a fresh quote will be taken").await?;
     Ok(Step::Again(Duration::ZERO))
-}
-
-/// An event from the service about a payout: noted on the request that
-/// made it, whose run is woken to read the payout back.
-pub async fn on_event(pool: &PgPool, tenant: Uuid, payout_id: &str, event: &str) -> Result<(), sqlx::Error> {
-    let request =
-        approvals::by_progress_id(pool, tenant, PayoutAction::KIND, ("payout_id", payout_id)).await?;
-    if let Some(id) = request {
-        approvals::note_event(pool, id, event).await?;
-    }
-    Ok(())
 }
 
 /// The payout's last known status on the service, for the payouts list.

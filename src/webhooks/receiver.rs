@@ -96,18 +96,10 @@ pub async fn accept(
     Ok(Accepted::New)
 }
 
-/// Tells the requests an event concerns of it: a payout's or a
-/// withdrawal's outcome. Safe to run again for the same event (a replay).
+/// Tells the gate's requests an event concerns of it (each kind knows
+/// which are its own). Safe to run again for the same event (a replay).
 async fn dispatch(state: &AppState, tenant: Uuid, event: &WebhookEvent) -> Result<(), PortalError> {
-    if let (true, Some(payout_id)) = (event.event.starts_with("payouts."), event.data["id"].as_str()) {
-        crate::payouts::action::on_event(&state.pool, tenant, payout_id, &event.event).await?;
-    }
-    if let (true, Some(reference)) = (
-        event.event.starts_with("transfer."),
-        event.data["reference"].as_str(),
-    ) {
-        crate::withdrawals::action::on_event(&state.pool, tenant, reference, &event.event).await?;
-    }
+    crate::approvals::hear(&state.pool, &state.gate, tenant, &event.event, &event.data).await?;
     Ok(())
 }
 

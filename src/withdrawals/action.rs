@@ -22,7 +22,7 @@ use super::short_address;
 use crate::access::permissions::Permission;
 use crate::approvals;
 use crate::approvals::Kind;
-use crate::approvals::{Action, Counterparty, ExecError, Fact, Run, Step};
+use crate::approvals::{Action, Concerns, Counterparty, ExecError, Fact, Run, Step};
 
 pub struct WithdrawalAction;
 
@@ -146,6 +146,15 @@ impl Action for WithdrawalAction {
         facts
     }
 
+    /// A transfer's events (`transfer.…`) carry the reference it was sent
+    /// under, which is the request's.
+    fn concerns(&self, event: &str, data: &serde_json::Value) -> Option<Concerns> {
+        let reference = data["reference"]
+            .as_str()
+            .filter(|_| event.starts_with("transfer."))?;
+        Some(Concerns::Reference(reference.to_owned()))
+    }
+
     fn counterparties(&self, p: &WithdrawalPayload) -> Vec<Counterparty> {
         vec![Counterparty {
             key: p.counterparty_key(),
@@ -263,16 +272,6 @@ fn decimals_of(currency: &str) -> u32 {
 /// The request that sent the withdrawal with this reference.
 pub async fn request_for(pool: &PgPool, tenant: Uuid, reference: &str) -> Result<Option<Uuid>, sqlx::Error> {
     approvals::by_reference(pool, tenant, WithdrawalAction::KIND, reference).await
-}
-
-/// An event from the service about a transfer: when a withdrawal request
-/// sent it, the event is noted there and its run is woken to read the
-/// withdrawal back at once.
-pub async fn on_event(pool: &PgPool, tenant: Uuid, reference: &str, event: &str) -> Result<(), sqlx::Error> {
-    if let Some(id) = request_for(pool, tenant, reference).await? {
-        approvals::note_event(pool, id, event).await?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
