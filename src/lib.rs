@@ -14,6 +14,7 @@
 
 pub mod access;
 pub mod approvals;
+pub mod area;
 pub mod audit;
 pub mod auth;
 pub mod beneficiaries;

@@ -13,8 +13,10 @@ use actix_web::{middleware, App, HttpServer};
 use secrecy::ExposeSecret;
 use sqlx::PgPool;
 
+use crate::access::permissions::Permission;
 use crate::approvals::Registry;
 use crate::approvals::Runner;
+use crate::area::Area;
 use crate::audit::writer::AuditWriter;
 use crate::auth::session_cache::SessionCache;
 use crate::bootstrap::{self, FirstAdmin};
@@ -23,35 +25,52 @@ use crate::crypto::{CryptoError, MasterKey};
 use crate::db::{self, DbError};
 use crate::state::AppState;
 use crate::tenants::upstream::Upstreams;
-use crate::{auth, routes, tenants as tenant_routes, wallet, web as portal_web};
+use crate::web::menu;
+use crate::{routes, web as portal_web};
 
-/// Every kind of money-moving action, each from its own domain.
+/// The portal's areas, each declared in its own `mod.rs`, in the order
+/// the menu lists their entries.
+pub const AREAS: &[&Area] = &[
+    &crate::wallet::AREA,
+    &crate::statements::AREA,
+    &crate::payouts::AREA,
+    &crate::beneficiaries::AREA,
+    &crate::withdrawals::AREA,
+    &crate::bulk::AREA,
+    &crate::virtual_accounts::AREA,
+    &crate::lightning::AREA,
+    &crate::trading::AREA,
+    &crate::rates::AREA,
+    &crate::cards::AREA,
+    &crate::customers::AREA,
+    &crate::approvals::AREA,
+    &crate::audit::AREA,
+    &crate::access::AREA,
+    &crate::tenants::AREA,
+    &crate::webhooks::AREA,
+    &crate::sandbox_tools::AREA,
+    &crate::auth::AREA,
+    &crate::mail::AREA,
+    &crate::search::AREA,
+    &crate::controls::AREA,
+];
+
+/// Every kind of action the gate runs, as the areas declare them.
 pub fn registry() -> Registry {
-    Registry::default()
-        .with(crate::payouts::action::PayoutAction)
-        .with(crate::trading::action::OrderAction)
-        .with(crate::lightning::action::LightningPaymentAction)
-        .with(crate::trading::action::CancelAction)
-        .with(crate::trading::schedules::ScheduleAction)
-        .with(crate::trading::schedules::ScheduleChangeAction)
-        .with(crate::trading::targets::TargetAction)
-        .with(crate::trading::targets::TargetCancelAction)
-        .with(crate::cards::termination::TerminationAction)
-        .with(crate::cards::money::IssueAction)
-        .with(crate::cards::money::FundingAction)
-        .with(crate::cards::money::StatusAction)
-        .with(crate::controls::members::RoleChangeAction)
-        .with(crate::controls::roles::PermissionsChangeAction)
-        .with(crate::approvals::PolicyChangeAction)
-        .with(crate::approvals::ReportingCurrencyAction)
-        .with(crate::controls::membership::MembershipAction)
-        .with(crate::controls::connections::ConnectionChangeAction)
-        .with(crate::beneficiaries::action::PayeeChangeAction)
-        .with(crate::withdrawals::action::WithdrawalAction)
-        .with(crate::bulk::action::BulkTransferAction)
-        .with(crate::bulk::action::RetryAction)
-        .with(crate::bulk::schedules::BulkScheduleAction)
-        .with(crate::bulk::schedules::BulkScheduleChangeAction)
+    AREAS
+        .iter()
+        .fold(Registry::default(), |gate, area| (area.kinds)(gate))
+}
+
+/// The menu: the areas' entries, and who the gate's inbox lets in
+/// (readers, makers and checkers of its kinds, and auditors).
+fn install_menu(gate: &Registry) {
+    let gate_readers = gate
+        .kinds()
+        .flat_map(|k| [k.read_permission, k.request_permission, k.approve_permission])
+        .chain([Permission::AuditRead])
+        .collect();
+    menu::install(AREAS.iter().flat_map(|a| a.menu), gate_readers);
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -231,6 +250,13 @@ impl Application {
         let pool =
             db::connect_and_migrate(settings.database_url.expose_secret(), 16 + 2 * workers as u32).await?;
         let key = master_key(settings)?;
+        let granted = crate::access::builtin::grant_new(&pool).await?;
+        if granted > 0 {
+            tracing::info!(
+                granted,
+                "gave existing tenants' built-in roles the catalogue's new grants"
+            );
+        }
         let first_admin = bootstrap::ensure_first_admin(&pool).await?;
         let addr = listener.local_addr()?;
         let sandbox = if settings.builtin_sandbox {
@@ -247,6 +273,8 @@ impl Application {
             chrono::TimeDelta::minutes(settings.audit_checkpoint_minutes.max(1).into()),
         );
         let notices = portal_web::notice::framework(key.derive_cookie_key(), settings.secure_cookies);
+        let gate = registry();
+        install_menu(&gate);
         let state = Data::new(AppState {
             pool: pool.clone(),
             key,
@@ -254,7 +282,7 @@ impl Application {
             upstreams: Upstreams::default(),
             corridors: Default::default(),
             secure_cookies: settings.secure_cookies,
-            gate: registry(),
+            gate,
             metrics_token: settings.metrics_token.clone(),
             mailer: crate::mail::Mailer::new(settings.smtp_url.as_ref(), &settings.mail_from)?,
             public_url: settings.public_url(loopback(addr)),
@@ -279,32 +307,7 @@ impl Application {
                 .route("/readyz", web::get().to(routes::health::readyz))
                 .route("/static/{name}", web::get().to(portal_web::assets::serve))
                 .route("/favicon.ico", web::get().to(portal_web::assets::favicon))
-                .configure(auth::routes::configure)
-                .configure(auth::security::configure)
-                .configure(crate::audit::routes::configure)
-                .configure(crate::access::routes::configure)
-                .configure(crate::access::invitation_routes::configure)
-                .configure(crate::mail::routes::configure)
-                .configure(crate::webhooks::routes::configure)
-                .configure(crate::approvals::configure)
-                .configure(crate::beneficiaries::routes::configure)
-                .configure(crate::payouts::routes::configure)
-                .configure(crate::withdrawals::routes::configure)
-                .configure(crate::bulk::schedule_routes::configure)
-                .configure(crate::bulk::routes::configure)
-                .configure(crate::rates::routes::configure)
-                .configure(crate::trading::routes::configure)
-                .configure(crate::trading::scheduled_routes::configure)
-                .configure(crate::trading::target_routes::configure)
-                .configure(crate::lightning::routes::configure)
-                .configure(crate::virtual_accounts::routes::configure)
-                .configure(crate::customers::routes::configure)
-                .configure(crate::cards::routes::configure)
-                .configure(crate::sandbox_tools::routes::configure)
-                .configure(crate::statements::configure)
-                .configure(crate::search::configure)
-                .configure(tenant_routes::routes::configure)
-                .configure(wallet::configure)
+                .configure(|cfg| AREAS.iter().for_each(|area| (area.routes)(cfg)))
                 .default_service(web::to(portal_web::error::not_found))
         })
         .shutdown_timeout(10)

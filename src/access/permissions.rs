@@ -1,11 +1,12 @@
 //! The permission catalogue: one permission per read area and per action,
-//! as an enum so a misspelt permission does not compile. Built-in roles
-//! are sets of these; custom roles pick their own. The database keeps the
-//! names; a permission added later also needs a migration that grants it
-//! to the built-in roles of existing tenants.
+//! as an enum so a misspelt permission does not compile, each with the
+//! built-in roles that hold it. Custom roles pick their own. The database
+//! keeps the names. A permission added later is one line here: start-up
+//! grants it to existing tenants' built-in roles once (`access::builtin`),
+//! and never again, so an admin who takes it away keeps it away.
 
 macro_rules! catalogue {
-    ($($variant:ident => $name:literal, $label:literal, $group:literal;)*) => {
+    ($($variant:ident => $name:literal, $label:literal, $group:literal, [$($role:ident),*];)*) => {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Permission {
             $($variant,)*
@@ -34,51 +35,59 @@ macro_rules! catalogue {
                     $(Permission::$variant => $group,)*
                 }
             }
+
+            /// The built-in roles that hold it besides Owner and Admin,
+            /// which hold every permission.
+            pub fn builtin(self) -> &'static [BuiltIn] {
+                match self {
+                    $(Permission::$variant => &[$(BuiltIn::$role),*],)*
+                }
+            }
         }
     };
 }
 
 catalogue! {
-    BalancesRead => "balances.read", "See balances", "Wallet";
-    TransactionsRead => "transactions.read", "See transactions", "Wallet";
-    TransactionsExport => "transactions.export", "Export transactions as CSV", "Wallet";
-    AddressesRead => "addresses.read", "See deposit addresses and chains", "Wallet";
-    AddressesCreate => "addresses.create", "Generate deposit addresses", "Wallet";
-    CustomersRead => "customers.read", "See customers", "Cards";
-    CustomersManage => "customers.manage", "Create and edit customers", "Cards";
-    VirtualAccountsRead => "virtual_accounts.read", "See virtual accounts and what they received", "Cards";
-    VirtualAccountsManage => "virtual_accounts.manage", "Issue virtual accounts to customers", "Cards";
-    CardsRead => "cards.read", "See cards", "Cards";
-    CardsManage => "cards.manage", "Create, fund, freeze and limit cards", "Cards";
-    CardsSecureView => "cards.secure.view", "Reveal card details", "Cards";
-    CardsMoneyApprove => "cards.money.approve", "Approve issuing, funding and withdrawing from cards, and unfreezing", "Cards";
-    CardsTerminateRequest => "cards.terminate.request", "Request card terminations", "Cards";
-    CardsTerminateApprove => "cards.terminate.approve", "Approve card terminations", "Cards";
-    PayoutsRead => "payouts.read", "See payouts", "Payouts";
-    BeneficiariesRead => "beneficiaries.read", "See saved payees", "Payouts";
-    BeneficiariesManage => "beneficiaries.manage", "Save, change and delete payees", "Payouts";
-    PayoutsRequest => "payouts.request", "Request payouts", "Payouts";
-    PayoutsApprove => "payouts.approve", "Approve payouts", "Payouts";
-    WithdrawalsRead => "withdrawals.read", "See on-chain withdrawals", "Withdrawals";
-    WithdrawalsRequest => "withdrawals.request", "Request on-chain withdrawals", "Withdrawals";
-    WithdrawalsApprove => "withdrawals.approve", "Approve on-chain withdrawals", "Withdrawals";
-    RatesRead => "rates.read", "See exchange rates and convert amounts", "Trading";
-    TradingRead => "trading.read", "See quotes, orders and trades", "Trading";
-    TradingRequest => "trading.request", "Request quotes and orders", "Trading";
-    TradingApprove => "trading.approve", "Approve orders", "Trading";
-    LightningRead => "lightning.read", "See Lightning invoices and payments", "Lightning";
-    LightningRequest => "lightning.request", "Create invoices and request Lightning payments", "Lightning";
-    LightningApprove => "lightning.approve", "Approve Lightning payments", "Lightning";
-    BulkRead => "bulk.read", "See bulk transfers", "Bulk transfers";
-    BulkRequest => "bulk.request", "Request bulk transfers and retries", "Bulk transfers";
-    BulkApprove => "bulk.approve", "Approve bulk transfers and retries", "Bulk transfers";
-    AuditRead => "audit.read", "Read the audit log", "Administration";
-    AuditExport => "audit.export", "Export the audit log", "Administration";
-    WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration";
-    MembersManage => "members.manage", "Add, change and remove members", "Administration";
-    RolesManage => "roles.manage", "Create roles and assign permissions", "Administration";
-    ConnectionsManage => "connections.manage", "Manage API connections", "Administration";
-    PoliciesManage => "policies.manage", "Manage approval policies", "Administration";
+    BalancesRead => "balances.read", "See balances", "Wallet", [Operator, Approver, Viewer, Auditor];
+    TransactionsRead => "transactions.read", "See transactions", "Wallet", [Operator, Approver, Viewer, Auditor];
+    TransactionsExport => "transactions.export", "Export transactions as CSV", "Wallet", [Operator, Auditor];
+    AddressesRead => "addresses.read", "See deposit addresses and chains", "Wallet", [Operator, Approver, Viewer, Auditor];
+    AddressesCreate => "addresses.create", "Generate deposit addresses", "Wallet", [Operator];
+    CustomersRead => "customers.read", "See customers", "Cards", [Operator, Approver, Viewer, Auditor];
+    CustomersManage => "customers.manage", "Create and edit customers", "Cards", [Operator];
+    VirtualAccountsRead => "virtual_accounts.read", "See virtual accounts and what they received", "Cards", [Operator, Approver, Viewer, Auditor];
+    VirtualAccountsManage => "virtual_accounts.manage", "Issue virtual accounts to customers", "Cards", [Operator];
+    CardsRead => "cards.read", "See cards", "Cards", [Operator, Approver, Viewer, Auditor];
+    CardsManage => "cards.manage", "Create, fund, freeze and limit cards", "Cards", [Operator];
+    CardsSecureView => "cards.secure.view", "Reveal card details", "Cards", [];
+    CardsMoneyApprove => "cards.money.approve", "Approve issuing, funding and withdrawing from cards, and unfreezing", "Cards", [Approver];
+    CardsTerminateRequest => "cards.terminate.request", "Request card terminations", "Cards", [Operator];
+    CardsTerminateApprove => "cards.terminate.approve", "Approve card terminations", "Cards", [Approver];
+    PayoutsRead => "payouts.read", "See payouts", "Payouts", [Operator, Approver, Viewer, Auditor];
+    BeneficiariesRead => "beneficiaries.read", "See saved payees", "Payouts", [Operator, Approver, Viewer, Auditor];
+    BeneficiariesManage => "beneficiaries.manage", "Save, change and delete payees", "Payouts", [];
+    PayoutsRequest => "payouts.request", "Request payouts", "Payouts", [Operator];
+    PayoutsApprove => "payouts.approve", "Approve payouts", "Payouts", [Approver];
+    WithdrawalsRead => "withdrawals.read", "See on-chain withdrawals", "Withdrawals", [Operator, Approver, Viewer, Auditor];
+    WithdrawalsRequest => "withdrawals.request", "Request on-chain withdrawals", "Withdrawals", [Operator];
+    WithdrawalsApprove => "withdrawals.approve", "Approve on-chain withdrawals", "Withdrawals", [Approver];
+    RatesRead => "rates.read", "See exchange rates and convert amounts", "Trading", [Operator, Approver, Viewer, Auditor];
+    TradingRead => "trading.read", "See quotes, orders and trades", "Trading", [Operator, Approver, Viewer, Auditor];
+    TradingRequest => "trading.request", "Request quotes and orders", "Trading", [Operator];
+    TradingApprove => "trading.approve", "Approve orders", "Trading", [Approver];
+    LightningRead => "lightning.read", "See Lightning invoices and payments", "Lightning", [Operator, Approver, Viewer, Auditor];
+    LightningRequest => "lightning.request", "Create invoices and request Lightning payments", "Lightning", [Operator];
+    LightningApprove => "lightning.approve", "Approve Lightning payments", "Lightning", [Approver];
+    BulkRead => "bulk.read", "See bulk transfers", "Bulk transfers", [Operator, Approver, Viewer, Auditor];
+    BulkRequest => "bulk.request", "Request bulk transfers and retries", "Bulk transfers", [Operator];
+    BulkApprove => "bulk.approve", "Approve bulk transfers and retries", "Bulk transfers", [Approver];
+    AuditRead => "audit.read", "Read the audit log", "Administration", [Auditor];
+    AuditExport => "audit.export", "Export the audit log", "Administration", [Auditor];
+    WebhooksRead => "webhooks.read", "See the events the payments service sent", "Administration", [];
+    MembersManage => "members.manage", "Add, change and remove members", "Administration", [];
+    RolesManage => "roles.manage", "Create roles and assign permissions", "Administration", [];
+    ConnectionsManage => "connections.manage", "Manage API connections", "Administration", [];
+    PoliciesManage => "policies.manage", "Manage approval policies", "Administration", [];
 }
 
 impl Permission {
@@ -114,26 +123,29 @@ impl std::fmt::Display for Permission {
     }
 }
 
-const READS: &[Permission] = &[
-    Permission::BalancesRead,
-    Permission::TransactionsRead,
-    Permission::AddressesRead,
-    Permission::CustomersRead,
-    Permission::CardsRead,
-    Permission::PayoutsRead,
-    Permission::BeneficiariesRead,
-    Permission::WithdrawalsRead,
-    Permission::RatesRead,
-    Permission::TradingRead,
-    Permission::LightningRead,
-    Permission::VirtualAccountsRead,
-    Permission::BulkRead,
-];
+/// The built-in roles other than Owner and Admin. Makers and checkers are
+/// kept apart: Operators request, Approvers approve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltIn {
+    Operator,
+    Approver,
+    Viewer,
+    Auditor,
+}
 
-/// The built-in roles and their permissions. Makers and checkers are kept
-/// apart: Operators request, Approvers approve.
+impl BuiltIn {
+    pub fn name(self) -> &'static str {
+        match self {
+            BuiltIn::Operator => "Operator",
+            BuiltIn::Approver => "Approver",
+            BuiltIn::Viewer => "Viewer",
+            BuiltIn::Auditor => "Auditor",
+        }
+    }
+}
+
 /// The narrowest built-in role that holds `permission`, to name in advice
-/// ("such as Approver"); Admin for the administrative ones.
+/// ("such as Approver"); Owner for the administrative ones.
 pub fn example_role(permission: Permission) -> &'static str {
     builtin_roles()
         .into_iter()
@@ -142,49 +154,20 @@ pub fn example_role(permission: Permission) -> &'static str {
         .map_or(OWNER, |(name, _)| name)
 }
 
+/// The built-in roles and their permissions, as the catalogue grants them.
 pub fn builtin_roles() -> Vec<(&'static str, Vec<Permission>)> {
     let all: Vec<Permission> = Permission::ALL.to_vec();
-    let with = |extra: &[Permission]| READS.iter().chain(extra).copied().collect::<Vec<_>>();
+    let of = |role: BuiltIn| {
+        let perms = Permission::ALL.iter().filter(|p| p.builtin().contains(&role));
+        (role.name(), perms.copied().collect())
+    };
     vec![
-        ("Owner", all.clone()),
+        (OWNER, all.clone()),
         ("Admin", all),
-        (
-            "Operator",
-            with(&[
-                Permission::TransactionsExport,
-                Permission::AddressesCreate,
-                Permission::CustomersManage,
-                Permission::VirtualAccountsManage,
-                Permission::CardsManage,
-                Permission::CardsTerminateRequest,
-                Permission::PayoutsRequest,
-                Permission::WithdrawalsRequest,
-                Permission::TradingRequest,
-                Permission::LightningRequest,
-                Permission::BulkRequest,
-            ]),
-        ),
-        (
-            "Approver",
-            with(&[
-                Permission::CardsTerminateApprove,
-                Permission::CardsMoneyApprove,
-                Permission::PayoutsApprove,
-                Permission::WithdrawalsApprove,
-                Permission::TradingApprove,
-                Permission::LightningApprove,
-                Permission::BulkApprove,
-            ]),
-        ),
-        ("Viewer", with(&[])),
-        (
-            "Auditor",
-            with(&[
-                Permission::TransactionsExport,
-                Permission::AuditRead,
-                Permission::AuditExport,
-            ]),
-        ),
+        of(BuiltIn::Operator),
+        of(BuiltIn::Approver),
+        of(BuiltIn::Viewer),
+        of(BuiltIn::Auditor),
     ]
 }
 

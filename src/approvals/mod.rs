@@ -63,8 +63,38 @@ pub use quorum::{Candidate, Colleagues};
 pub use runner::{start, Rest, Runner};
 pub use running::hear;
 pub use store::{
-    by_progress_id, by_reference, count_by_status, filed_as, find, list_filtered, note_event, pending_of,
-    queue_depth, reporting_currency, search, ActionRequest, Found, ListFilter, REPORTING_CURRENCIES,
+    by_reference, count_by_status, filed_as, find, list_filtered, pending_of, queue_depth,
+    reporting_currency, search, ActionRequest, Found, ListFilter, REPORTING_CURRENCIES,
+};
+
+use crate::access::permissions::Permission;
+use crate::area::Area;
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
+
+/// The gate's pages, and its own kinds: new policies and the reporting currency.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[
+        MenuEntry::new(
+            MenuGroup::Controls,
+            "/approvals",
+            "Approvals",
+            ShownTo::GateReaders,
+        ),
+        MenuEntry::new(
+            MenuGroup::Controls,
+            "/policies",
+            "Policies",
+            ShownTo::Holding(&[Permission::PoliciesManage, Permission::AuditRead]),
+        ),
+        MenuEntry::new(
+            MenuGroup::Controls,
+            "/notifications",
+            "Notifications",
+            ShownTo::Everyone,
+        ),
+    ],
+    kinds: |gate| gate.with(PolicyChangeAction).with(ReportingCurrencyAction),
 };
 
 #[cfg(test)]

@@ -13,3 +13,17 @@ pub mod connections;
 pub mod members;
 pub mod membership;
 pub mod roles;
+
+use crate::area::Area;
+
+/// Four-eyes changes to the tenant's controls: kinds of the gate, filed from the access and tenants pages.
+pub const AREA: Area = Area {
+    routes: crate::area::no_routes,
+    menu: &[],
+    kinds: |gate| {
+        gate.with(members::RoleChangeAction)
+            .with(roles::PermissionsChangeAction)
+            .with(membership::MembershipAction)
+            .with(connections::ConnectionChangeAction)
+    },
+};

@@ -12,6 +12,8 @@ use secrecy::{ExposeSecret, SecretString};
 use sqlx::PgPool;
 use uuid::Uuid;
 
+use crate::area::Area;
+
 /// One message, plain text.
 pub struct Mail {
     pub to: String,
@@ -111,3 +113,6 @@ pub async fn outbox(pool: &PgPool, limit: i64) -> Result<Vec<OutboxMail>, sqlx::
     .fetch_all(pool)
     .await
 }
+
+/// Mail sent and, in development, the outbox page.
+pub const AREA: Area = Area::routes(routes::configure);

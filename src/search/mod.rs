@@ -12,3 +12,8 @@ mod find;
 mod routes;
 
 pub use routes::configure;
+
+use crate::area::Area;
+
+/// The search box.
+pub const AREA: Area = Area::routes(configure);

@@ -5,3 +5,19 @@
 
 pub mod accounts;
 pub mod routes;
+
+use crate::access::permissions::Permission;
+use crate::area::Area;
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
+
+/// Virtual accounts issued to customers and what they received.
+pub const AREA: Area = Area {
+    routes: routes::configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/virtual-accounts",
+        "Virtual accounts",
+        ShownTo::Holding(&[Permission::VirtualAccountsRead]),
+    )],
+    kinds: crate::area::no_kinds,
+};

@@ -9,6 +9,7 @@ pub mod csv;
 pub mod error;
 pub mod form;
 pub mod listing;
+pub mod menu;
 pub mod middleware;
 pub mod notice;
 pub mod page;

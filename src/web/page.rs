@@ -8,23 +8,11 @@ use actix_web_flash_messages::FlashMessage;
 use askama::Template;
 use sqlx::PgPool;
 
-use crate::access::permissions::Permission;
 use crate::access::store as access;
 use crate::access::Member;
 use crate::auth::session::SignedIn;
 use crate::web::error::PortalError;
-
-pub struct NavItem {
-    pub href: &'static str,
-    pub label: &'static str,
-    pub active: bool,
-}
-
-/// A heading of the menu and the entries under it the member may use.
-pub struct NavGroup {
-    pub label: &'static str,
-    pub items: Vec<NavItem>,
-}
+use crate::web::menu::{self, NavGroup, NavItem};
 
 pub struct TenantChoice {
     pub id: String,
@@ -46,134 +34,6 @@ pub struct Shell {
     pub notices: Vec<String>,
 }
 
-/// A menu entry: path, label, and the permissions of which one is needed.
-type Entry = (&'static str, &'static str, &'static [Permission]);
-
-/// The menu's groups, in order; an entry shows when the member holds one
-/// of its permissions (none listed: everyone).
-const MENU: &[(&str, &[Entry])] = &[
-    ("", &[("/", "Dashboard", &[])]),
-    (
-        "Money",
-        &[
-            ("/balances", "Balances", &[Permission::BalancesRead]),
-            ("/transactions", "Transactions", &[Permission::TransactionsRead]),
-            ("/statements", "Statements", &[Permission::TransactionsRead]),
-            ("/payouts", "Payouts", &[Permission::PayoutsRead]),
-            ("/beneficiaries", "Payees", &[Permission::BeneficiariesRead]),
-            (
-                "/withdrawals",
-                "Withdrawals",
-                &[
-                    Permission::WithdrawalsRead,
-                    Permission::WithdrawalsRequest,
-                    Permission::WithdrawalsApprove,
-                ],
-            ),
-            (
-                "/bulk-transfers",
-                "Bulk transfers",
-                &[
-                    Permission::BulkRead,
-                    Permission::BulkRequest,
-                    Permission::BulkApprove,
-                ],
-            ),
-            ("/addresses", "Addresses", &[Permission::AddressesRead]),
-            ("/chains", "Chains", &[Permission::AddressesRead]),
-            (
-                "/virtual-accounts",
-                "Virtual accounts",
-                &[Permission::VirtualAccountsRead],
-            ),
-            ("/lightning", "Lightning", &[Permission::LightningRead]),
-            ("/trading", "Trading", &[Permission::TradingRead]),
-            ("/rates", "Rates", &[Permission::RatesRead]),
-        ],
-    ),
-    (
-        "Cards",
-        &[
-            ("/cards", "Cards", &[Permission::CardsRead]),
-            ("/customers", "Customers", &[Permission::CustomersRead]),
-        ],
-    ),
-    (
-        "Controls",
-        &[
-            (
-                APPROVALS,
-                "Approvals",
-                // Whoever may read, file or approve some kind of the gate
-                // (a test holds this to the kinds registered).
-                &[
-                    Permission::PayoutsRead,
-                    Permission::PayoutsRequest,
-                    Permission::PayoutsApprove,
-                    Permission::BeneficiariesRead,
-                    Permission::BeneficiariesManage,
-                    Permission::TradingRead,
-                    Permission::LightningRead,
-                    Permission::BulkRead,
-                    Permission::MembersManage,
-                    Permission::RolesManage,
-                    Permission::ConnectionsManage,
-                    Permission::PoliciesManage,
-                    Permission::WithdrawalsRead,
-                    Permission::WithdrawalsRequest,
-                    Permission::WithdrawalsApprove,
-                    Permission::CardsRead,
-                    Permission::CardsTerminateRequest,
-                    Permission::CardsTerminateApprove,
-                    Permission::CardsMoneyApprove,
-                    Permission::CardsManage,
-                    Permission::LightningRequest,
-                    Permission::LightningApprove,
-                    Permission::TradingRequest,
-                    Permission::TradingApprove,
-                    Permission::BulkRequest,
-                    Permission::BulkApprove,
-                    Permission::AuditRead,
-                ],
-            ),
-            (
-                "/policies",
-                "Policies",
-                &[Permission::PoliciesManage, Permission::AuditRead],
-            ),
-            ("/notifications", "Notifications", &[]),
-            ("/audit", "Audit log", &[Permission::AuditRead]),
-        ],
-    ),
-    (
-        "Admin",
-        &[
-            ("/members", "Members", &[Permission::MembersManage]),
-            ("/roles", "Roles", &[Permission::RolesManage]),
-        ],
-    ),
-    (
-        "Developers",
-        &[
-            ("/connections", "Connections", &[Permission::ConnectionsManage]),
-            (
-                "/events",
-                "Events",
-                &[Permission::WebhooksRead, Permission::AuditRead],
-            ),
-        ],
-    ),
-];
-
-/// The entry that carries the live count of requests waiting for me.
-const APPROVALS: &str = "/approvals";
-
-/// Shown to platform admins only.
-const PLATFORM_MENU: (&str, &str) = ("/platform", "Platform");
-
-/// Shown on sandbox connections to those who may move the sandbox's clock.
-const SANDBOX_MENU: (&str, &str) = ("/sandbox-tools", "Sandbox tools");
-
 impl Shell {
     pub fn new(member: &Member, current: &str) -> Shell {
         let tenants = member
@@ -192,7 +52,7 @@ impl Shell {
             role_name: member.role_name.clone(),
             environment: member.environment.clone().unwrap_or_default(),
             csrf_token: member.user.csrf_token.clone(),
-            nav: menu(member, current),
+            nav: menu::for_member(member, current),
             tenants,
             notices: member.user.notices.clone(),
         }
@@ -218,8 +78,8 @@ impl Shell {
             nav: vec![NavGroup {
                 label: "Admin",
                 items: vec![NavItem {
-                    href: PLATFORM_MENU.0,
-                    label: PLATFORM_MENU.1,
+                    href: menu::PLATFORM.0,
+                    label: menu::PLATFORM.1,
                     active: true,
                 }],
             }],
@@ -231,40 +91,6 @@ impl Shell {
     /// The `hx-headers` attribute value that sends the CSRF token.
     pub fn hx_headers(&self) -> String {
         serde_json::json!({ "X-CSRF-Token": self.csrf_token }).to_string()
-    }
-}
-
-/// The member's menu: each group with the entries they may use, the
-/// sandbox's tools under Developers and the platform under Admin.
-fn menu(member: &Member, current: &str) -> Vec<NavGroup> {
-    MENU.iter()
-        .map(|(group, entries)| {
-            let extra = match *group {
-                "Developers" => crate::sandbox_tools::routes::offered(member).then_some(SANDBOX_MENU),
-                "Admin" => member.user.is_platform_admin.then_some(PLATFORM_MENU),
-                _ => None,
-            };
-            let items = entries
-                .iter()
-                .filter(|(_, _, perms)| perms.is_empty() || perms.iter().any(|p| member.can(*p)))
-                .map(|(href, label, _)| (*href, *label))
-                .chain(extra)
-                .map(|(href, label)| NavItem {
-                    href,
-                    label,
-                    active: href == current,
-                })
-                .collect();
-            NavGroup { label: group, items }
-        })
-        .filter(|g| !g.items.is_empty())
-        .collect()
-}
-
-impl NavItem {
-    /// Whether the entry carries the live count of requests waiting.
-    pub fn counts_waiting(&self) -> bool {
-        self.href == APPROVALS
     }
 }
 
@@ -345,35 +171,4 @@ pub fn redirect(to: &str) -> HttpResponse {
     HttpResponse::SeeOther()
         .insert_header((header::LOCATION, to))
         .finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::BTreeSet;
-
-    use super::*;
-
-    /// The menu shows Approvals to exactly those the inbox lets in: whoever
-    /// may read, file or approve some kind the gate knows.
-    #[test]
-    fn the_approvals_entry_follows_the_kinds_the_gate_knows() {
-        let shown: BTreeSet<Permission> = MENU
-            .iter()
-            .flat_map(|(_, entries)| entries.iter())
-            .find(|(href, _, _)| *href == APPROVALS)
-            .map(|(_, _, perms)| perms.iter().copied().collect())
-            .unwrap();
-        let opens: BTreeSet<Permission> = crate::startup::registry()
-            .kinds()
-            .flat_map(|k| {
-                [
-                    k.read_permission,
-                    k.request_permission,
-                    k.approve_permission,
-                    Permission::AuditRead,
-                ]
-            })
-            .collect();
-        assert_eq!(shown, opens);
-    }
 }

@@ -334,3 +334,49 @@ async fn refused_member_forms_keep_the_input_and_successes_redirect_with_a_notic
         .unwrap()
         .contains("ann@example.com is already a member"));
 }
+
+/// A permission the catalogue gives a built-in role reaches existing
+/// tenants' roles at the next start, and only once: an admin who takes it
+/// away afterwards keeps it away.
+#[tokio::test]
+async fn built_in_grants_reach_existing_tenants_once() {
+    let app = spawn_app().await;
+    let holders = || async {
+        let names: Vec<String> = sqlx::query_scalar(
+            "SELECT r.name FROM role_permissions rp JOIN roles r ON r.id = rp.role_id \
+             WHERE r.is_builtin AND rp.permission = 'bulk.request' ORDER BY r.name",
+        )
+        .fetch_all(&app.pool)
+        .await
+        .unwrap();
+        names
+    };
+    assert_eq!(holders().await, ["Admin", "Operator", "Owner"]);
+    // As if `bulk.request` were new in the catalogue: no start gave it yet,
+    // and the tenant's built-in roles lack it.
+    sqlx::query("DELETE FROM builtin_grants WHERE permission = 'bulk.request'")
+        .execute(&app.pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "DELETE FROM role_permissions rp USING roles r \
+         WHERE rp.role_id = r.id AND r.is_builtin AND rp.permission = 'bulk.request'",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    assert!(holders().await.is_empty());
+
+    app.replica().await;
+    assert_eq!(holders().await, ["Admin", "Operator", "Owner"], "the next start gives it");
+
+    sqlx::query(
+        "DELETE FROM role_permissions rp USING roles r \
+         WHERE rp.role_id = r.id AND r.name = 'Operator' AND rp.permission = 'bulk.request'",
+    )
+    .execute(&app.pool)
+    .await
+    .unwrap();
+    app.replica().await;
+    assert_eq!(holders().await, ["Admin", "Owner"], "a grant taken away stays away");
+}
