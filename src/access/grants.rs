@@ -86,7 +86,8 @@ pub async fn set_platform_confirms(
     tenant: Uuid,
     on: bool,
 ) -> Result<String, Failure> {
-    if !store::set_platform_confirms_grants(&state.pool, tenant, on).await? {
+    let mut tx = state.pool.begin().await?;
+    if !store::set_platform_confirms_grants(&mut *tx, tenant, on).await? {
         return Err(PortalError::NotFound("no such tenant".to_owned()).into());
     }
     let record = NewRecord::new(
@@ -97,7 +98,8 @@ pub async fn set_platform_confirms(
         outcome::SUCCESS,
     )
     .with_details(serde_json::json!({"on": on}));
-    audit::store::append(&state.pool, &[record]).await?;
+    audit::store::append_in(&mut tx, &[record]).await?;
+    tx.commit().await?;
     Ok(match on {
         true => "Platform admins may now confirm this tenant's grants.".to_owned(),
         false => "Only this tenant's own admins confirm its grants now.".to_owned(),

@@ -137,10 +137,12 @@ pub async fn unlock(state: &AppState, member: &Member, target: &MemberRow) -> Re
     if !target.locked {
         return Err(Refusal::form(format!("{} is not locked out.", target.email)).into());
     }
-    throttle::record_success(&state.pool, target.user_id).await?;
+    let mut tx = state.pool.begin().await?;
+    throttle::record_success(&mut *tx, target.user_id).await?;
     let record = record(member, Event::MembersUnlocked, format!("user:{}", target.user_id))
         .with_details(serde_json::json!({"email": target.email}));
-    audit::store::append(&state.pool, &[record]).await?;
+    audit::store::append_in(&mut tx, &[record]).await?;
+    tx.commit().await?;
     Ok(format!("{} can sign in again.", target.email))
 }
 

@@ -35,14 +35,16 @@ fn record(member: &Member, event: Event, role_id: Uuid, name: &str) -> NewRecord
 #[tracing::instrument(skip_all, fields(tenant = %member.tenant_id))]
 pub async fn create(state: &AppState, member: &Member, name: &str) -> Result<String, Failure> {
     let name = form::bounded(name, "name", "the role a name", 60)?;
-    let Some(id) = store::create_role(&state.pool, member.tenant_id, &name).await? else {
+    let mut tx = state.pool.begin().await?;
+    let Some(id) = store::create_role(&mut *tx, member.tenant_id, &name).await? else {
         return Err(Refusal::field(
             "name",
             format!("A role named '{name}' already exists; choose another name."),
         )
         .into());
     };
-    audit::store::append(&state.pool, &[record(member, Event::RolesCreated, id, &name)]).await?;
+    audit::store::append_in(&mut tx, &[record(member, Event::RolesCreated, id, &name)]).await?;
+    tx.commit().await?;
     Ok(format!(
         "Role '{name}' created with no permissions; tick its boxes below and save."
     ))
@@ -73,18 +75,20 @@ pub fn deletable(role: &RoleRow) -> Result<(), Refusal> {
 pub async fn delete(state: &AppState, member: &Member, role: &RoleRow) -> Result<String, Failure> {
     deletable(role)?;
     // Someone may have been given the role since the page loaded.
-    if !store::delete_role(&state.pool, member.tenant_id, role.id).await? {
+    let mut tx = state.pool.begin().await?;
+    if !store::delete_role(&mut *tx, member.tenant_id, role.id).await? {
         return Err(Refusal::form(format!(
             "'{}' was not deleted: someone holds it now. Move them to another role first.",
             role.name
         ))
         .into());
     }
-    audit::store::append(
-        &state.pool,
+    audit::store::append_in(
+        &mut tx,
         &[record(member, Event::RolesDeleted, role.id, &role.name)],
     )
     .await?;
+    tx.commit().await?;
     Ok(format!("Role '{}' deleted.", role.name))
 }
 

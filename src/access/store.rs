@@ -1,7 +1,7 @@
 //! Roles' and memberships' SQL.
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::{PgExecutor, PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use super::permissions;
@@ -211,7 +211,11 @@ pub async fn role(pool: &PgPool, tenant_id: Uuid, role_id: Uuid) -> Result<Optio
         .find(|r| r.id == role_id))
 }
 
-pub async fn create_role(pool: &PgPool, tenant_id: Uuid, name: &str) -> Result<Option<Uuid>, sqlx::Error> {
+pub async fn create_role(
+    db: impl PgExecutor<'_>,
+    tenant_id: Uuid,
+    name: &str,
+) -> Result<Option<Uuid>, sqlx::Error> {
     let id = Uuid::new_v4();
     let inserted = sqlx::query!(
         "INSERT INTO roles (id, tenant_id, name) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, name) DO NOTHING",
@@ -219,21 +223,25 @@ pub async fn create_role(pool: &PgPool, tenant_id: Uuid, name: &str) -> Result<O
         tenant_id,
         name,
     )
-    .execute(pool)
+    .execute(db)
     .await?
     .rows_affected();
     Ok((inserted == 1).then_some(id))
 }
 
 /// Deletes a custom role nobody holds; false when it can't be deleted.
-pub async fn delete_role(pool: &PgPool, tenant_id: Uuid, role_id: Uuid) -> Result<bool, sqlx::Error> {
+pub async fn delete_role(
+    db: impl PgExecutor<'_>,
+    tenant_id: Uuid,
+    role_id: Uuid,
+) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query!(
         "DELETE FROM roles r WHERE r.id = $1 AND r.tenant_id = $2 AND NOT r.is_builtin \
          AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.role_id = r.id)",
         role_id,
         tenant_id,
     )
-    .execute(pool)
+    .execute(db)
     .await?
     .rows_affected()
         == 1)
@@ -460,7 +468,7 @@ pub async fn platform_confirms_grants(pool: &PgPool, tenant_id: Uuid) -> Result<
 }
 
 pub async fn set_platform_confirms_grants(
-    pool: &PgPool,
+    db: impl PgExecutor<'_>,
     tenant_id: Uuid,
     on: bool,
 ) -> Result<bool, sqlx::Error> {
@@ -469,7 +477,7 @@ pub async fn set_platform_confirms_grants(
         tenant_id,
         on
     )
-    .execute(pool)
+    .execute(db)
     .await?
     .rows_affected()
         == 1)

@@ -230,8 +230,9 @@ pub async fn second_factor(
 
 #[tracing::instrument(skip_all, fields(user = %user.user_id, everywhere))]
 pub async fn sign_out(pool: &PgPool, user: &SignedIn, everywhere: bool) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
     let record = if everywhere {
-        let ended = session::end_all(pool, user.user_id).await?;
+        let ended = session::end_all(&mut *tx, user.user_id).await?;
         NewRecord::new(
             &user.actor(),
             user.active_tenant_id,
@@ -241,7 +242,7 @@ pub async fn sign_out(pool: &PgPool, user: &SignedIn, everywhere: bool) -> Resul
         )
         .with_details(serde_json::json!({ "sessions_ended": ended }))
     } else {
-        session::end(pool, &user.token_hash).await?;
+        session::end(&mut *tx, &user.token_hash).await?;
         NewRecord::new(
             &user.actor(),
             user.active_tenant_id,
@@ -250,7 +251,8 @@ pub async fn sign_out(pool: &PgPool, user: &SignedIn, everywhere: bool) -> Resul
             outcome::SUCCESS,
         )
     };
-    audit::store::append(pool, &[record]).await
+    audit::store::append_in(&mut tx, &[record]).await?;
+    tx.commit().await
 }
 
 /// The password form; secrets never leave their wrappers but to be checked.
@@ -277,9 +279,10 @@ pub async fn change_password(pool: &PgPool, user: &SignedIn, change: PasswordCha
         .into());
     }
     let hash = password::hash(change.new_password).await;
-    store::set_password(pool, user.user_id, &hash).await?;
+    let mut tx = pool.begin().await?;
+    store::set_password(&mut *tx, user.user_id, &hash).await?;
     // Other sessions may belong to whoever knew the old password.
-    session::end_others(pool, user.user_id, &user.token_hash).await?;
+    session::end_others(&mut *tx, user.user_id, &user.token_hash).await?;
     let record = NewRecord::new(
         &user.actor(),
         user.active_tenant_id,
@@ -287,6 +290,7 @@ pub async fn change_password(pool: &PgPool, user: &SignedIn, change: PasswordCha
         format!("user:{}", user.user_id),
         outcome::SUCCESS,
     );
-    audit::store::append(pool, &[record]).await?;
+    audit::store::append_in(&mut tx, &[record]).await?;
+    tx.commit().await?;
     Ok(())
 }

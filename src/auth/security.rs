@@ -142,7 +142,8 @@ async fn end_session(
     user: SignedIn,
     id: Path<String>,
 ) -> Result<HttpResponse, PortalError> {
-    if !session::end_own(&state.pool, user.user_id, &id).await? {
+    let mut tx = state.pool.begin().await?;
+    if !session::end_own(&mut *tx, user.user_id, &id).await? {
         return Err(PortalError::NotFound(
             "no such session of yours; it may have ended already".to_owned(),
         ));
@@ -154,7 +155,8 @@ async fn end_session(
         format!("user:{}", user.user_id),
         outcome::SUCCESS,
     );
-    audit::store::append(&state.pool, &[record]).await?;
+    audit::store::append_in(&mut tx, &[record]).await?;
+    tx.commit().await?;
     Ok(done(
         "/account/security",
         "That session has ended; its browser must sign in again.",

@@ -15,7 +15,7 @@ use chrono::Duration;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::types::Json;
-use sqlx::PgPool;
+use sqlx::{PgExecutor, PgPool};
 use uuid::Uuid;
 
 use super::session_cache::{Loaded, SessionCache};
@@ -213,40 +213,44 @@ pub async fn load(
     Ok(Some(for_request(loaded)))
 }
 
-pub async fn end(pool: &PgPool, token_hash: &[u8]) -> Result<(), sqlx::Error> {
+pub async fn end(db: impl PgExecutor<'_>, token_hash: &[u8]) -> Result<(), sqlx::Error> {
     sqlx::query!("DELETE FROM sessions WHERE token_hash = $1", token_hash)
-        .execute(pool)
+        .execute(db)
         .await?;
     Ok(())
 }
 
 /// Ends every session of a user; returns how many ended.
-pub async fn end_all(pool: &PgPool, user_id: Uuid) -> Result<u64, sqlx::Error> {
+pub async fn end_all(db: impl PgExecutor<'_>, user_id: Uuid) -> Result<u64, sqlx::Error> {
     Ok(sqlx::query!("DELETE FROM sessions WHERE user_id = $1", user_id)
-        .execute(pool)
+        .execute(db)
         .await?
         .rows_affected())
 }
 
 /// Ends every session of a user but `keep`.
-pub async fn end_others(pool: &PgPool, user_id: Uuid, keep: &[u8]) -> Result<(), sqlx::Error> {
+pub async fn end_others(db: impl PgExecutor<'_>, user_id: Uuid, keep: &[u8]) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2",
         user_id,
         keep
     )
-    .execute(pool)
+    .execute(db)
     .await?;
     Ok(())
 }
 
-pub async fn set_active_tenant(pool: &PgPool, token_hash: &[u8], tenant_id: Uuid) -> Result<(), sqlx::Error> {
+pub async fn set_active_tenant(
+    db: impl PgExecutor<'_>,
+    token_hash: &[u8],
+    tenant_id: Uuid,
+) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE sessions SET active_tenant_id = $2 WHERE token_hash = $1",
         token_hash,
         tenant_id
     )
-    .execute(pool)
+    .execute(db)
     .await?;
     Ok(())
 }
@@ -295,7 +299,7 @@ pub async fn of_user(pool: &PgPool, user: &SignedIn) -> Result<Vec<SessionRow>, 
 }
 
 /// Ends one of the user's own sessions; false when there is no such one.
-pub async fn end_own(pool: &PgPool, user_id: Uuid, id: &str) -> Result<bool, sqlx::Error> {
+pub async fn end_own(db: impl PgExecutor<'_>, user_id: Uuid, id: &str) -> Result<bool, sqlx::Error> {
     let Ok(hash) = hex::decode(id) else {
         return Ok(false);
     };
@@ -304,7 +308,7 @@ pub async fn end_own(pool: &PgPool, user_id: Uuid, id: &str) -> Result<bool, sql
         user_id,
         hash
     )
-    .execute(pool)
+    .execute(db)
     .await?;
     Ok(ended.rows_affected() == 1)
 }

@@ -78,14 +78,14 @@ pub async fn count(pool: &PgPool) -> Result<i64, sqlx::Error> {
         .await
 }
 
-pub async fn set_password(pool: &PgPool, id: Uuid, password_hash: &str) -> Result<(), sqlx::Error> {
+pub async fn set_password(db: impl PgExecutor<'_>, id: Uuid, password_hash: &str) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE users SET password_hash = $2, must_change_password = false, password_expires_at = NULL, \
            updated_at = now() WHERE id = $1",
         id,
         password_hash,
     )
-    .execute(pool)
+    .execute(db)
     .await?;
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! replica sees them.
 
 use chrono::Duration;
-use sqlx::PgPool;
+use sqlx::{PgExecutor, PgPool};
 use uuid::Uuid;
 
 use crate::db::interval;
@@ -50,12 +50,12 @@ pub async fn record_failure(pool: &PgPool, ip: &str, user: Option<Uuid>) -> Resu
     Ok(())
 }
 
-pub async fn record_success(pool: &PgPool, user: Uuid) -> Result<(), sqlx::Error> {
+pub async fn record_success(db: impl PgExecutor<'_>, user: Uuid) -> Result<(), sqlx::Error> {
     sqlx::query!(
         "UPDATE users SET failed_logins = 0, locked_until = NULL WHERE id = $1",
         user
     )
-    .execute(pool)
+    .execute(db)
     .await?;
     Ok(())
 }

@@ -57,27 +57,31 @@ fn record(admin: &SignedIn, event: Event, target: &str) -> NewRecord {
 #[tracing::instrument(skip_all)]
 pub async fn allow(state: &AppState, admin: &SignedIn, raw: &str) -> Result<String, Failure> {
     let base_url = normalize_base_url(raw).map_err(|m| Refusal::field("base_url", m))?;
-    if !store::allow_base_url(&state.pool, &base_url).await? {
+    let mut tx = state.pool.begin().await?;
+    if !store::allow_base_url(&mut *tx, &base_url).await? {
         return Ok(format!("{base_url} was already allowed."));
     }
-    audit::store::append(
-        &state.pool,
+    audit::store::append_in(
+        &mut tx,
         &[record(admin, Event::SettingsBaseUrlAllowed, &base_url)],
     )
     .await?;
+    tx.commit().await?;
     Ok(format!("Connections may now use {base_url}."))
 }
 
 #[tracing::instrument(skip_all)]
 pub async fn disallow(state: &AppState, admin: &SignedIn, base_url: &str) -> Result<String, Failure> {
     let base_url = base_url.trim();
-    if store::disallow_base_url(&state.pool, base_url).await? {
-        audit::store::append(
-            &state.pool,
+    let mut tx = state.pool.begin().await?;
+    if store::disallow_base_url(&mut *tx, base_url).await? {
+        audit::store::append_in(
+            &mut tx,
             &[record(admin, Event::SettingsBaseUrlDisallowed, base_url)],
         )
         .await?;
     }
+    tx.commit().await?;
     Ok(format!(
         "{base_url} is off the allow-list; new connections can no longer use it."
     ))

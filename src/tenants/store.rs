@@ -187,21 +187,21 @@ pub async fn allowed_base_urls(pool: &PgPool) -> Result<Vec<String>, sqlx::Error
         .await
 }
 
-pub async fn allow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sqlx::Error> {
+pub async fn allow_base_url(db: impl PgExecutor<'_>, base_url: &str) -> Result<bool, sqlx::Error> {
     Ok(sqlx::query!(
         "INSERT INTO allowed_base_urls (base_url) VALUES ($1) ON CONFLICT DO NOTHING",
         base_url,
     )
-    .execute(pool)
+    .execute(db)
     .await?
     .rows_affected()
         == 1)
 }
 
-pub async fn disallow_base_url(pool: &PgPool, base_url: &str) -> Result<bool, sqlx::Error> {
+pub async fn disallow_base_url(db: impl PgExecutor<'_>, base_url: &str) -> Result<bool, sqlx::Error> {
     Ok(
         sqlx::query!("DELETE FROM allowed_base_urls WHERE base_url = $1", base_url)
-            .execute(pool)
+            .execute(db)
             .await?
             .rows_affected()
             == 1,

@@ -16,14 +16,15 @@ pub async fn switch(pool: &PgPool, user: &SignedIn, tenant_id: Uuid) -> Result<b
     let Some((_, name)) = mine.iter().find(|(id, _)| *id == tenant_id) else {
         return Ok(false);
     };
-    session::set_active_tenant(pool, &user.token_hash, tenant_id).await?;
+    let mut tx = pool.begin().await?;
+    session::set_active_tenant(&mut *tx, &user.token_hash, tenant_id).await?;
     // The next sign-in lands here too.
     sqlx::query!(
         "UPDATE users SET last_tenant_id = $2 WHERE id = $1",
         user.user_id,
         tenant_id
     )
-    .execute(pool)
+    .execute(&mut *tx)
     .await?;
     let record = NewRecord::new(
         &user.actor(),
@@ -32,6 +33,7 @@ pub async fn switch(pool: &PgPool, user: &SignedIn, tenant_id: Uuid) -> Result<b
         format!("tenant:{name}"),
         outcome::SUCCESS,
     );
-    audit::store::append(pool, &[record]).await?;
+    audit::store::append_in(&mut tx, &[record]).await?;
+    tx.commit().await?;
     Ok(true)
 }
