@@ -1,8 +1,15 @@
 //! Cards: issue (virtual and lite), reads, fund and withdraw, freeze,
 //! terminate, secure details, spend limits, card transactions, and spends
-//! through the control API. The rules live in `model.rs`.
+//! through the control API. The rules live in `model.rs` (status, reads and
+//! limits), `lifecycle.rs` (the status moves), `issue.rs`, `transfers.rs` and `spend.rs`, the records in
+//! `book.rs`.
 
+mod book;
+mod issue;
+mod lifecycle;
 pub mod model;
+mod spend;
+mod transfers;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};

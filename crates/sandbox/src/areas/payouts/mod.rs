@@ -3,6 +3,7 @@
 
 pub mod corridors;
 pub mod model;
+mod quote;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
