@@ -2,7 +2,7 @@
 
 use super::{push_opt, ApiError, Client};
 use crate::models::cards::{
-    BalanceAnswer, BalanceChange, Card, CardData, CardLimits, CardPage, CardQuery, CardStatus,
+    BalanceAnswer, BalanceChange, Card, CardData, CardLimits, CardPage, CardQuery, CardState, CardStatus,
     CardStatusData, CardTransaction, CardTransactionData, CardTransactionPage, NewCard, SecureData,
     SecureDetails, StatusChange, Terminate, Termination,
 };
@@ -46,10 +46,10 @@ impl Client {
             .await
     }
 
-    /// `frozen` or `active`; setting the same status twice changes nothing.
-    pub async fn set_card_status(&self, card_id: &str, status: &str) -> Result<CardStatus, ApiError> {
+    /// `Frozen` or `Active`; setting the same status twice changes nothing.
+    pub async fn set_card_status(&self, card_id: &str, status: &CardState) -> Result<CardStatus, ApiError> {
         let body = StatusChange {
-            status: status.to_owned(),
+            status: status.clone(),
         };
         let data: CardStatusData = self
             .data(Operation::SetCardStatus, &[card_id], &[], Some(&body), true)

@@ -28,6 +28,7 @@ use paydesk_api::models::cards::{
     events, BalanceChange, BalanceDirection, BillingAddress, Card, CardLimits, CardStatus, CardTransaction,
     NewCard, PageInfo, SecureDetails, SimulateSpend, SpendOutcome, Termination,
 };
+use paydesk_api::models::cards::{CardCreatedStatus, CardState, CardTransactionStatus};
 use paydesk_api::models::customers::{KycDetails, KycStatus, NewCustomer};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::units::{BaseUnits, Currency, MicroUnits};
@@ -161,7 +162,7 @@ impl CardBook {
     pub fn live_cards_of(&self, customer_id: Uuid) -> usize {
         self.records
             .iter()
-            .filter(|r| r.card.customer_id == customer_id && r.card.status != "terminated")
+            .filter(|r| r.card.customer_id == customer_id && r.card.status != CardState::Terminated)
             .count()
     }
 }
@@ -523,8 +524,8 @@ pub fn create(
         customer_id,
         created_by: req.created_by.unwrap_or(caller),
         card_type,
-        status: "pending".to_owned(),
-        created_status: "processing".to_owned(),
+        status: CardState::Pending,
+        created_status: CardCreatedStatus::Processing,
         card_brand,
         preferred_name: name.clone(),
         name,
@@ -607,7 +608,7 @@ fn new_tx(
         id: Uuid::new_v4(),
         card_id: card.id,
         kind: kind.to_owned(),
-        status: "pending".to_owned(),
+        status: CardTransactionStatus::Pending,
         amount: MicroUnits(amount),
         currency: card.balance_currency.clone(),
         balance_before: card.balance_amount,
@@ -649,20 +650,24 @@ pub fn provision(company: &mut Company, card_id: Uuid, fx: &mut Effects<'_>) {
         return;
     };
     let record = &mut company.cards.records[index];
-    if record.card.status != "pending" {
+    if record.card.status != CardState::Pending {
         return;
     }
     let card = &mut record.card;
-    card.status = "active".to_owned();
-    card.created_status = "completed".to_owned();
+    card.status = CardState::Active;
+    card.created_status = CardCreatedStatus::Completed;
     card.first_six_digit = record.pan[..6].to_owned();
     card.last_four_digit = record.pan[record.pan.len() - 4..].to_owned();
     card.masked_pan = format!("{}******{}", card.first_six_digit, card.last_four_digit);
     let before = card.balance_amount;
     set_balance(card, record.initial_amount, fx.now);
     let card_after = card.balance_amount;
-    if let Some(t) = record.transactions.iter_mut().find(|t| t.tx.status == "pending") {
-        t.tx.status = "completed".to_owned();
+    if let Some(t) = record
+        .transactions
+        .iter_mut()
+        .find(|t| t.tx.status == CardTransactionStatus::Pending)
+    {
+        t.tx.status = CardTransactionStatus::Completed;
         t.tx.balance_before = before;
         t.tx.balance_after = card_after;
         t.tx.updated_at = fx.now;
@@ -822,14 +827,14 @@ pub fn settle_transfer(company: &mut Company, card_id: Uuid, tx_id: Uuid, fx: &m
     let Some(t) = record
         .transactions
         .iter()
-        .position(|t| t.tx.id == tx_id && t.tx.status == "pending")
+        .position(|t| t.tx.id == tx_id && t.tx.status == CardTransactionStatus::Pending)
     else {
         return;
     };
     let TxRecord { tx, wallet_tx, .. } = record.transactions[t].clone();
     let balance = record.card.balance_amount.value();
     let amount = tx.amount.value();
-    let terminated = record.card.status == "terminated";
+    let terminated = record.card.status == CardState::Terminated;
     let wallet = Currency::parse(FUNDING_WALLET).expect("a valid code");
     let failure = if terminated {
         Some("the card was terminated before the transfer completed")
@@ -882,7 +887,11 @@ pub fn settle_transfer(company: &mut Company, card_id: Uuid, tx_id: Uuid, fx: &m
         set_balance(&mut record.card, after, fx.now);
     }
     let t = &mut record.transactions[t].tx;
-    t.status = if failure.is_some() { "failed" } else { "completed" }.to_owned();
+    t.status = if failure.is_some() {
+        CardTransactionStatus::Failed
+    } else {
+        CardTransactionStatus::Completed
+    };
     t.balance_before = MicroUnits(balance);
     t.balance_after = MicroUnits(after);
     t.failure_reason = failure.map(str::to_owned);
@@ -906,16 +915,20 @@ pub fn set_status(
     now: DateTime<Utc>,
 ) -> Result<CardStatus, ApiError> {
     let target = match status.trim() {
-        "frozen" => "frozen",
-        "active" => "active",
+        "frozen" => CardState::Frozen,
+        "active" => CardState::Active,
         _ => return Err(ApiError::field("status", "must be frozen or active")),
     };
     let index = company.cards.index(card_id)?;
     let card = &mut company.cards.records[index].card;
-    let verb = if target == "frozen" { "frozen" } else { "activated" };
+    let verb = if target == CardState::Frozen {
+        "frozen"
+    } else {
+        "activated"
+    };
     usable(card, verb)?;
     if card.status != target {
-        card.status = target.to_owned();
+        card.status = target;
         card.updated_at = now;
     }
     Ok(CardStatus {
@@ -954,12 +967,12 @@ fn end(company: &mut Company, index: usize, reason: &str, now: DateTime<Utc>) ->
     }
     let card = &mut company.cards.records[index].card;
     set_balance(card, 0, now);
-    card.status = "terminated".to_owned();
+    card.status = CardState::Terminated;
     card.terminated_at = Some(now);
     card.termination_reason = Some(reason.to_owned());
     Termination {
         card_id: card.id,
-        status: "terminated".to_owned(),
+        status: CardState::Terminated,
         remaining_balance: MicroUnits(remaining),
         balance_returned: remaining > 0,
         terminated_at: now,
@@ -983,7 +996,7 @@ pub fn terminate(
     }
     let index = company.cards.index(card_id)?;
     let card = &company.cards.records[index].card;
-    if card.status == "terminated" {
+    if card.status == CardState::Terminated {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             "the card is already terminated",
@@ -1005,7 +1018,7 @@ pub fn terminate(
 /// A lite card reaches its terminate_date.
 pub fn end_lite(company: &mut Company, card_id: Uuid, now: DateTime<Utc>) {
     if let Ok(index) = company.cards.index(card_id) {
-        if company.cards.records[index].card.status != "terminated" {
+        if company.cards.records[index].card.status != CardState::Terminated {
             end(company, index, "terminate_date reached", now);
         }
     }
@@ -1050,7 +1063,7 @@ pub fn set_limits(
     check_limits(limits)?;
     let index = company.cards.index(card_id)?;
     let card = &mut company.cards.records[index].card;
-    if card.status == "terminated" {
+    if card.status == CardState::Terminated {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             "the card is terminated; its limits can't change",
@@ -1067,7 +1080,9 @@ fn spent_since(record: &CardRecord, keep: impl Fn(DateTime<Utc>) -> bool) -> i64
     record
         .transactions
         .iter()
-        .filter(|t| t.tx.kind == "spend" && t.tx.status == "completed" && keep(t.tx.created_at))
+        .filter(|t| {
+            t.tx.kind == "spend" && t.tx.status == CardTransactionStatus::Completed && keep(t.tx.created_at)
+        })
         .map(|t| t.tx.amount.value())
         .sum()
 }
@@ -1145,7 +1160,7 @@ pub fn spend(
     tx.completed_at = Some(fx.now);
     match &reason {
         Some(why) => {
-            tx.status = "failed".to_owned();
+            tx.status = CardTransactionStatus::Failed;
             tx.failure_reason = Some(why.clone());
         }
         None => {
@@ -1154,7 +1169,7 @@ pub fn spend(
             if let Some(left) = record.card.swipes_remaining.as_mut() {
                 *left -= 1;
             }
-            tx.status = "completed".to_owned();
+            tx.status = CardTransactionStatus::Completed;
             tx.balance_after = MicroUnits(after);
         }
     }
