@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use paydesk_api::models::bulk::{Batch, NewBatch};
+use paydesk_api::models::bulk::{Batch, BatchStatus, BulkItemStatus, NewBatch};
 use paydesk_api::units::{format_decimal, BaseUnits};
 use paydesk_api::ApiError;
 use serde::{Deserialize, Serialize};
@@ -66,15 +66,18 @@ pub struct BulkProgress {
 
 /// How a batch stands, for the timeline and notices.
 pub fn outcome(b: &Batch) -> String {
-    let counted = |s: &str| b.items.iter().filter(|i| i.status == s).count();
+    let counted = |s: BulkItemStatus| b.items.iter().filter(|i| i.status == s).count();
     format!(
         "Batch {} is {}: {} payments sent ({} completed, {} failed, {} on the way).",
         b.id,
         b.status,
-        b.items.iter().filter(|i| i.status != "skipped").count(),
-        counted("completed"),
-        counted("failed"),
-        counted("pending") + counted("processing")
+        b.items
+            .iter()
+            .filter(|i| i.status != BulkItemStatus::Skipped)
+            .count(),
+        counted(BulkItemStatus::Completed),
+        counted(BulkItemStatus::Failed),
+        counted(BulkItemStatus::Pending) + counted(BulkItemStatus::Processing)
     )
 }
 
@@ -155,7 +158,7 @@ impl Action for BulkTransferAction {
         };
         let client = run.client()?;
         let batch = client.bulk_transfer(&batch_id.to_string()).await?;
-        if batch.status != "draft" {
+        if batch.status != BatchStatus::Draft {
             return Ok(Step::Done(outcome(&batch)));
         }
         match client.confirm_bulk_transfer(&batch_id.to_string()).await {
@@ -256,7 +259,7 @@ impl Action for RetryAction {
         if sent_again {
             return Ok(Step::Done(outcome(&batch)));
         }
-        if !batch.items.iter().any(|i| i.status == "failed") {
+        if !batch.items.iter().any(|i| i.status == BulkItemStatus::Failed) {
             return Ok(Step::Failed(
                 "No payment of the batch has failed any more; nothing was sent.".to_owned(),
             ));
@@ -279,7 +282,7 @@ pub fn retry_payload(b: &Batch) -> Option<RetryPayload> {
     let items: Vec<FailedItem> = b
         .items
         .iter()
-        .filter(|i| i.status == "failed")
+        .filter(|i| i.status == BulkItemStatus::Failed)
         .map(|i| FailedItem {
             row: i.row,
             reference: i.reference.clone(),

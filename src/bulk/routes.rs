@@ -7,7 +7,7 @@ use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use futures_util::Stream;
-use paydesk_api::models::bulk::{Batch, BulkItem};
+use paydesk_api::models::bulk::{Batch, BulkItem, BulkItemStatus};
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -178,7 +178,7 @@ impl CsvRecord for Batch {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),
-            self.status.clone(),
+            self.status.to_string(),
             self.currency.clone(),
             self.totals.valid_items.to_string(),
             self.totals.invalid_items.to_string(),
@@ -270,7 +270,7 @@ impl Live {
         self.b
             .items
             .iter()
-            .any(|i| matches!(i.status.as_str(), "pending" | "processing"))
+            .any(|i| matches!(i.status, BulkItemStatus::Pending | BulkItemStatus::Processing))
     }
 
     fn amount(&self, i: &BulkItem) -> String {
@@ -286,7 +286,11 @@ impl Live {
     }
 
     fn failed(&self) -> usize {
-        self.b.items.iter().filter(|i| i.status == "failed").count()
+        self.b
+            .items
+            .iter()
+            .filter(|i| i.status == BulkItemStatus::Failed)
+            .count()
     }
 }
 

@@ -5,7 +5,7 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
-use paydesk_api::models::bulk::BulkSchedule;
+use paydesk_api::models::bulk::{BulkSchedule, ScheduleStatus};
 use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
 
@@ -113,7 +113,7 @@ impl CsvRecord for BulkSchedule {
             schedules::per_run(&self),
             self.frequency.clone(),
             self.execution_time.clone(),
-            self.status.clone(),
+            self.status.to_string(),
             self.next_execution_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             self.total_executions.to_string(),
             self.reference.clone(),

@@ -4,7 +4,7 @@
 //! run moves money); pausing, resuming and cancelling are changes to it and
 //! go through the gate too (at once by default: they send nothing new).
 
-use paydesk_api::models::bulk::{BulkSchedule, BulkScheduleUpdate, NewBulkSchedule};
+use paydesk_api::models::bulk::{BulkSchedule, BulkScheduleUpdate, NewBulkSchedule, ScheduleStatus};
 use paydesk_api::units::{units_to_decimal, BaseUnits, Currency};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -313,13 +313,21 @@ impl Action for BulkScheduleChangeAction {
     ) -> Result<Step<ChangePayload>, ExecError> {
         let client = run.client()?;
         let id = p.schedule_id.to_string();
-        let status = |s: &str| BulkScheduleUpdate {
-            status: Some(s.to_owned()),
+        let status = |s: ScheduleStatus| BulkScheduleUpdate {
+            status: Some(s),
             ..BulkScheduleUpdate::default()
         };
         let after = match p.change {
-            Change::Pause => client.update_bulk_schedule(&id, &status("paused")).await?,
-            Change::Resume => client.update_bulk_schedule(&id, &status("active")).await?,
+            Change::Pause => {
+                client
+                    .update_bulk_schedule(&id, &status(ScheduleStatus::Paused))
+                    .await?
+            }
+            Change::Resume => {
+                client
+                    .update_bulk_schedule(&id, &status(ScheduleStatus::Active))
+                    .await?
+            }
             Change::Cancel => client.cancel_bulk_schedule(&id).await?,
         };
         Ok(Step::Done(format!("The recurring batch is {}.", after.status)))

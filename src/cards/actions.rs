@@ -6,7 +6,7 @@
 use actix_web::web::{Data, Form, Path};
 use actix_web::HttpResponse;
 use askama::Template;
-use paydesk_api::models::cards::SecureDetails;
+use paydesk_api::models::cards::{CardState, SecureDetails};
 use paydesk_api::ApiError;
 use serde::Deserialize;
 use serde_json::json;
@@ -100,7 +100,7 @@ pub async fn change_balance(
 
 #[derive(Debug, Deserialize)]
 pub struct StatusForm {
-    status: String,
+    status: CardState,
 }
 
 /// Freezes at once; unfreezing goes through the gate.
@@ -112,8 +112,8 @@ pub async fn set_status(
 ) -> Result<HttpResponse, PortalError> {
     let id = id.to_string();
     let gated = operations::set_status(&state, &member, &id, &form.status).await;
-    let notice = match form.status.as_str() {
-        "frozen" => "Card frozen: new payments are declined until you unfreeze it.",
+    let notice = match form.status {
+        CardState::Frozen => "Card frozen: new payments are declined until you unfreeze it.",
         _ => "Card unfrozen: it can be used again.",
     };
     let step = ("Change the card's status", "status", &Submission(Vec::new()));

@@ -11,7 +11,7 @@
 
 use std::time::Duration;
 
-use paydesk_api::models::cards::{BalanceChange, BalanceDirection, NewCard};
+use paydesk_api::models::cards::{BalanceChange, BalanceDirection, CardState, NewCard};
 use paydesk_api::units::MicroUnits;
 use paydesk_api::ApiError;
 use rust_decimal::Decimal;
@@ -258,8 +258,8 @@ pub struct StatusPayload {
     pub card_id: String,
     pub card_name: String,
     pub last_four: String,
-    /// `frozen` or `active`.
-    pub status: String,
+    /// `Frozen` or `Active`.
+    pub status: CardState,
     /// The card's balance when filed: unfreezing makes it spendable again.
     pub balance: MicroUnits,
 }
@@ -268,7 +268,7 @@ impl StatusPayload {
     /// What the policy weighs: nothing for a freeze (it only protects),
     /// the balance it makes spendable again for an unfreeze.
     pub fn at_stake(&self) -> Decimal {
-        if self.status == "frozen" {
+        if self.status == CardState::Frozen {
             Decimal::ZERO
         } else {
             usd(self.balance)
@@ -298,7 +298,7 @@ impl Action for StatusAction {
     }
 
     fn describe(&self, p: &StatusPayload) -> Vec<Fact> {
-        let what = if p.status == "frozen" {
+        let what = if p.status == CardState::Frozen {
             "Freeze"
         } else {
             "Unfreeze"

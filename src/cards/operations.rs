@@ -3,7 +3,7 @@
 //! approval gate), and, on a sandbox, simulate a purchase. Each checks what
 //! the service would refuse first, so the user hears it in their terms.
 
-use paydesk_api::models::cards::{BalanceDirection, SimulateSpend};
+use paydesk_api::models::cards::{BalanceDirection, CardState, SimulateSpend};
 use paydesk_api::units::MicroUnits;
 use paydesk_api::{ApiError, Client};
 use rust_decimal::Decimal;
@@ -188,11 +188,16 @@ pub async fn change_balance(
 /// Freezes at once; unfreezing goes through the gate like any action that
 /// makes money spendable again (the policy decides whether it waits).
 #[tracing::instrument(skip_all, fields(tenant = %member.tenant_id, card = id, status))]
-pub async fn set_status(state: &AppState, member: &Member, id: &str, status: &str) -> Result<Gated, Failure> {
+pub async fn set_status(
+    state: &AppState,
+    member: &Member,
+    id: &str,
+    status: &CardState,
+) -> Result<Gated, Failure> {
     let client = state.client_for(member, Permission::CardsManage).await?;
     let verb = match status {
-        "frozen" => "Freeze",
-        "active" => "Unfreeze",
+        CardState::Frozen => "Freeze",
+        CardState::Active => "Unfreeze",
         _ => return Err(refused("A card can be frozen or active.".to_owned())),
     };
     let card = client.card(id).await?;
@@ -200,7 +205,7 @@ pub async fn set_status(state: &AppState, member: &Member, id: &str, status: &st
         card_id: id.to_owned(),
         card_name: card.name,
         last_four: card.last_four_digit,
-        status: status.to_owned(),
+        status: status.clone(),
         balance: card.balance_amount,
     };
     let filing = Filing {
@@ -233,7 +238,7 @@ pub async fn request_termination(
         return Err(Refusal::field("reason", "Say why the card is to be terminated.").into());
     }
     let card = client.card(id).await?;
-    if card.status == "terminated" {
+    if card.status == CardState::Terminated {
         return Err(refused("This card is already terminated.".to_owned()));
     }
     if let Some(opens) = rules::termination_opens_at(card.created_at, service_now(&client, member).await) {

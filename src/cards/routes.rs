@@ -2,7 +2,7 @@ use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use futures_util::Stream;
-use paydesk_api::models::cards::{Card, CardQuery, CardTransaction};
+use paydesk_api::models::cards::{Card, CardQuery, CardState, CardTransaction, CardTransactionStatus};
 use paydesk_api::models::customers::{Customer, CustomerQuery};
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
@@ -182,7 +182,7 @@ impl CsvRecord for Card {
             self.customer_id.to_string(),
             self.card_type.clone(),
             self.card_brand.clone(),
-            self.status.clone(),
+            self.status.to_string(),
             self.name.clone(),
             self.last_four_digit.clone(),
             self.balance_amount.display(),
@@ -325,7 +325,11 @@ pub(super) struct Live {
 
 impl Live {
     fn polling(&self) -> bool {
-        self.card.status == "pending" || self.transactions.iter().any(|t| t.status == "pending")
+        self.card.status == CardState::Pending
+            || self
+                .transactions
+                .iter()
+                .any(|t| t.status == CardTransactionStatus::Pending)
     }
 }
 
@@ -382,7 +386,7 @@ pub(super) async fn render_detail(
     let now = service_now(&client, member).await;
     let termination_opens = rules::termination_opens_at(live.card.created_at, now)
         .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string());
-    let open = live.card.status != "terminated";
+    let open = live.card.status != CardState::Terminated;
     Ok(DetailPage {
         shell: Shell::new(member, "/cards"),
         customer_name,
@@ -425,7 +429,7 @@ async fn live(
     let id = id.to_string();
     let client = state.client_for(&member, Permission::CardsRead).await?;
     let live = load_live(&client, &id).await?;
-    if !shown.status.is_empty() && shown.status != live.card.status {
+    if !shown.status.is_empty() && CardState::from(shown.status.as_str()) != live.card.status {
         return Ok(HttpResponse::Ok().insert_header(("HX-Refresh", "true")).finish());
     }
     html(&live)

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use paydesk_api::models::cards::CardState;
 use paydesk_api::ApiError;
 use serde::{Deserialize, Serialize};
 
@@ -60,7 +61,7 @@ impl Action for TerminationAction {
         t: &TerminationPayload,
     ) -> Result<Step<TerminationPayload>, ExecError> {
         let card = run.client()?.card(&t.card_id).await?;
-        if card.status == "terminated" {
+        if card.status == CardState::Terminated {
             return Ok(Step::Done(format!("Card ····{} is terminated.", t.last_four)));
         }
         match run.client()?.terminate_card(&t.card_id, &t.reason).await {

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
-use paydesk_api::models::lightning::SendPayment;
+use paydesk_api::models::lightning::{PaymentStatus, SendPayment};
 use paydesk_api::ApiError;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -113,8 +113,10 @@ impl Action for LightningPaymentAction {
         // Sent before: read it back until it settles.
         if let Some(id) = run.progress.payment_id {
             let payment = run.client()?.invoice(&id.to_string()).await?;
+            // An outgoing payment read back as an invoice carries its
+            // payment's status words.
             return Ok(settled(
-                &payment.status,
+                &PaymentStatus::from_wire(payment.status.as_str()),
                 payment.amount_sat.0,
                 payment.fee_sat.0,
                 &payment.preimage,
@@ -160,12 +162,12 @@ impl Action for LightningPaymentAction {
 }
 
 /// The step a payment's status comes to.
-fn settled(status: &str, amount: i64, fee: i64, preimage: &str) -> Step<LightningPaymentPayload> {
+fn settled(status: &PaymentStatus, amount: i64, fee: i64, preimage: &str) -> Step<LightningPaymentPayload> {
     match status {
-        "paid" => Step::Done(format!(
+        PaymentStatus::Paid => Step::Done(format!(
             "Paid {amount} sats over Lightning (fee {fee} sats); preimage {preimage}."
         )),
-        "failed" => Step::Failed(
+        PaymentStatus::Failed => Step::Failed(
             "The Lightning payment failed (no route reached the payee); nothing was debited.".to_owned(),
         ),
         _ => Step::Again(Duration::from_secs(10)),
@@ -207,8 +209,16 @@ mod tests {
 
     #[test]
     fn a_status_comes_to_a_step() {
-        assert!(matches!(settled("paid", 1, 1, "p"), Step::Done(s) if s.contains("preimage p")));
-        assert!(matches!(settled("failed", 1, 0, ""), Step::Failed(_)));
-        assert!(matches!(settled("pending", 1, 0, ""), Step::Again(_)));
+        assert!(
+            matches!(settled(&PaymentStatus::Paid, 1, 1, "p"), Step::Done(s) if s.contains("preimage p"))
+        );
+        assert!(matches!(
+            settled(&PaymentStatus::Failed, 1, 0, ""),
+            Step::Failed(_)
+        ));
+        assert!(matches!(
+            settled(&PaymentStatus::Pending, 1, 0, ""),
+            Step::Again(_)
+        ));
     }
 }

@@ -6,7 +6,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::Utc;
 use futures_util::Stream;
-use paydesk_api::models::lightning::Invoice;
+use paydesk_api::models::lightning::{Invoice, InvoiceStatus};
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -138,7 +138,7 @@ impl CsvRecord for Invoice {
             self.created_at.to_rfc3339(),
             self.id.to_string(),
             self.direction.clone(),
-            self.status.clone(),
+            self.status.to_string(),
             self.amount_sat.to_string(),
             self.fee_sat.to_string(),
             self.description.clone(),
@@ -254,8 +254,8 @@ struct Live {
 
 impl Live {
     fn new(invoice: Invoice) -> Self {
-        let seconds_left = match invoice.status.as_str() {
-            "pending" => invoices::seconds_left(&invoice, Utc::now()),
+        let seconds_left = match invoice.status {
+            InvoiceStatus::Pending => invoices::seconds_left(&invoice, Utc::now()),
             _ => 0,
         };
         Live {
@@ -266,7 +266,7 @@ impl Live {
     }
 
     fn polling(&self) -> bool {
-        self.invoice.status == "pending"
+        self.invoice.status == InvoiceStatus::Pending
     }
 }
 
@@ -286,8 +286,8 @@ async fn invoice_page(
     let client = state.client_for(&member, Permission::LightningRead).await?;
     let invoice = client.invoice(&id.to_string()).await?;
     // A QR code only for an invoice someone can still pay.
-    let qr = match (invoice.direction.as_str(), invoice.status.as_str()) {
-        ("incoming", "pending") => invoices::qr_svg(&invoice.request),
+    let qr = match (invoice.direction.as_str(), &invoice.status) {
+        ("incoming", InvoiceStatus::Pending) => invoices::qr_svg(&invoice.request),
         _ => String::new(),
     };
     let shell = Shell::new(&member, "/lightning");

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use paydesk_api::models::beneficiaries::Destination;
-use paydesk_api::models::payouts::{InitializeRequest, Payout, PayoutBeneficiary, QuoteRequest};
+use paydesk_api::models::payouts::{
+    InitializeRequest, Payout, PayoutBeneficiary, PayoutStatus, QuoteRequest,
+};
 use paydesk_api::units::{decimal_to_units, Currency};
 use paydesk_api::ApiError;
 use rust_decimal::Decimal;
@@ -55,7 +57,7 @@ pub struct PayoutProgress {
     pub quote_id: Option<String>,
     pub reference: Option<String>,
     /// The payout's last known status on the service.
-    pub payout_status: Option<String>,
+    pub payout_status: Option<PayoutStatus>,
     /// When finalize went through; the rail is read back often at first.
     pub finalized_at: Option<DateTime<Utc>>,
 }
@@ -168,9 +170,9 @@ impl Action for PayoutAction {
         // A payout from an earlier run: settle what happened to it first.
         if let Some(payout_id) = run.progress.payout_id.clone() {
             let payout = run.client()?.payout(&payout_id).await?;
-            return match payout.status.as_str() {
-                "INITIATED" => finalize(run, &payout).await,
-                "EXPIRED" => fresh_quote(run).await,
+            return match payout.status {
+                PayoutStatus::Initiated => finalize(run, &payout).await,
+                PayoutStatus::Expired => fresh_quote(run).await,
                 _ => settled(run, &payout).await,
             };
         }
@@ -198,7 +200,7 @@ impl Action for PayoutAction {
                 ..Default::default()
             })
             .await?;
-        if quote.status == "EXPIRED" || Utc::now() >= quote.expires_at {
+        if quote.status == PayoutStatus::Expired || Utc::now() >= quote.expires_at {
             return fresh_quote(run).await;
         }
         if run
@@ -314,17 +316,17 @@ async fn settled(
     run: &mut Run<'_, PayoutProgress>,
     payout: &Payout,
 ) -> Result<Step<PayoutPayload>, ExecError> {
-    if run.progress.payout_status.as_deref() != Some(payout.status.as_str()) {
+    if run.progress.payout_status.as_ref() != Some(&payout.status) {
         run.progress.payout_status = Some(payout.status.clone());
         run.progress.finalized_at.get_or_insert_with(Utc::now);
         run.save(
-            &payout.status.to_ascii_lowercase(),
+            &payout.status.as_str().to_ascii_lowercase(),
             &format!("payout {}", payout.id),
         )
         .await?;
     }
-    Ok(match payout.status.as_str() {
-        "COMPLETED" => Step::Done(format!(
+    Ok(match payout.status {
+        PayoutStatus::Completed => Step::Done(format!(
             "Payout {} completed: {} {} paid to {}.",
             payout.id,
             payout.settlement_amount,
@@ -335,7 +337,7 @@ async fn settled(
                 .map(|b| b.account_name.as_str())
                 .unwrap_or("the beneficiary")
         )),
-        "FAILED" => Step::Failed(format!(
+        PayoutStatus::Failed => Step::Failed(format!(
             "The payout failed on the rail: {}. The amount was returned to the wallet.",
             payout.failure_reason.as_deref().unwrap_or("no reason given")
         )),
@@ -355,6 +357,6 @@ async fn fresh_quote(run: &mut Run<'_, PayoutProgress>) -> Result<Step<PayoutPay
 }
 
 /// The payout's last known status on the service, for the payouts list.
-pub fn status_of(request: &crate::approvals::ActionRequest) -> Option<String> {
+pub fn status_of(request: &crate::approvals::ActionRequest) -> Option<PayoutStatus> {
     request.progress_as::<PayoutProgress>().payout_status
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use paydesk_api::models::trading::{OrderRequest, Quote, QuoteRequest};
+use paydesk_api::models::trading::{OrderRequest, OrderStatus, Quote, QuoteRequest};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -252,7 +252,7 @@ impl Action for CancelAction {
     ) -> Result<Step<CancelPayload>, ExecError> {
         let client = run.client()?;
         let order = client.order(&p.order_id.to_string()).await?;
-        if order.status != "pending" {
+        if order.status != OrderStatus::Pending {
             return Ok(Step::Done(format!(
                 "The order was already {}; nothing to cancel.",
                 order.status

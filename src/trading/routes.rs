@@ -6,7 +6,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use chrono::Utc;
 use futures_util::{Stream, TryStreamExt};
-use paydesk_api::models::trading::{Order, Quote};
+use paydesk_api::models::trading::{Order, OrderStatus, Quote};
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -217,7 +217,7 @@ impl CsvRecord for Order {
             self.quantity.to_string(),
             self.price.to_string(),
             self.filled_quantity.to_string(),
-            self.status.clone(),
+            self.status.to_string(),
             self.exchange.clone().unwrap_or_default(),
             self.reference.clone(),
             self.updated_at.to_rfc3339(),
@@ -369,7 +369,7 @@ struct OrderPage {
 fn order_body(member: &Member, order: Order, error: Option<String>) -> Result<String, PortalError> {
     Ok(OrderPage {
         shell: Shell::new(member, "/trading"),
-        can_cancel: order.status == "pending" && member.can(Permission::TradingRequest),
+        can_cancel: order.status == OrderStatus::Pending && member.can(Permission::TradingRequest),
         order,
         error,
     }

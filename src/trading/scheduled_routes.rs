@@ -4,7 +4,7 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::HttpResponse;
 use askama::Template;
-use paydesk_api::models::trading::{Execution, Schedule};
+use paydesk_api::models::trading::{Execution, Schedule, ScheduleStatus};
 use paydesk_api::{ApiError, Client};
 use uuid::Uuid;
 
@@ -117,7 +117,7 @@ impl CsvRecord for Schedule {
             self.amount.to_string(),
             self.frequency.clone(),
             self.execution_time.clone(),
-            self.status.clone(),
+            self.status.to_string(),
             self.next_execution_at.map(|t| t.to_rfc3339()).unwrap_or_default(),
             self.total_executions.to_string(),
             self.total_amount_spent.to_string(),

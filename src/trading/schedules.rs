@@ -5,7 +5,7 @@
 //! cancelling are changes to it and go through the gate too (at once by
 //! default: they spend nothing new until the next tick).
 
-use paydesk_api::models::trading::{NewSchedule, Schedule, ScheduleUpdate};
+use paydesk_api::models::trading::{NewSchedule, Schedule, ScheduleStatus, ScheduleUpdate};
 use paydesk_api::units::{decimal_to_units, units_to_decimal, BaseUnits, Currency};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -269,11 +269,11 @@ impl Change {
     }
 
     /// The statuses it applies to.
-    pub fn applies_to(self, status: &str) -> bool {
+    pub fn applies_to(self, status: &ScheduleStatus) -> bool {
         match self {
-            Change::Pause => status == "active",
-            Change::Resume => status == "paused",
-            Change::Cancel => matches!(status, "active" | "paused"),
+            Change::Pause => *status == ScheduleStatus::Active,
+            Change::Resume => *status == ScheduleStatus::Paused,
+            Change::Cancel => matches!(status, ScheduleStatus::Active | ScheduleStatus::Paused),
         }
     }
 }
@@ -325,13 +325,21 @@ impl Action for ScheduleChangeAction {
     ) -> Result<Step<ChangePayload>, ExecError> {
         let client = run.client()?;
         let id = p.schedule_id.to_string();
-        let status = |s: &str| ScheduleUpdate {
-            status: Some(s.to_owned()),
+        let status = |s: ScheduleStatus| ScheduleUpdate {
+            status: Some(s),
             ..ScheduleUpdate::default()
         };
         let after = match p.change {
-            Change::Pause => client.update_scheduled_order(&id, &status("paused")).await?,
-            Change::Resume => client.update_scheduled_order(&id, &status("active")).await?,
+            Change::Pause => {
+                client
+                    .update_scheduled_order(&id, &status(ScheduleStatus::Paused))
+                    .await?
+            }
+            Change::Resume => {
+                client
+                    .update_scheduled_order(&id, &status(ScheduleStatus::Active))
+                    .await?
+            }
             Change::Cancel => client.cancel_scheduled_order(&id).await?,
         };
         Ok(Step::Done(format!("The schedule is {}.", after.status)))

@@ -2,7 +2,7 @@
 //! call (a pair the service trades, a side, a quantity in the base's unit,
 //! NGN's bounds), and an order placed from a live quote through the gate.
 
-use paydesk_api::models::trading::{Order, Quote, QuoteRequest};
+use paydesk_api::models::trading::{Order, OrderStatus, Quote, QuoteRequest};
 use paydesk_api::units::Currency;
 use paydesk_api::Client;
 use rust_decimal::Decimal;
@@ -158,7 +158,7 @@ pub async fn cancel(
     order: &Order,
     confirmed: bool,
 ) -> Result<Gated, Failure> {
-    if order.status != "pending" {
+    if order.status != OrderStatus::Pending {
         return Err(refused(format!(
             "This order is {}; only a resting order can be cancelled.",
             order.status

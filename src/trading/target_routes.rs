@@ -109,7 +109,7 @@ impl CsvRecord for TargetOrder {
             self.locked_amount.to_string(),
             self.remaining_locked.to_string(),
             self.locked_currency.clone(),
-            self.status.clone(),
+            self.status.to_string(),
             self.expires_at.clone(),
             self.reference.clone(),
         ]
@@ -182,7 +182,7 @@ struct TargetPage {
 }
 
 fn target_body(member: &Member, order: TargetOrder, error: Option<String>) -> Result<String, PortalError> {
-    let open = matches!(order.status.as_str(), "active" | "triggered");
+    let open = targets::is_open(&order);
     Ok(TargetPage {
         shell: Shell::new(member, "/trading"),
         can_cancel: open && member.can(Permission::TradingRequest),

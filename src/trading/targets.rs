@@ -5,7 +5,7 @@
 //! through it too (at once by default: it only releases money).
 
 use chrono::{DateTime, NaiveDateTime, Utc};
-use paydesk_api::models::trading::{NewTargetOrder, TargetOrder};
+use paydesk_api::models::trading::{NewTargetOrder, TargetOrder, TargetOrderStatus};
 use paydesk_api::units::Currency;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -251,7 +251,7 @@ impl Action for TargetCancelAction {
     ) -> Result<Step<TargetCancel>, ExecError> {
         let client = run.client()?;
         let order = client.target_order(&c.order_id.to_string()).await?;
-        if !matches!(order.status.as_str(), "active" | "triggered") {
+        if !is_open(&order) {
             return Ok(Step::Done(format!(
                 "The order was already {}; nothing to cancel.",
                 order.status
@@ -265,6 +265,15 @@ impl Action for TargetCancelAction {
     }
 }
 
+/// Whether the order still waits for its price or fills: the statuses a
+/// cancel applies to.
+pub fn is_open(order: &TargetOrder) -> bool {
+    matches!(
+        order.status,
+        TargetOrderStatus::Active | TargetOrderStatus::Triggered
+    )
+}
+
 /// Cancels an active target order through the gate.
 #[tracing::instrument(skip_all, fields(tenant = %member.tenant_id, order = %order.id))]
 pub async fn cancel(
@@ -273,7 +282,7 @@ pub async fn cancel(
     order: &TargetOrder,
     confirmed: bool,
 ) -> Result<Gated, Failure> {
-    if !matches!(order.status.as_str(), "active" | "triggered") {
+    if !is_open(order) {
         return Err(Refusal::form(format!(
             "This order is {}; only an active one can be cancelled.",
             order.status

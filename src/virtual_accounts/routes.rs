@@ -133,7 +133,7 @@ impl CsvRecord for VirtualAccount {
             self.bank_name.clone(),
             self.bank_code.clone(),
             self.currency.clone(),
-            self.status.clone(),
+            self.status.to_string(),
             self.reference.clone(),
             self.total_received.to_string(),
         ]

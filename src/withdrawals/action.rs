@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use paydesk_api::models::beneficiaries::Destination;
-use paydesk_api::models::withdrawals::{NewWithdrawal, Withdrawal};
+use paydesk_api::models::withdrawals::{NewWithdrawal, Withdrawal, WithdrawalStatus};
 use paydesk_api::units::{format_decimal, BaseUnits};
 use paydesk_api::ApiError;
 use serde::{Deserialize, Serialize};
@@ -86,7 +86,7 @@ impl WithdrawalPayload {
 pub struct WithdrawalProgress {
     pub withdrawal_id: Option<String>,
     /// The withdrawal's last known status on the service.
-    pub status: Option<String>,
+    pub status: Option<WithdrawalStatus>,
     #[serde(default)]
     pub tx_hash: Option<String>,
     /// When the service accepted it; read back often at first.
@@ -232,29 +232,29 @@ async fn settled(
     run: &mut Run<'_, WithdrawalProgress>,
     w: &Withdrawal,
 ) -> Result<Step<WithdrawalPayload>, ExecError> {
-    if run.progress.status.as_deref() != Some(w.status.as_str()) {
+    if run.progress.status.as_ref() != Some(&w.status) {
         run.progress.status = Some(w.status.clone());
         run.progress.tx_hash = Some(w.tx_hash.clone()).filter(|h| !h.is_empty());
         let detail = match &run.progress.tx_hash {
             Some(hash) => format!("withdrawal {}, tx {hash}", w.id),
             None => format!("withdrawal {}", w.id),
         };
-        run.save(&w.status, &detail).await?;
+        run.save(w.status.as_str(), &detail).await?;
     }
     let amount = format!(
         "{} {}",
         format_decimal(w.amount.value(), decimals_of(&w.currency)),
         w.currency
     );
-    Ok(match w.status.as_str() {
-        "completed" => Step::Done(format!(
+    Ok(match w.status {
+        WithdrawalStatus::Completed => Step::Done(format!(
             "Withdrawal {} completed: {amount} sent on {} to {} (tx {}).",
             w.id,
             w.chain,
             short_address(&w.to_address),
             w.tx_hash
         )),
-        "failed" => Step::Failed(format!(
+        WithdrawalStatus::Failed => Step::Failed(format!(
             "The withdrawal failed on chain: {}. The amount and fee are back in the wallet.",
             w.failure_reason.as_deref().unwrap_or("no reason given")
         )),

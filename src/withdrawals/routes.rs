@@ -7,7 +7,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
 use futures_util::Stream;
 use paydesk_api::models::transactions::Transaction;
-use paydesk_api::models::withdrawals::Withdrawal;
+use paydesk_api::models::withdrawals::{Withdrawal, WithdrawalStatus};
 use paydesk_api::units::format_decimal;
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
@@ -186,7 +186,7 @@ impl CsvRecord for Withdrawal {
         vec![
             self.created_at.to_rfc3339(),
             self.id.to_string(),
-            self.status.clone(),
+            self.status.to_string(),
             self.currency.clone(),
             self.amount.to_string(),
             self.fee.to_string(),
@@ -338,7 +338,10 @@ struct Live {
 
 impl Live {
     fn polling(&self) -> bool {
-        matches!(self.w.status.as_str(), "pending" | "processing")
+        matches!(
+            self.w.status,
+            WithdrawalStatus::Pending | WithdrawalStatus::Processing
+        )
     }
 
     fn amount(&self) -> String {

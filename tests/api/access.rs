@@ -368,7 +368,11 @@ async fn built_in_grants_reach_existing_tenants_once() {
     assert!(holders().await.is_empty());
 
     app.replica().await;
-    assert_eq!(holders().await, ["Admin", "Operator", "Owner"], "the next start gives it");
+    assert_eq!(
+        holders().await,
+        ["Admin", "Operator", "Owner"],
+        "the next start gives it"
+    );
 
     sqlx::query(
         "DELETE FROM role_permissions rp USING roles r \
@@ -378,5 +382,9 @@ async fn built_in_grants_reach_existing_tenants_once() {
     .await
     .unwrap();
     app.replica().await;
-    assert_eq!(holders().await, ["Admin", "Owner"], "a grant taken away stays away");
+    assert_eq!(
+        holders().await,
+        ["Admin", "Owner"],
+        "a grant taken away stays away"
+    );
 }

@@ -275,7 +275,7 @@ async fn an_operator_files_an_approver_approves_and_the_payout_runs_once() {
     .unwrap();
     let sandbox = app.sandbox().await;
     let payout = sandbox.payout(&payout_id).await.unwrap();
-    assert_eq!(payout.status, "PENDING");
+    assert_eq!(payout.status.as_str(), "PENDING");
     assert_eq!(payout.reference, reference);
     let debit = sandbox.transaction(&reference).await.unwrap();
     assert_eq!(debit.amount.value(), -100_000_000);
@@ -536,7 +536,7 @@ async fn requests_expire_and_lost_answers_are_reconciled_by_reference() {
         .filter(|p| p.reference == reference)
         .collect();
     assert_eq!(mine.len(), 1, "one quote for the reference, however many tries");
-    assert_eq!(mine[0].status, "PENDING");
+    assert_eq!(mine[0].status.as_str(), "PENDING");
 }
 
 #[tokio::test]
@@ -616,7 +616,12 @@ async fn a_finalize_whose_answer_is_lost_is_settled_by_reading_back() {
     let timeline = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(timeline.contains("finalize unconfirmed"), "{timeline}");
     assert_eq!(
-        sandbox.payout(&quote.id.to_string()).await.unwrap().status,
+        sandbox
+            .payout(&quote.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "PENDING"
     );
     let after = sandbox.balance("USDT").await.unwrap().available_balance.value();
@@ -684,7 +689,7 @@ async fn a_run_that_died_after_initialize_is_finished_without_paying_twice() {
         .filter(|p| p.reference == reference)
         .collect();
     assert_eq!(mine.len(), 1, "no second quote or payout");
-    assert_eq!(mine[0].status, "PENDING");
+    assert_eq!(mine[0].status.as_str(), "PENDING");
 }
 
 #[tokio::test]
@@ -702,7 +707,12 @@ async fn a_quote_that_expired_before_execution_is_replaced() {
     let (sandbox, quote, reference) = quote_ahead(&app, &id, "10").await;
     sandbox.sandbox_advance_clock(901).await.unwrap();
     assert_eq!(
-        sandbox.payout(&quote.id.to_string()).await.unwrap().status,
+        sandbox
+            .payout(&quote.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "EXPIRED"
     );
 
@@ -712,7 +722,7 @@ async fn a_quote_that_expired_before_execution_is_replaced() {
     let payout = sandbox.payout(&payout_id).await.unwrap();
     assert_ne!(payout.id, quote.id, "a fresh quote");
     assert_eq!(payout.reference, format!("{reference}-1"));
-    assert_eq!(payout.status, "PENDING");
+    assert_eq!(payout.status.as_str(), "PENDING");
     let timeline = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(timeline.contains("quote expired"));
 }
@@ -987,7 +997,10 @@ async fn a_payout_that_fails_on_the_rail_ends_the_request_as_failed() {
     // The rail takes its time on the sandbox clock.
     let sandbox = app.sandbox().await;
     sandbox.sandbox_advance_clock(3600).await.unwrap();
-    assert_eq!(sandbox.payout(&payout_id).await.unwrap().status, "FAILED");
+    assert_eq!(
+        sandbox.payout(&payout_id).await.unwrap().status.as_str(),
+        "FAILED"
+    );
     wait_for_status(&app, &id, "failed").await;
     let page = operator.get_html(&format!("/approvals/{id}")).await;
     assert!(page.contains("failed on the rail"), "{page}");

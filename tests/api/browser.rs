@@ -450,7 +450,7 @@ async fn a_card_termination_is_requested_and_approved_by_another_member_in_the_b
     // The page follows the request until it ends.
     wait_for_text(&checker, "Executed").await;
     snap(&checker, "7-termination-executed").await;
-    assert_eq!(sandbox.card(&id).await.unwrap().status, "terminated");
+    assert_eq!(sandbox.card(&id).await.unwrap().status.as_str(), "terminated");
 
     checker.goto(&app.url(&format!("/cards/{id}"))).await.unwrap();
     wait_for_text(&checker, "Terminated").await;
@@ -692,7 +692,12 @@ async fn an_operator_pays_another_companys_invoice_after_an_approver_approves_in
     click(&maker, Locator::Css("button.primary")).await;
     wait_for_text(&maker, "What is approved").await;
     assert_eq!(
-        payee.invoice(&invoice.id.to_string()).await.unwrap().status,
+        payee
+            .invoice(&invoice.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "pending",
         "nothing is paid before approval"
     );
@@ -706,7 +711,7 @@ async fn an_operator_pays_another_companys_invoice_after_an_approver_approves_in
     click(&checker, Locator::XPath("//button[text()='Confirm approval']")).await;
     wait_for_text(&checker, "Executed").await;
     let paid = payee.invoice(&invoice.id.to_string()).await.unwrap();
-    assert_eq!(paid.status, "paid");
+    assert_eq!(paid.status.as_str(), "paid");
 
     maker
         .goto(&app.url("/lightning?direction=outgoing"))

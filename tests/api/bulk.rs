@@ -227,11 +227,17 @@ async fn a_recurring_batch_is_approved_created_once_then_paused_and_cancelled_th
     let pause = format!("{page}/{}/pause", s.id);
     let res = confirm(&operator, page, &pause, &[], "Pause").await;
     assert_eq!(res.status().as_u16(), 303);
-    assert_eq!(sandbox.bulk_schedules().await.unwrap()[0].status, "paused");
+    assert_eq!(
+        sandbox.bulk_schedules().await.unwrap()[0].status.as_str(),
+        "paused"
+    );
     let cancel = format!("{page}/{}/cancel", s.id);
     let res = confirm(&operator, page, &cancel, &[], "Cancel").await;
     assert_eq!(res.status().as_u16(), 303);
-    assert_eq!(sandbox.bulk_schedules().await.unwrap()[0].status, "cancelled");
+    assert_eq!(
+        sandbox.bulk_schedules().await.unwrap()[0].status.as_str(),
+        "cancelled"
+    );
     assert_eq!(requests(&app, "bulk_schedule_change").await, 2);
     // A cancelled schedule can't be paused.
     let res = operator.post_form(page, &pause, &[("confirmed", "yes")]).await;

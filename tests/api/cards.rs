@@ -475,10 +475,10 @@ async fn a_card_is_provisioned_funded_frozen_limited_and_terminated_after_approv
     // Freeze and unfreeze; limits.
     app.post_form(&page, &format!("{page}/status"), &[("status", "frozen")])
         .await;
-    assert_eq!(sandbox.card(&id).await.unwrap().status, "frozen");
+    assert_eq!(sandbox.card(&id).await.unwrap().status.as_str(), "frozen");
     app.post_form(&page, &format!("{page}/status"), &[("status", "active")])
         .await;
-    assert_eq!(sandbox.card(&id).await.unwrap().status, "active");
+    assert_eq!(sandbox.card(&id).await.unwrap().status.as_str(), "active");
     let res = app
         .post_form(
             &page,
@@ -532,7 +532,7 @@ async fn a_card_is_provisioned_funded_frozen_limited_and_terminated_after_approv
     assert_eq!(approve(&approver, &request).await.status().as_u16(), 303);
     wait_for_status(&app, &request, "executed").await;
     let card = sandbox.card(&id).await.unwrap();
-    assert_eq!(card.status, "terminated");
+    assert_eq!(card.status.as_str(), "terminated");
     assert_eq!(usdt(&sandbox).await, wallet + 30_000_000, "the balance went back");
     let detail = app.get_html(&format!("/approvals/{request}")).await;
     assert!(detail.contains("30.00 USD returned"), "{detail}");
@@ -1004,7 +1004,7 @@ async fn sandbox_tools_pay_an_invoice_as_an_outside_payer() {
         .invoice(&invoice.id.to_string())
         .await
         .unwrap();
-    assert_eq!(paid.status, "paid");
+    assert_eq!(paid.status.as_str(), "paid");
     let bad = app
         .post_form(
             "/sandbox-tools",

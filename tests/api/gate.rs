@@ -267,7 +267,7 @@ async fn every_route_that_moves_money_goes_through_the_gate() {
         .filter(|(actor, _, _)| actor != "approval gate")
         .collect();
     assert!(around.is_empty(), "money moved around the gate: {around:?}");
-    assert_eq!(sandbox.card(&a.card_id).await.unwrap().status, "frozen");
+    assert_eq!(sandbox.card(&a.card_id).await.unwrap().status.as_str(), "frozen");
 }
 
 /// Prefixes of the routes that decide who can file or approve, or how much

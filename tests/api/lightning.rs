@@ -75,7 +75,7 @@ async fn an_invoice_shows_its_qr_code_and_turns_paid_with_the_preimage() {
         .unwrap()
         .to_owned();
     let paid = app.sandbox().await.sandbox_pay_invoice(&request).await.unwrap();
-    assert_eq!(paid.status, "paid");
+    assert_eq!(paid.status.as_str(), "paid");
     let live = app.get_html(&format!("{page}/live")).await;
     assert!(
         live.contains("paid") && live.contains(&paid.preimage) && !live.contains("hx-trigger"),
@@ -254,7 +254,12 @@ async fn a_request_of_another_company_is_paid_once_after_an_approver_approves() 
     let request = location(&res).trim_start_matches("/approvals/").to_owned();
     assert!(!request.starts_with('/'), "it waits for approval: {request}");
     assert_eq!(
-        payee.invoice(&invoice.id.to_string()).await.unwrap().status,
+        payee
+            .invoice(&invoice.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "pending"
     );
     // A second submit while it waits files nothing new.
@@ -266,7 +271,7 @@ async fn a_request_of_another_company_is_paid_once_after_an_approver_approves() 
     assert_eq!(approve(&approver, &request).await.status().as_u16(), 303);
     wait_for_status(&app, &request, "executed").await;
     let settled = payee.invoice(&invoice.id.to_string()).await.unwrap();
-    assert_eq!(settled.status, "paid");
+    assert_eq!(settled.status.as_str(), "paid");
     let ours = Client::new(sandbox.base_url.clone(), app.sandbox_credentials().await);
     let sent = ours.invoices(None, None, None, Some("outgoing")).await.unwrap();
     assert_eq!(sent.invoices.len(), 1, "paid exactly once");
@@ -321,7 +326,12 @@ async fn a_lost_answer_is_settled_by_the_same_reference_never_a_second_payment()
             .unwrap();
     wait_for_status(&app, &request, "executed").await;
     assert_eq!(
-        payee.invoice(&invoice.id.to_string()).await.unwrap().status,
+        payee
+            .invoice(&invoice.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "paid"
     );
     let sent = ours.invoices(None, None, None, Some("outgoing")).await.unwrap();

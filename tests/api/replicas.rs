@@ -83,7 +83,7 @@ async fn two_replicas_share_sessions_and_run_each_approved_action_once() {
         .unwrap()
         .payouts
         .into_iter()
-        .filter(|p| p.reference == reference && p.status != "EXPIRED")
+        .filter(|p| p.reference == reference && p.status.as_str() != "EXPIRED")
         .collect();
     assert_eq!(paid.len(), 1, "one payout, whichever replica ran it");
 }

@@ -87,7 +87,8 @@ async fn a_job_runs_on_the_connection_that_is_primary_when_it_is_taken() {
         .unwrap()
         .payouts;
     assert!(
-        paid.iter().all(|p| p.status == "QUOTE" || p.status == "EXPIRED"),
+        paid.iter()
+            .all(|p| p.status.as_str() == "QUOTE" || p.status.as_str() == "EXPIRED"),
         "nothing paid on the old connection: {reason}"
     );
 }
@@ -152,7 +153,7 @@ async fn workers_on_two_replicas_run_each_of_many_approved_payouts_once() {
         .unwrap()
         .payouts
         .into_iter()
-        .filter(|p| p.status != "EXPIRED" && p.status != "QUOTE")
+        .filter(|p| p.status.as_str() != "EXPIRED" && p.status.as_str() != "QUOTE")
         .map(|p| p.reference)
         .collect();
     paid.sort();

@@ -186,7 +186,7 @@ async fn a_resting_order_is_cancelled_after_a_confirmation() {
         })
         .await
         .unwrap();
-    assert_eq!(resting.status, "pending");
+    assert_eq!(resting.status.as_str(), "pending");
     let page = format!("/trading/orders/{}", resting.id);
     assert!(app.get_html(&page).await.contains("Cancel order"));
     let res = confirm(
@@ -204,7 +204,12 @@ async fn a_resting_order_is_cancelled_after_a_confirmation() {
         landed.split("<main").nth(1).unwrap_or_default()
     );
     assert_eq!(
-        sandbox.order(&resting.id.to_string()).await.unwrap().status,
+        sandbox
+            .order(&resting.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "cancelled"
     );
 }
@@ -338,7 +343,7 @@ async fn a_target_order_locks_its_escrow_and_cancelling_releases_it() {
     .await;
     assert!(app.landing(res).await.contains("The target order is cancelled"));
     let order = &sandbox.target_orders(None).await.unwrap()[0];
-    assert_eq!(order.status, "cancelled");
+    assert_eq!(order.status.as_str(), "cancelled");
 }
 
 /// An approved order whose quote ran out is re-quoted at execution; when

@@ -94,7 +94,7 @@ async fn an_operator_files_an_approver_approves_and_the_withdrawal_runs_once_and
     app.sandbox().await.sandbox_advance_clock(300).await.unwrap();
     wait_for_status(&app, &id, "executed").await;
     let w = app.sandbox().await.withdrawal(&w.id.to_string()).await.unwrap();
-    assert_eq!(w.status, "completed");
+    assert_eq!(w.status.as_str(), "completed");
     let live = operator.get_html(&format!("/withdrawals/{}/live", w.id)).await;
     assert!(live.contains("completed") && live.contains(&w.tx_hash), "{live}");
     assert!(!live.contains("hx-trigger"), "a settled withdrawal stops polling");
@@ -371,7 +371,7 @@ async fn a_withdrawal_that_fails_on_chain_ends_the_request_as_failed() {
     let reason = crate::approvals::failure_reason_of(&app, &id).await;
     assert!(reason.contains("failed on chain"), "{reason}");
     let w = sent(&app).await.remove(0);
-    assert_eq!(w.status, "failed");
+    assert_eq!(w.status.as_str(), "failed");
     let page = app.get_html(&format!("/withdrawals/{}", w.id)).await;
     assert!(page.contains("back in the wallet"), "{page}");
 }

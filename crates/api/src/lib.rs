@@ -8,6 +8,7 @@ pub mod client;
 pub mod models;
 pub mod paths;
 pub mod signing;
+mod status;
 pub mod time;
 pub mod units;
 pub mod webhook;

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use actix_web::web::Bytes;
 use chrono::{DateTime, Utc};
+use paydesk_api::models::control::WebhookDeliveryStatus;
 use paydesk_api::models::control::{DeliveryAttempt as Attempt, WebhookDelivery};
 use paydesk_api::models::events::WebhookEvent;
 use paydesk_api::webhook::{sign_webhook, SIGNATURE_HEADER};
@@ -161,11 +162,10 @@ impl Delivery {
             event_id: self.event_id.clone(),
             url: self.url.clone(),
             status: match self.status {
-                DeliveryStatus::Pending => "pending",
-                DeliveryStatus::Delivered => "delivered",
-                DeliveryStatus::Failed => "failed",
-            }
-            .to_owned(),
+                DeliveryStatus::Pending => WebhookDeliveryStatus::Pending,
+                DeliveryStatus::Delivered => WebhookDeliveryStatus::Delivered,
+                DeliveryStatus::Failed => WebhookDeliveryStatus::Failed,
+            },
             created_at: self.created_at,
             attempts: self.attempts.clone(),
         }

@@ -103,7 +103,7 @@ async fn a_batch_checks_every_item_and_one_bad_row_never_stops_the_others() {
 
     let start = usdt(c).await;
     let draft = c.create_bulk_transfer(&body).await.unwrap();
-    assert_eq!(draft.status, "draft");
+    assert_eq!(draft.status.as_str(), "draft");
     assert_eq!(
         c.create_bulk_transfer(&body).await.unwrap().id,
         draft.id,
@@ -111,8 +111,15 @@ async fn a_batch_checks_every_item_and_one_bad_row_never_stops_the_others() {
     );
     assert_eq!(usdt(c).await, start, "a draft holds nothing");
     let batch = c.confirm_bulk_transfer(&draft.id.to_string()).await.unwrap();
-    assert_eq!(batch.status, "processing");
-    assert_eq!(batch.items.iter().filter(|i| i.status == "skipped").count(), 4);
+    assert_eq!(batch.status.as_str(), "processing");
+    assert_eq!(
+        batch
+            .items
+            .iter()
+            .filter(|i| i.status.as_str() == "skipped")
+            .count(),
+        4
+    );
     assert_eq!(usdt(c).await, start - 23_000_000);
     assert_eq!(
         c.confirm_bulk_transfer(&draft.id.to_string())
@@ -124,8 +131,12 @@ async fn a_batch_checks_every_item_and_one_bad_row_never_stops_the_others() {
 
     c.sandbox_advance_clock(70).await.unwrap();
     let done = c.bulk_transfer(&draft.id.to_string()).await.unwrap();
-    assert_eq!(done.status, "partially_failed");
-    let failed: Vec<_> = done.items.iter().filter(|i| i.status == "failed").collect();
+    assert_eq!(done.status.as_str(), "partially_failed");
+    let failed: Vec<_> = done
+        .items
+        .iter()
+        .filter(|i| i.status.as_str() == "failed")
+        .collect();
     assert_eq!((failed.len(), failed[0].reference.as_str()), (1, "r7"));
     assert_eq!(
         usdt(c).await,
@@ -147,7 +158,7 @@ async fn a_batch_checks_every_item_and_one_bad_row_never_stops_the_others() {
     c.sandbox_advance_clock(70).await.unwrap();
     // The retried item still carries the failing memo, so it fails again.
     let again = c.bulk_transfer(&draft.id.to_string()).await.unwrap();
-    assert_eq!(again.status, "partially_failed");
+    assert_eq!(again.status.as_str(), "partially_failed");
     assert_eq!(usdt(c).await, start - 19_000_000);
 
     // Inline items; a batch the wallet can't pay is refused whole.
@@ -163,7 +174,11 @@ async fn a_batch_checks_every_item_and_one_bad_row_never_stops_the_others() {
     let e = c.confirm_bulk_transfer(&draft.id.to_string()).await.unwrap_err();
     assert_eq!((e.status(), e.code()), (Some(422), Some("INSUFFICIENT_BALANCE")));
     assert_eq!(
-        c.bulk_transfer(&draft.id.to_string()).await.unwrap().status,
+        c.bulk_transfer(&draft.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "draft"
     );
     for bad in [
@@ -217,7 +232,7 @@ async fn a_bulk_schedule_sends_its_batch_on_each_tick_and_survives_a_poor_wallet
     let ran = c.bulk_schedules().await.unwrap().remove(0);
     assert_eq!(ran.total_executions, 2);
     let execs = c.bulk_schedule_executions(&s.id.to_string()).await.unwrap();
-    assert!(execs.iter().all(|e| e.status == "completed"));
+    assert!(execs.iter().all(|e| e.status.as_str() == "completed"));
     let batch = c.bulk_transfer(&execs[0].batch_id).await.unwrap();
     assert_eq!((batch.status.as_str(), batch.items.len()), ("completed", 2));
     assert_eq!(usdt(c).await, start - 2 * 7_000_000);
@@ -241,9 +256,12 @@ async fn a_bulk_schedule_sends_its_batch_on_each_tick_and_survives_a_poor_wallet
     );
     c.sandbox_advance_clock(86_400).await.unwrap();
     let execs = c.bulk_schedule_executions(&s.id.to_string()).await.unwrap();
-    assert_eq!(execs[0].status, "failed");
+    assert_eq!(execs[0].status.as_str(), "failed");
     assert!(execs[0].reason.as_deref().unwrap().contains("USDT wallet"));
-    assert_eq!(c.bulk_transfer(&execs[0].batch_id).await.unwrap().status, "draft");
+    assert_eq!(
+        c.bulk_transfer(&execs[0].batch_id).await.unwrap().status.as_str(),
+        "draft"
+    );
     let cancelled = c.cancel_bulk_schedule(&s.id.to_string()).await.unwrap();
     assert_eq!(
         (cancelled.status.as_str(), cancelled.next_execution_at),

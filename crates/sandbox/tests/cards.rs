@@ -6,7 +6,7 @@
 mod support;
 
 use paydesk_api::models::cards::{
-    BalanceChange, BalanceDirection, CardLimits, CardQuery, NewCard, SimulateSpend,
+    BalanceChange, BalanceDirection, CardLimits, CardQuery, CardState, NewCard, SimulateSpend,
 };
 use paydesk_api::models::customers::{CustomerQuery, CustomerUpdate, KycDetails, NewCustomer};
 use paydesk_api::units::MicroUnits;
@@ -275,7 +275,7 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
     let id = card.id.to_string();
 
     c.sandbox_advance_clock(29).await.unwrap();
-    assert_eq!(c.card(&id).await.unwrap().status, "pending");
+    assert_eq!(c.card(&id).await.unwrap().status.as_str(), "pending");
     c.sandbox_advance_clock(1).await.unwrap();
     let active = c.card(&id).await.unwrap();
     assert_eq!(
@@ -346,7 +346,7 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
 
     c.sandbox_advance_clock(20).await.unwrap();
     let done = c.card_transaction(&id, &tx.id.to_string()).await.unwrap();
-    assert_eq!(done.status, "completed");
+    assert_eq!(done.status.as_str(), "completed");
     assert_eq!(
         (done.balance_before, done.balance_after),
         (MicroUnits(10_000_000), MicroUnits(15_000_000))
@@ -390,9 +390,16 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
         .any(|d| d.json["event"] == "virtualcard.withdrawal.completed"));
 
     // Freeze blocks spends; other statuses are refused.
-    let bogus = c.set_card_status(&id, "terminated").await.unwrap_err();
+    let bogus = c.set_card_status(&id, &CardState::Terminated).await.unwrap_err();
     assert_eq!(bogus.status(), Some(400));
-    assert_eq!(c.set_card_status(&id, "frozen").await.unwrap().status, "frozen");
+    assert_eq!(
+        c.set_card_status(&id, &CardState::Frozen)
+            .await
+            .unwrap()
+            .status
+            .as_str(),
+        "frozen"
+    );
     let declined = c
         .sandbox_card_spend(
             &id,
@@ -404,7 +411,14 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
         .await
         .unwrap();
     assert!(!declined.approved);
-    assert_eq!(c.set_card_status(&id, "active").await.unwrap().status, "active");
+    assert_eq!(
+        c.set_card_status(&id, &CardState::Active)
+            .await
+            .unwrap()
+            .status
+            .as_str(),
+        "active"
+    );
     let spent = c
         .sandbox_card_spend(
             &id,
@@ -430,7 +444,7 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
     let (status, body) = t.send(Method::DELETE, &format!("/api/cards/{id}"), "{}").await;
     assert_eq!(status, 400, "a reason is required: {body}");
     let ended = c.terminate_card(&id, "customer left").await.unwrap();
-    assert_eq!(ended.status, "terminated");
+    assert_eq!(ended.status.as_str(), "terminated");
     assert_eq!(ended.remaining_balance, MicroUnits(10_000_000));
     assert!(ended.balance_returned);
     assert_eq!(usdt(c).await, before + 10_000_000, "no fee on termination");
@@ -443,7 +457,7 @@ async fn a_virtual_card_is_provisioned_funded_frozen_and_terminated_on_the_clock
         c.change_card_balance(&id, &fund("fund-3", 1_000_000))
             .await
             .unwrap_err(),
-        c.set_card_status(&id, "active").await.unwrap_err(),
+        c.set_card_status(&id, &CardState::Active).await.unwrap_err(),
         c.terminate_card(&id, "again").await.unwrap_err(),
     ] {
         assert_eq!(e.status(), Some(422), "{e}");
@@ -531,8 +545,11 @@ async fn lite_cards_check_every_rule_before_anything_moves() {
     let before = usdt(c).await;
     c.sandbox_advance_clock(4 * 86_400).await.unwrap();
     let ended = c.card(&id).await.unwrap();
-    assert_eq!(ended.status, "terminated");
-    assert_eq!(c.card(&low.id.to_string()).await.unwrap().status, "terminated");
+    assert_eq!(ended.status.as_str(), "terminated");
+    assert_eq!(
+        c.card(&low.id.to_string()).await.unwrap().status.as_str(),
+        "terminated"
+    );
     assert_eq!(usdt(c).await, before + 248_000_000 + 2_000_000);
     assert_money_kept(c).await;
     support::assert_ledger_adds_up(c).await;

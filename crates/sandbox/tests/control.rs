@@ -137,12 +137,12 @@ async fn deliveries_show_their_attempts_and_can_be_resent() {
     let d = &list[0];
     assert_eq!(d.event, "deposit.success");
     assert_eq!(d.url, receiver.url);
-    assert_eq!(d.status, "failed");
+    assert_eq!(d.status.as_str(), "failed");
     assert_eq!(d.attempts.len(), 4);
     assert!(d.attempts.iter().all(|a| a.status_code == Some(500)));
 
     let resent = t.client.sandbox_resend_delivery(d.id).await.unwrap();
-    assert_eq!(resent.status, "delivered");
+    assert_eq!(resent.status.as_str(), "delivered");
     assert_eq!(resent.attempts.len(), 5);
     assert_eq!(resent.attempts[4].status_code, Some(200));
     let all = receiver.deliveries();

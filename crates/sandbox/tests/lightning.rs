@@ -206,7 +206,10 @@ async fn outside_invoices_have_no_route_and_expired_ones_cannot_be_paid() {
         .await
         .unwrap();
     c.sandbox_advance_clock(60).await.unwrap();
-    assert_eq!(c.invoice(&inv.id.to_string()).await.unwrap().status, "expired");
+    assert_eq!(
+        c.invoice(&inv.id.to_string()).await.unwrap().status.as_str(),
+        "expired"
+    );
     let late = c.sandbox_pay_invoice(&inv.request).await.unwrap_err();
     assert_eq!(late.status(), Some(422));
     let far = c.invoices(Some(u32::MAX), Some(100), None, None).await.unwrap();
@@ -218,7 +221,7 @@ async fn outside_invoices_have_no_route_and_expired_ones_cannot_be_paid() {
     // An outside payer settles a live invoice: credited, preimage shown.
     let live = c.create_invoice(&invoice(2_000, "live", None)).await.unwrap();
     let paid = c.sandbox_pay_invoice(&live.request).await.unwrap();
-    assert_eq!(paid.status, "paid");
+    assert_eq!(paid.status.as_str(), "paid");
     assert_eq!(
         hex::encode(Sha256::digest(hex::decode(&paid.preimage).unwrap())),
         live.payment_hash
@@ -244,20 +247,26 @@ async fn hold_invoices_stay_pending_then_settle_or_fail() {
     let payee_before = btc(&payee).await;
 
     let sent = payer.send_payment(&pay(&ok.request, "ph-1", None)).await.unwrap();
-    assert_eq!(sent.status, "pending");
+    assert_eq!(sent.status.as_str(), "pending");
     let failing = payer
         .send_payment(&pay(&bad.request, "ph-2", None))
         .await
         .unwrap();
-    assert_eq!(failing.status, "pending");
+    assert_eq!(failing.status.as_str(), "pending");
     // 10,000 sats + 11 sats fee each, held.
     assert_eq!(btc(payer).await, payer_before - 2 * 10_011);
-    assert_eq!(payee.invoice(&ok.id.to_string()).await.unwrap().status, "pending");
+    assert_eq!(
+        payee.invoice(&ok.id.to_string()).await.unwrap().status.as_str(),
+        "pending"
+    );
 
     payer.sandbox_advance_clock(59).await.unwrap();
     assert_eq!(btc(&payee).await, payee_before, "not before 60 s");
     payer.sandbox_advance_clock(1).await.unwrap();
-    assert_eq!(payee.invoice(&ok.id.to_string()).await.unwrap().status, "paid");
+    assert_eq!(
+        payee.invoice(&ok.id.to_string()).await.unwrap().status.as_str(),
+        "paid"
+    );
     assert_eq!(btc(&payee).await, payee_before + 10_000);
     assert_eq!(
         btc(payer).await,
@@ -265,14 +274,19 @@ async fn hold_invoices_stay_pending_then_settle_or_fail() {
         "the failed one is released"
     );
     let shown = payer.invoice(&sent.id.to_string()).await.unwrap();
-    assert_eq!(shown.status, "paid");
+    assert_eq!(shown.status.as_str(), "paid");
     assert!(!shown.preimage.is_empty());
     assert_eq!(
-        payer.invoice(&failing.id.to_string()).await.unwrap().status,
+        payer
+            .invoice(&failing.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "failed"
     );
     assert_eq!(
-        payee.invoice(&bad.id.to_string()).await.unwrap().status,
+        payee.invoice(&bad.id.to_string()).await.unwrap().status.as_str(),
         "pending"
     );
     support::assert_ledger_adds_up(payer).await;

@@ -112,7 +112,7 @@ async fn an_offchain_payout_runs_quote_to_completed_with_its_webhooks() {
         .create_payout_quote(&quote_usdt_ngn("100", "pay-1"))
         .await
         .unwrap();
-    assert_eq!(quote.status, "QUOTE");
+    assert_eq!(quote.status.as_str(), "QUOTE");
     assert_eq!(quote.settlement_amount, dec("150000"));
     assert_eq!(quote.fees, dec("1"));
     assert_eq!(quote.cent_amount, "15000000");
@@ -131,7 +131,7 @@ async fn an_offchain_payout_runs_quote_to_completed_with_its_webhooks() {
         )
         .await
         .unwrap();
-    assert_eq!(initialized.status, "INITIATED");
+    assert_eq!(initialized.status.as_str(), "INITIATED");
     assert_eq!(initialized.payment_reason, "salary");
     let (status, raw) = t
         .send(Method::GET, &format!("/api/payouts/{}", quote.id), "")
@@ -141,7 +141,7 @@ async fn an_offchain_payout_runs_quote_to_completed_with_its_webhooks() {
 
     let before = t.client.balance("USDT").await.unwrap().available_balance;
     let finalized = t.client.finalize_payout(&quote.quote_id).await.unwrap();
-    assert_eq!(finalized.status, "PENDING");
+    assert_eq!(finalized.status.as_str(), "PENDING");
     assert!(!finalized.provider_settlement_id.is_empty());
     let after = t.client.balance("USDT").await.unwrap().available_balance;
     assert_eq!(
@@ -162,12 +162,17 @@ async fn an_offchain_payout_runs_quote_to_completed_with_its_webhooks() {
 
     t.client.sandbox_advance_clock(30).await.unwrap();
     assert_eq!(
-        t.client.payout(&quote.id.to_string()).await.unwrap().status,
+        t.client
+            .payout(&quote.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "PROCESSING"
     );
     t.client.sandbox_advance_clock(60).await.unwrap();
     let done = t.client.payout(&quote.id.to_string()).await.unwrap();
-    assert_eq!(done.status, "COMPLETED");
+    assert_eq!(done.status.as_str(), "COMPLETED");
     assert!(done.trip.completion_time.is_some());
 
     let events: Vec<_> = hooks
@@ -229,7 +234,7 @@ async fn a_rejected_account_fails_and_the_money_comes_back() {
     t.client.finalize_payout(&quote.quote_id).await.unwrap();
     t.client.sandbox_advance_clock(86_400).await.unwrap();
     let failed = t.client.payout(&quote.id.to_string()).await.unwrap();
-    assert_eq!(failed.status, "FAILED");
+    assert_eq!(failed.status.as_str(), "FAILED");
     assert!(failed.failure_reason.is_some());
     assert_eq!(t.client.balance("USDT").await.unwrap().available_balance, before);
     let reversal = t.client.transaction("fail-1_REVERSAL").await.unwrap();
@@ -258,7 +263,12 @@ async fn quotes_expire_and_expired_quotes_cannot_go_on() {
         .unwrap();
     t.client.sandbox_advance_clock(901).await.unwrap();
     assert_eq!(
-        t.client.payout(&quote.id.to_string()).await.unwrap().status,
+        t.client
+            .payout(&quote.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "EXPIRED"
     );
     let err = t.client.finalize_payout(&quote.quote_id).await.unwrap_err();
@@ -379,7 +389,8 @@ async fn refusals_name_the_field_and_change_nothing() {
             .initialize_payout(&gh_quote.quote_id, &req)
             .await
             .unwrap()
-            .status,
+            .status
+            .as_str(),
         "INITIATED"
     );
 
@@ -416,7 +427,12 @@ async fn refusals_name_the_field_and_change_nothing() {
     let err = t.client.finalize_payout(&big.quote_id).await.unwrap_err();
     assert_eq!(err.code(), Some("INSUFFICIENT_BALANCE"));
     assert_eq!(
-        t.client.payout(&big.id.to_string()).await.unwrap().status,
+        t.client
+            .payout(&big.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "INITIATED"
     );
     assert_eq!(
@@ -476,7 +492,7 @@ async fn the_rail_settles_on_demand() {
         .sandbox_settle_payout(&q.id.to_string(), false)
         .await
         .unwrap();
-    assert_eq!(settled.status, "FAILED");
+    assert_eq!(settled.status.as_str(), "FAILED");
     let listed = t.client.payouts(Some("FAILED"), None).await.unwrap();
     assert_eq!(listed.payouts.len(), 1);
 }
@@ -613,7 +629,12 @@ async fn an_onchain_payout_waits_for_its_confirmed_deposit_then_runs_as_offchain
     assert!(refused.is_deposit_not_confirmed(), "{refused:?}");
     assert!(refused.problem().unwrap().detail.contains(&address));
     assert_eq!(
-        t.client.payout(&quote.id.to_string()).await.unwrap().status,
+        t.client
+            .payout(&quote.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "INITIATED"
     );
 
@@ -639,7 +660,7 @@ async fn an_onchain_payout_waits_for_its_confirmed_deposit_then_runs_as_offchain
     );
 
     let finalized = t.client.finalize_payout(&quote.quote_id).await.unwrap();
-    assert_eq!(finalized.status, "PENDING");
+    assert_eq!(finalized.status.as_str(), "PENDING");
     assert!(!finalized.awaits_deposit());
     assert_eq!(
         t.client.balance("USDT").await.unwrap().available_balance,
@@ -648,7 +669,12 @@ async fn an_onchain_payout_waits_for_its_confirmed_deposit_then_runs_as_offchain
     );
     t.client.sandbox_advance_clock(90).await.unwrap();
     assert_eq!(
-        t.client.payout(&quote.id.to_string()).await.unwrap().status,
+        t.client
+            .payout(&quote.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "COMPLETED"
     );
 }
@@ -689,7 +715,12 @@ async fn a_failed_onchain_payout_returns_its_debit_and_a_stranger_address_is_ref
     t.client.finalize_payout(&quote.quote_id).await.unwrap();
     t.client.sandbox_advance_clock(86_400).await.unwrap();
     assert_eq!(
-        t.client.payout(&quote.id.to_string()).await.unwrap().status,
+        t.client
+            .payout(&quote.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "FAILED"
     );
     assert_eq!(t.client.balance("USDT").await.unwrap().available_balance, before);

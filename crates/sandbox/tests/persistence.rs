@@ -219,7 +219,7 @@ async fn a_payout_quoted_before_a_restart_is_found_and_carried_on_after_it() {
     c.initialize_payout(&quote.quote_id, &initialize).await.unwrap();
     let finalized = c.finalize_payout(&quote.quote_id).await.unwrap();
     assert_eq!(finalized.id, quote.id);
-    assert_eq!(finalized.status, "PENDING");
+    assert_eq!(finalized.status.as_str(), "PENDING");
     second.kill_9().await;
     std::fs::remove_dir_all(&dir).unwrap();
 }

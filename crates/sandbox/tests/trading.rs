@@ -169,13 +169,13 @@ async fn withdrawals_settle_or_fail_on_the_clock_and_refusals_change_nothing() {
         .unwrap();
     c.sandbox_advance_clock(10).await.unwrap();
     let broadcast = c.withdrawal(&w.id.to_string()).await.unwrap();
-    assert_eq!(broadcast.status, "processing");
+    assert_eq!(broadcast.status.as_str(), "processing");
     assert!(!broadcast.tx_hash.is_empty());
     c.sandbox_advance_clock(60).await.unwrap();
     let done = c.withdrawal(&w.id.to_string()).await.unwrap();
-    assert_eq!(done.status, "completed");
+    assert_eq!(done.status.as_str(), "completed");
     let failed = c.withdrawal(&failing.id.to_string()).await.unwrap();
-    assert_eq!(failed.status, "failed");
+    assert_eq!(failed.status.as_str(), "failed");
     assert_eq!(
         available(c, "USDT").await,
         start - 6_000_000,
@@ -403,11 +403,11 @@ async fn target_orders_fill_in_slices_of_the_liquidity_while_the_price_holds() {
         .await
         .unwrap();
     assert_eq!(price.liquidity, Some(BaseUnits(1_000_000)));
-    assert_eq!(c.target_order(&id).await.unwrap().status, "triggered");
+    assert_eq!(c.target_order(&id).await.unwrap().status.as_str(), "triggered");
 
     c.sandbox_advance_clock(10).await.unwrap();
     let first = c.target_order(&id).await.unwrap();
-    assert_eq!(first.status, "triggered");
+    assert_eq!(first.status.as_str(), "triggered");
     assert_eq!(
         (first.filled_quantity, first.remaining_quantity),
         (dec("0.01"), dec("0.02"))
@@ -429,7 +429,7 @@ async fn target_orders_fill_in_slices_of_the_liquidity_while_the_price_holds() {
     assert_eq!(c.target_order(&id).await.unwrap().filled_quantity, dec("0.025"));
     c.sandbox_advance_clock(10).await.unwrap();
     let done = c.target_order(&id).await.unwrap();
-    assert_eq!(done.status, "filled");
+    assert_eq!(done.status.as_str(), "filled");
     assert_eq!(
         (done.filled_quantity, done.remaining_quantity),
         (dec("0.03"), dec("0"))
@@ -447,10 +447,14 @@ async fn target_orders_fill_in_slices_of_the_liquidity_while_the_price_holds() {
         .create_target_order(&target("sell", "0.02", "58000", ""))
         .await
         .unwrap();
-    assert_eq!(sell.status, "triggered");
+    assert_eq!(sell.status.as_str(), "triggered");
     c.sandbox_advance_clock(10).await.unwrap();
     assert_eq!(
-        c.target_order(&sell.id.to_string()).await.unwrap().status,
+        c.target_order(&sell.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "filled"
     );
     assert_ledger_adds_up(c).await;
@@ -465,7 +469,7 @@ async fn target_orders_lock_escrow_trigger_fill_expire_and_release_exactly() {
         .create_target_order(&target("buy", "0.1", "59000", ""))
         .await
         .unwrap();
-    assert_eq!(buy.status, "active");
+    assert_eq!(buy.status.as_str(), "active");
     // 0.1 × 59,000 = 5,900 USDT plus 0.5% = 29.5 USDT of fee.
     assert_eq!(
         (buy.locked_amount, buy.locked_currency.as_str()),
@@ -475,12 +479,12 @@ async fn target_orders_lock_escrow_trigger_fill_expire_and_release_exactly() {
 
     c.sandbox_set_price("BTC", "USDT", dec("59000.01")).await.unwrap();
     assert_eq!(
-        c.target_order(&buy.id.to_string()).await.unwrap().status,
+        c.target_order(&buy.id.to_string()).await.unwrap().status.as_str(),
         "active"
     );
     c.sandbox_set_price("BTC", "USDT", dec("59000")).await.unwrap();
     let triggered = c.target_order(&buy.id.to_string()).await.unwrap();
-    assert_eq!(triggered.status, "triggered");
+    assert_eq!(triggered.status.as_str(), "triggered");
     assert!(!triggered.first_triggered_at.is_empty());
     assert_eq!(
         code(&c.cancel_target_order(&buy.id.to_string()).await.unwrap_err()).0,
@@ -515,7 +519,11 @@ async fn target_orders_lock_escrow_trigger_fill_expire_and_release_exactly() {
     assert_eq!(available(c, "BTC").await, btc1 - 20_000_000);
     c.sandbox_advance_clock(60).await.unwrap();
     assert_eq!(
-        c.target_order(&sell.id.to_string()).await.unwrap().status,
+        c.target_order(&sell.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "expired"
     );
     assert_eq!(available(c, "BTC").await, btc1);
@@ -526,7 +534,7 @@ async fn target_orders_lock_escrow_trigger_fill_expire_and_release_exactly() {
         .await
         .unwrap();
     let cancelled = c.cancel_target_order(&cancel_me.id.to_string()).await.unwrap();
-    assert_eq!(cancelled.status, "cancelled");
+    assert_eq!(cancelled.status.as_str(), "cancelled");
     assert_eq!(
         code(
             &c.cancel_target_order(&cancel_me.id.to_string())
@@ -540,11 +548,15 @@ async fn target_orders_lock_escrow_trigger_fill_expire_and_release_exactly() {
         .create_target_order(&target("sell", "0.01", "50000", ""))
         .await
         .unwrap();
-    assert_eq!(at_once.status, "triggered");
+    assert_eq!(at_once.status.as_str(), "triggered");
     c.sandbox_advance_clock(10).await.unwrap();
     // 0.01 × 50,000 = 500 USDT less 2.5 USDT of fee.
     assert_eq!(
-        c.target_order(&at_once.id.to_string()).await.unwrap().status,
+        c.target_order(&at_once.id.to_string())
+            .await
+            .unwrap()
+            .status
+            .as_str(),
         "filled"
     );
     assert_eq!(c.target_orders(Some("filled")).await.unwrap().len(), 2);
@@ -605,7 +617,7 @@ async fn scheduled_orders_tick_on_the_clock_pause_resume_and_survive_failed_tick
     assert!(execs[0].executed_at > execs[2].executed_at);
     assert!(execs
         .iter()
-        .all(|e| e.status == "completed" && e.fill_price == dec("60300")));
+        .all(|e| e.status.as_str() == "completed" && e.fill_price == dec("60300")));
     assert_eq!(available(c, "USDT").await, usdt0 - ran.total_amount_spent.value());
     assert!(ran.total_amount_spent.value() <= 300_000_000);
 
@@ -681,7 +693,7 @@ async fn scheduled_orders_tick_on_the_clock_pause_resume_and_survive_failed_tick
     let after = c.scheduled_order(&huge.id.to_string()).await.unwrap();
     assert_eq!((after.status.as_str(), after.total_executions), ("active", 0));
     let failed = c.scheduled_order_executions(&huge.id.to_string()).await.unwrap();
-    assert_eq!(failed[0].status, "failed");
+    assert_eq!(failed[0].status.as_str(), "failed");
     assert!(after.next_execution_at.unwrap() > c.sandbox_clock().await.unwrap().now);
 
     let cancelled = c.cancel_scheduled_order(&huge.id.to_string()).await.unwrap();
@@ -772,7 +784,7 @@ async fn scheduled_orders_complete_at_max_executions_or_end_date() {
     c.sandbox_advance_clock(5 * 86_400).await.unwrap();
     for id in [by_count.id, by_date.id] {
         let done = c.scheduled_order(&id.to_string()).await.unwrap();
-        assert_eq!(done.status, "completed", "{id}");
+        assert_eq!(done.status.as_str(), "completed", "{id}");
         assert_eq!(done.next_execution_at, None);
         assert_eq!(
             done.total_executions, 2,
@@ -840,7 +852,7 @@ async fn limit_orders_rest_hold_funds_fill_at_their_price_or_cancel() {
         .await
         .unwrap();
     let rests = c.create_order(&limit(&q, "buy", "59000")).await.unwrap();
-    assert_eq!(rests.status, "pending");
+    assert_eq!(rests.status.as_str(), "pending");
     assert_eq!(
         (rests.filled_quantity, rests.remaining_quantity),
         (dec("0"), dec("0.01"))
@@ -861,9 +873,9 @@ async fn limit_orders_rest_hold_funds_fill_at_their_price_or_cancel() {
         .await
         .unwrap();
     let sell = c.create_order(&limit(&q, "sell", "70000")).await.unwrap();
-    assert_eq!(sell.status, "pending");
+    assert_eq!(sell.status.as_str(), "pending");
     let cancelled = c.cancel_order(&sell.id.to_string()).await.unwrap();
-    assert_eq!(cancelled.status, "cancelled");
+    assert_eq!(cancelled.status.as_str(), "cancelled");
     assert_eq!(
         available(c, "BTC").await,
         btc0 + 1_000_000,
@@ -874,7 +886,10 @@ async fn limit_orders_rest_hold_funds_fill_at_their_price_or_cancel() {
 
     // The market moves to 59,500: not yet; to 59,000: the buy fills at 59,000.
     c.sandbox_set_price("BTC", "USDT", dec("59500")).await.unwrap();
-    assert_eq!(c.order(&rests.id.to_string()).await.unwrap().status, "pending");
+    assert_eq!(
+        c.order(&rests.id.to_string()).await.unwrap().status.as_str(),
+        "pending"
+    );
     c.sandbox_set_price("BTC", "USDT", dec("59000")).await.unwrap();
     let filled = c.order(&rests.id.to_string()).await.unwrap();
     assert_eq!((filled.status.as_str(), filled.price), ("filled", dec("59000")));

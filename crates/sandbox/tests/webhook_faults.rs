@@ -83,7 +83,7 @@ async fn a_dropped_delivery_never_arrives_and_shows_failed_until_resent() {
     t.client.sandbox_advance_clock(60).await.unwrap();
     assert_eq!(receiver.deliveries().len(), 1);
     let resent = t.client.sandbox_resend_delivery(d.id).await.unwrap();
-    assert_eq!(resent.status, "delivered");
+    assert_eq!(resent.status.as_str(), "delivered");
     assert_eq!(receiver.deliveries().len(), 2);
 }
 

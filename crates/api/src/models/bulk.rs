@@ -7,7 +7,35 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+pub use crate::models::trading::{ExecutionStatus, ScheduleStatus};
+use crate::status::wire_status;
 use crate::units::BaseUnits;
+
+wire_status! {
+    /// An item of a batch: valid or invalid before confirm; then skipped
+    /// (it was invalid), or its withdrawal's status.
+    pub enum BulkItemStatus {
+        Valid = "valid",
+        Invalid = "invalid",
+        Skipped = "skipped",
+        Pending = "pending",
+        Processing = "processing",
+        Completed = "completed",
+        Failed = "failed",
+    }
+}
+
+wire_status! {
+    /// A batch's status: a draft until confirmed, then processing until
+    /// every item ended.
+    pub enum BatchStatus {
+        Draft = "draft",
+        Processing = "processing",
+        Completed = "completed",
+        PartiallyFailed = "partially_failed",
+        Failed = "failed",
+    }
+}
 
 /// One payment of a batch, as sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,9 +89,7 @@ pub struct BulkItem {
     pub reference: String,
     #[serde(default)]
     pub memo: String,
-    /// `valid` or `invalid` before confirm; then `skipped` (invalid),
-    /// `pending`, `processing`, `completed` or `failed`.
-    pub status: String,
+    pub status: BulkItemStatus,
     /// What is wrong with the item, when invalid.
     pub errors: Vec<String>,
     /// The withdrawal of the latest attempt.
@@ -96,8 +122,7 @@ pub struct Batch {
     pub reference: String,
     #[serde(default)]
     pub description: String,
-    /// `draft`, `processing`, `completed`, `partially_failed` or `failed`.
-    pub status: String,
+    pub status: BatchStatus,
     pub items: Vec<BulkItem>,
     pub totals: BatchTotals,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -172,9 +197,9 @@ pub struct BulkScheduleUpdate {
     pub day_of_month: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_time: Option<String>,
-    /// `paused` or `active`.
+    /// `Paused` or `Active`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub status: Option<ScheduleStatus>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -189,8 +214,7 @@ pub struct BulkSchedule {
     pub day_of_week: u32,
     pub day_of_month: u32,
     pub execution_time: String,
-    /// `active`, `paused` or `cancelled`.
-    pub status: String,
+    pub status: ScheduleStatus,
     #[serde(default, with = "crate::time::millis_opt")]
     pub next_execution_at: Option<DateTime<Utc>>,
     pub total_executions: u32,
@@ -219,8 +243,8 @@ pub struct BulkExecution {
     pub id: Uuid,
     /// The batch the tick made; empty when it made none.
     pub batch_id: String,
-    /// `completed` (the batch was confirmed) or `failed`.
-    pub status: String,
+    /// `Completed` (the batch was confirmed) or `Failed`.
+    pub status: ExecutionStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(with = "crate::time::millis")]

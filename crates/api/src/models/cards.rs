@@ -5,7 +5,36 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::status::wire_status;
 use crate::units::MicroUnits;
+
+wire_status! {
+    /// A card's status (named so beside the slim [`CardStatus`] record).
+    pub enum CardState {
+        Pending = "pending",
+        Active = "active",
+        Frozen = "frozen",
+        Terminated = "terminated",
+    }
+}
+
+wire_status! {
+    /// Whether the issuer has finished provisioning a card.
+    pub enum CardCreatedStatus {
+        Processing = "processing",
+        Completed = "completed",
+    }
+}
+
+wire_status! {
+    /// A card transaction's status; funding and withdrawal are pending
+    /// until the issuer settles them.
+    pub enum CardTransactionStatus {
+        Pending = "pending",
+        Completed = "completed",
+        Failed = "failed",
+    }
+}
 
 /// Card events (open-paths.md, "Webhook event names").
 pub mod events {
@@ -70,10 +99,8 @@ pub struct Card {
     pub created_by: Uuid,
     /// `virtual`, `physical` or `lite`.
     pub card_type: String,
-    /// `pending`, `active`, `frozen` or `terminated`.
-    pub status: String,
-    /// `processing`, then `completed`.
-    pub created_status: String,
+    pub status: CardState,
+    pub created_status: CardCreatedStatus,
     pub card_brand: String,
     pub name: String,
     pub preferred_name: String,
@@ -269,8 +296,7 @@ pub struct CardTransaction {
     /// `funding`, `withdrawal` or `spend`.
     #[serde(rename = "type")]
     pub kind: String,
-    /// `pending`, `completed` or `failed`.
-    pub status: String,
+    pub status: CardTransactionStatus,
     pub amount: MicroUnits,
     pub currency: String,
     pub balance_before: MicroUnits,
@@ -323,7 +349,8 @@ pub struct CardTransactionData {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StatusChange {
-    pub status: String,
+    /// `Frozen` or `Active`; the service refuses any other.
+    pub status: CardState,
 }
 
 /// The slim card of the status answer.
@@ -331,7 +358,7 @@ pub struct StatusChange {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CardStatus {
     pub id: Uuid,
-    pub status: String,
+    pub status: CardState,
     pub card_type: String,
     pub last_four_digit: String,
     #[serde(with = "crate::time::millis")]
@@ -356,7 +383,7 @@ pub struct Terminate {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Termination {
     pub card_id: Uuid,
-    pub status: String,
+    pub status: CardState,
     pub remaining_balance: MicroUnits,
     pub balance_returned: bool,
     #[serde(with = "crate::time::millis")]

@@ -3,7 +3,17 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::status::wire_status;
 use crate::units::BaseUnits;
+
+wire_status! {
+    /// Where a webhook delivery is.
+    pub enum WebhookDeliveryStatus {
+        Pending = "pending",
+        Delivered = "delivered",
+        Failed = "failed",
+    }
+}
 
 /// The permission a scoped client needs for every control route
 /// (`/sandbox/*`); `GET`/`PUT /sandbox/snapshot` also need `cards:read` /
@@ -145,8 +155,7 @@ pub struct WebhookDelivery {
     pub event: String,
     pub event_id: String,
     pub url: String,
-    /// `pending`, `delivered` or `failed`.
-    pub status: String,
+    pub status: WebhookDeliveryStatus,
     #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
     pub attempts: Vec<DeliveryAttempt>,

@@ -5,7 +5,28 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::status::wire_status;
 use crate::units::Sats;
+
+wire_status! {
+    /// An invoice's (or an outgoing payment's record's) status.
+    pub enum InvoiceStatus {
+        Pending = "pending",
+        Paid = "paid",
+        Expired = "expired",
+        Failed = "failed",
+    }
+}
+
+wire_status! {
+    /// A payment's status: `paid` is settled and final, `pending` in
+    /// flight, `failed` could not route or settle.
+    pub enum PaymentStatus {
+        Paid = "paid",
+        Pending = "pending",
+        Failed = "failed",
+    }
+}
 
 /// Body of `POST /api/lightning/invoices`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -37,8 +58,7 @@ pub struct Invoice {
     pub fee_sat: Sats,
     pub fee_msat: String,
     pub description: String,
-    /// `pending`, `paid`, `expired` or `failed`.
-    pub status: String,
+    pub status: InvoiceStatus,
     /// `incoming` or `outgoing`.
     pub direction: String,
     pub company_id: Uuid,
@@ -133,8 +153,7 @@ pub struct Payment {
     pub preimage: String,
     pub amount_sat: Sats,
     pub fee_sat: Sats,
-    /// `paid`, `pending` or `failed`.
-    pub status: String,
+    pub status: PaymentStatus,
     #[serde(with = "crate::time::millis")]
     pub created_at: DateTime<Utc>,
     pub reference: String,
@@ -157,7 +176,7 @@ pub struct InvoiceVerification {
     pub payment_hash: String,
     pub preimage: String,
     pub amount_sat: Sats,
-    pub status: String,
+    pub status: InvoiceStatus,
     pub is_paid: bool,
     pub ledger_credited: bool,
     /// Empty until paid.

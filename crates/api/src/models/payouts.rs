@@ -3,10 +3,25 @@
 //! (`rust_decimal`, never floats); `cent_*` fields are integer strings of
 //! the smallest fiat unit.
 
+use crate::status::wire_status;
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+
+wire_status! {
+    /// A payout record's status (uppercase on the wire); an expired quote
+    /// or payout reads `EXPIRED`.
+    pub enum PayoutStatus {
+        Quote = "QUOTE",
+        Initiated = "INITIATED",
+        Pending = "PENDING",
+        Processing = "PROCESSING",
+        Completed = "COMPLETED",
+        Failed = "FAILED",
+        Expired = "EXPIRED",
+    }
+}
 
 /// One entry of `GET /api/payouts/supported-countries`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -165,7 +180,7 @@ pub struct Payout {
     pub id: Uuid,
     pub quote_id: String,
     pub company_id: Uuid,
-    pub status: String,
+    pub status: PayoutStatus,
     pub source: String,
     pub from_asset: String,
     pub chain: String,
@@ -212,7 +227,7 @@ impl Payout {
     /// amount + fees reached `deposit_address`. A state to wait in and
     /// read back, not a failure.
     pub fn awaits_deposit(&self) -> bool {
-        self.is_onchain() && self.status == "INITIATED" && self.deposit_address.is_some()
+        self.is_onchain() && self.status == PayoutStatus::Initiated && self.deposit_address.is_some()
     }
 }
 

@@ -8,7 +8,50 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::status::wire_status;
 use crate::units::BaseUnits;
+
+wire_status! {
+    /// A spot order's status.
+    pub enum OrderStatus {
+        Pending = "pending",
+        Filled = "filled",
+        Rejected = "rejected",
+        Cancelled = "cancelled",
+    }
+}
+
+wire_status! {
+    /// A schedule's status, of scheduled orders and of bulk schedules;
+    /// cancelled and completed are final.
+    pub enum ScheduleStatus {
+        Active = "active",
+        Paused = "paused",
+        Cancelled = "cancelled",
+        Completed = "completed",
+    }
+}
+
+wire_status! {
+    /// How one tick of a schedule went.
+    pub enum ExecutionStatus {
+        Completed = "completed",
+        Failed = "failed",
+        Skipped = "skipped",
+    }
+}
+
+wire_status! {
+    /// A target order's status: triggered once the price reached the
+    /// target and fills are under way.
+    pub enum TargetOrderStatus {
+        Active = "active",
+        Triggered = "triggered",
+        Filled = "filled",
+        Cancelled = "cancelled",
+        Expired = "expired",
+    }
+}
 
 /// One pair's price: units of `quote_currency` per unit of `base_currency`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -156,8 +199,7 @@ pub struct Order {
     pub order_type: String,
     pub quantity: Decimal,
     pub price: Decimal,
-    /// `pending`, `filled`, `rejected` or `cancelled`.
-    pub status: String,
+    pub status: OrderStatus,
     /// The venue the order filled on, by name; null for NGN pairs, which
     /// settle from the service's own liquidity.
     pub exchange: Option<String>,
@@ -251,9 +293,9 @@ pub struct ScheduleUpdate {
     pub day_of_month: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_time: Option<String>,
-    /// `paused` or `active`.
+    /// `Paused` or `Active`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<String>,
+    pub status: Option<ScheduleStatus>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -268,8 +310,7 @@ pub struct Schedule {
     pub day_of_week: u32,
     pub day_of_month: u32,
     pub execution_time: String,
-    /// `active`, `paused`, `cancelled` or `completed`.
-    pub status: String,
+    pub status: ScheduleStatus,
     /// Null once the schedule is cancelled or completed.
     #[serde(default, with = "crate::time::millis_opt")]
     pub next_execution_at: Option<DateTime<Utc>>,
@@ -311,8 +352,7 @@ pub struct Execution {
     pub id: Uuid,
     /// The order the tick placed; empty when none was.
     pub order_id: String,
-    /// `completed`, `failed` or `skipped`.
-    pub status: String,
+    pub status: ExecutionStatus,
     /// Bought, in the base currency's smallest unit.
     pub base_amount: BaseUnits,
     pub fill_price: Decimal,
@@ -363,8 +403,7 @@ pub struct TargetOrder {
     pub locked_amount: Decimal,
     pub remaining_locked: Decimal,
     pub locked_currency: String,
-    /// `active`, `triggered`, `filled`, `cancelled` or `expired`.
-    pub status: String,
+    pub status: TargetOrderStatus,
     pub expires_at: String,
     pub first_triggered_at: String,
     pub last_fill_at: String,

@@ -6,7 +6,15 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::status::wire_status;
 use crate::units::BaseUnits;
+
+wire_status! {
+    /// A virtual account's status; the service issues them active.
+    pub enum VirtualAccountStatus {
+        Active = "active",
+    }
+}
 
 /// Body of `POST /api/virtual-accounts`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -29,8 +37,7 @@ pub struct VirtualAccount {
     pub bank_name: String,
     pub bank_code: String,
     pub currency: String,
-    /// `active`.
-    pub status: String,
+    pub status: VirtualAccountStatus,
     pub reference: String,
     /// Received so far, in kobo.
     pub total_received: BaseUnits,

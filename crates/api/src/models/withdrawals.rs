@@ -5,7 +5,18 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::status::wire_status;
 use crate::units::BaseUnits;
+
+wire_status! {
+    /// Where an on-chain withdrawal is.
+    pub enum WithdrawalStatus {
+        Pending = "pending",
+        Processing = "processing",
+        Completed = "completed",
+        Failed = "failed",
+    }
+}
 
 /// Body of `POST /api/withdrawals`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -40,8 +51,7 @@ pub struct Withdrawal {
     pub memo: String,
     pub amount: BaseUnits,
     pub fee: BaseUnits,
-    /// `pending`, `processing`, `completed` or `failed`.
-    pub status: String,
+    pub status: WithdrawalStatus,
     /// Set once broadcast.
     #[serde(default)]
     pub tx_hash: String,

@@ -14,6 +14,7 @@ use actix_web::web::{Data, Path};
 use chrono::{DateTime, Utc};
 use paydesk_api::models::events::names;
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
+use paydesk_api::models::virtual_accounts::VirtualAccountStatus;
 use paydesk_api::models::virtual_accounts::{
     NewVirtualAccount, SimulateBankTransfer, VirtualAccount, VirtualAccountPage,
 };
@@ -111,7 +112,7 @@ pub fn create(
         bank_name: BANK_NAME.to_owned(),
         bank_code: BANK_CODE.to_owned(),
         currency: Currency::NGN.to_owned(),
-        status: "active".to_owned(),
+        status: VirtualAccountStatus::Active,
         reference: req.reference.clone(),
         total_received: BaseUnits::ZERO,
         created_at: now,

@@ -15,6 +15,7 @@ use actix_web::web::{Data, Path};
 use chrono::Duration;
 use paydesk_api::models::events::names;
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
+use paydesk_api::models::withdrawals::WithdrawalStatus;
 use paydesk_api::models::withdrawals::{CreatedWithdrawal, NewWithdrawal, Withdrawal, WithdrawalPage};
 use paydesk_api::units::{BaseUnits, Currency};
 use serde_json::json;
@@ -144,7 +145,7 @@ pub fn create(
         memo,
         amount: req.amount,
         fee: BaseUnits(fee),
-        status: "pending".to_owned(),
+        status: WithdrawalStatus::Pending,
         tx_hash: String::new(),
         failure_reason: None,
         created_at: fx.now,
@@ -205,7 +206,7 @@ pub fn advance(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
         return;
     }
     let record = &mut company.withdrawals.records[index].withdrawal;
-    record.status = status.to_owned();
+    record.status = WithdrawalStatus::from(status);
     record.updated_at = fx.now;
     if let Some(hash) = hash {
         record.tx_hash = hash;
@@ -274,7 +275,9 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     let page = paginate(
         &company.withdrawals.records,
         |r| {
-            status.as_deref().is_none_or(|s| r.withdrawal.status == s)
+            status
+                .as_deref()
+                .is_none_or(|s| r.withdrawal.status.as_str() == s)
                 && currency.as_deref().is_none_or(|c| r.withdrawal.currency == c)
         },
         q.at()?,

@@ -77,7 +77,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     }
     let page = paginate(
         &company.batches.records,
-        |r| status.as_deref().is_none_or(|s| r.batch.status == s),
+        |r| status.as_deref().is_none_or(|s| r.batch.status.as_str() == s),
         q.at()?,
         limit,
     )?;

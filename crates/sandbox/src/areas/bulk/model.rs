@@ -19,6 +19,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use paydesk_api::models::beneficiaries::Destination;
 use paydesk_api::models::bulk::{Batch, BatchPreview, BatchTotals, BulkItem, BulkItemInput, NewBatch};
+use paydesk_api::models::bulk::{BatchStatus, BulkItemStatus};
 use paydesk_api::models::withdrawals::NewWithdrawal;
 use paydesk_api::units::{BaseUnits, Currency};
 use paydesk_api::wire::codes;
@@ -223,7 +224,11 @@ fn check_item(
         fee: BaseUnits(withdrawals::fee_for(currency.code())),
         reference,
         memo: raw.memo.trim().to_owned(),
-        status: if errors.is_empty() { "valid" } else { "invalid" }.to_owned(),
+        status: if errors.is_empty() {
+            BulkItemStatus::Valid
+        } else {
+            BulkItemStatus::Invalid
+        },
         errors,
         withdrawal_id: None,
         attempts: 0,
@@ -293,7 +298,7 @@ pub fn create(
         currency: preview.currency,
         reference: req.reference.clone(),
         description: req.description.clone().unwrap_or_default(),
-        status: "draft".to_owned(),
+        status: BatchStatus::Draft,
         items: preview.items,
         totals: preview.totals,
         schedule_id,
@@ -350,7 +355,7 @@ fn send(company: &mut Company, index: usize, items: &[usize], fx: &mut Effects<'
         let item = &mut company.batches.records[index].batch.items[i];
         item.withdrawal_id = Some(w.id);
         item.attempts = attempt;
-        item.status = w.status;
+        item.status = BulkItemStatus::from(w.status.as_str());
         item.failure_reason = None;
     }
     Ok(())
@@ -360,7 +365,7 @@ fn send(company: &mut Company, index: usize, items: &[usize], fx: &mut Effects<'
 pub fn confirm(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) -> Result<Batch, ApiError> {
     let index = company.batches.index(id)?;
     let batch = company.batches.records[index].batch.clone();
-    if batch.status != "draft" {
+    if batch.status != BatchStatus::Draft {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             format!("the batch is {}; only a draft can be confirmed", batch.status),
@@ -379,9 +384,9 @@ pub fn confirm(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) -> Result<
     send(company, index, &valid, fx)?;
     let b = &mut company.batches.records[index].batch;
     for item in b.items.iter_mut().filter(|i| !i.errors.is_empty()) {
-        item.status = "skipped".to_owned();
+        item.status = BulkItemStatus::Skipped;
     }
-    b.status = "processing".to_owned();
+    b.status = BatchStatus::Processing;
     b.confirmed_at = Some(fx.now);
     b.updated_at = fx.now;
     Ok(b.clone())
@@ -393,7 +398,7 @@ pub fn retry(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) -> Result<Ba
     refresh(company, index);
     let batch = company.batches.records[index].batch.clone();
     let failed: Vec<usize> = (0..batch.items.len())
-        .filter(|i| batch.items[*i].status == "failed")
+        .filter(|i| batch.items[*i].status == BulkItemStatus::Failed)
         .collect();
     if failed.is_empty() {
         return Err(ApiError::unprocessable(
@@ -418,31 +423,30 @@ pub fn refresh(company: &mut Company, index: usize) {
         batches, withdrawals, ..
     } = company;
     let b = &mut batches.records[index].batch;
-    if b.status == "draft" {
+    if b.status == BatchStatus::Draft {
         return;
     }
     for item in b.items.iter_mut() {
         if let Some(w) = item.withdrawal_id.and_then(|id| withdrawals.get(id)) {
-            item.status = w.status.clone();
+            item.status = BulkItemStatus::from(w.status.as_str());
             item.failure_reason = w.failure_reason.clone();
         }
     }
     let sent: Vec<&str> = b
         .items
         .iter()
-        .filter(|i| i.status != "skipped")
+        .filter(|i| i.status != BulkItemStatus::Skipped)
         .map(|i| i.status.as_str())
         .collect();
     b.status = if sent.iter().any(|s| matches!(*s, "pending" | "processing")) {
-        "processing"
+        BatchStatus::Processing
     } else if sent.iter().all(|s| *s == "completed") {
-        "completed"
+        BatchStatus::Completed
     } else if sent.iter().all(|s| *s == "failed") {
-        "failed"
+        BatchStatus::Failed
     } else {
-        "partially_failed"
-    }
-    .to_owned();
+        BatchStatus::PartiallyFailed
+    };
 }
 
 /// A batch as it stands now.

@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use paydesk_api::models::bulk::{
     BulkExecution, BulkItemInput, BulkSchedule, BulkScheduleUpdate, NewBatch, NewBulkSchedule,
 };
+use paydesk_api::models::bulk::{ExecutionStatus, ScheduleStatus};
 use paydesk_api::wire::FieldError;
 use uuid::Uuid;
 
@@ -37,7 +38,7 @@ impl BulkScheduleRecord {
         s.day_of_week = c.timing.day_of_week();
         s.day_of_month = c.timing.day_of_month();
         s.execution_time = c.timing.execution_time();
-        s.status = c.status.to_owned();
+        s.status = ScheduleStatus::from(c.status);
         s.next_execution_at = c.next;
         s.updated_at = now;
     }
@@ -136,7 +137,7 @@ pub fn create(
             day_of_week: 0,
             day_of_month: 0,
             execution_time: String::new(),
-            status: String::new(),
+            status: ScheduleStatus::Active,
             next_execution_at: None,
             total_executions: 0,
             reference: req.reference.clone(),
@@ -171,7 +172,9 @@ pub fn update(
         req.day_of_month,
         req.execution_time.as_deref(),
     )?;
-    let requeue = record.cadence.change(timing, req.status.as_deref(), fx.now)?;
+    let requeue = record
+        .cadence
+        .change(timing, req.status.as_ref().map(ScheduleStatus::as_str), fx.now)?;
     if let Some(items) = &req.items {
         record.schedule.items = items.clone();
     }
@@ -222,11 +225,19 @@ pub fn tick(company: &mut Company, id: Uuid, generation: u64, fx: &mut Effects<'
     record.executions.push(BulkExecution {
         id: Uuid::new_v4(),
         batch_id,
-        status: if result.is_ok() { "completed" } else { "failed" }.to_owned(),
+        status: if result.is_ok() {
+            ExecutionStatus::Completed
+        } else {
+            ExecutionStatus::Failed
+        },
         reason: result.err().map(|e| e.to_string()),
         executed_at: fx.now,
     });
-    if record.executions.last().is_some_and(|e| e.status == "completed") {
+    if record
+        .executions
+        .last()
+        .is_some_and(|e| e.status == ExecutionStatus::Completed)
+    {
         record.schedule.total_executions += 1;
     }
     record.cadence.ticked(fx.now);

@@ -2,7 +2,7 @@
 //! and its transactions, in the company's card book.
 
 use chrono::{DateTime, Utc};
-use paydesk_api::models::cards::{Card, CardTransaction, PageInfo};
+use paydesk_api::models::cards::{Card, CardState, CardTransaction, PageInfo};
 use uuid::Uuid;
 
 use crate::book::Book;
@@ -108,7 +108,7 @@ impl CardBook {
     pub fn live_cards_of(&self, customer_id: Uuid) -> usize {
         self.records
             .iter()
-            .filter(|r| r.card.customer_id == customer_id && r.card.status != "terminated")
+            .filter(|r| r.card.customer_id == customer_id && r.card.status != CardState::Terminated)
             .count()
     }
 }

@@ -3,7 +3,7 @@
 //! provisioning on the clock.
 
 use chrono::{Datelike, Duration, NaiveDate};
-use paydesk_api::models::cards::{events, Card, NewCard};
+use paydesk_api::models::cards::{events, Card, CardCreatedStatus, CardTransactionStatus, NewCard};
 use paydesk_api::models::customers::{KycDetails, KycStatus, NewCustomer};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::units::{BaseUnits, Currency, MicroUnits};
@@ -305,8 +305,8 @@ pub fn create(
         customer_id,
         created_by: req.created_by.unwrap_or(caller),
         card_type,
-        status: CardState::Pending.as_str().to_owned(),
-        created_status: "processing".to_owned(),
+        status: CardState::Pending,
+        created_status: CardCreatedStatus::Processing,
         card_brand,
         preferred_name: name.clone(),
         name,
@@ -383,20 +383,24 @@ pub fn provision(company: &mut Company, card_id: Uuid, fx: &mut Effects<'_>) {
         return;
     };
     let record = &mut company.cards.records[index];
-    let Ok(next) = transition(CardState::of(&record.card.status), CardEvent::Provisioned) else {
+    let Ok(next) = transition(&record.card.status, CardEvent::Provisioned) else {
         return;
     };
     let card = &mut record.card;
-    card.status = next.as_str().to_owned();
-    card.created_status = "completed".to_owned();
+    card.status = next;
+    card.created_status = CardCreatedStatus::Completed;
     card.first_six_digit = record.pan[..6].to_owned();
     card.last_four_digit = record.pan[record.pan.len() - 4..].to_owned();
     card.masked_pan = format!("{}******{}", card.first_six_digit, card.last_four_digit);
     let before = card.balance_amount;
     set_balance(card, record.initial_amount, fx.now);
     let card_after = card.balance_amount;
-    if let Some(t) = record.transactions.iter_mut().find(|t| t.tx.status == "pending") {
-        t.tx.status = "completed".to_owned();
+    if let Some(t) = record
+        .transactions
+        .iter_mut()
+        .find(|t| t.tx.status == CardTransactionStatus::Pending)
+    {
+        t.tx.status = CardTransactionStatus::Completed;
         t.tx.balance_before = before;
         t.tx.balance_after = card_after;
         t.tx.updated_at = fx.now;

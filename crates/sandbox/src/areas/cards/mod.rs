@@ -13,6 +13,7 @@ mod transfers;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
+use paydesk_api::models::cards::CardState;
 use paydesk_api::models::cards::{
     BalanceAnswer, BalanceChange, BalanceDirection, CardData, CardLimits, CardPage, CardStatusData,
     CardTransactionData, CardTransactionPage, NewCard, SecureData, SimulateSpend, StatusChange, Terminate,
@@ -75,7 +76,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
             let c = &r.card;
             customer.is_none_or(|id| c.customer_id == id)
                 && card_type.as_deref().is_none_or(|t| c.card_type == t)
-                && status.as_deref().is_none_or(|s| c.status == s)
+                && status.as_deref().is_none_or(|s| c.status.as_str() == s)
                 && search.as_deref().is_none_or(|s| {
                     (s.bytes().all(|b| b.is_ascii_digit())
                         && !c.last_four_digit.is_empty()
@@ -196,8 +197,8 @@ pub async fn status(
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
-    let card = model::set_status(company, id, &body.value.status, now)?;
-    let message = if card.status == "frozen" {
+    let card = model::set_status(company, id, body.value.status.as_str(), now)?;
+    let message = if card.status == CardState::Frozen {
         "Card frozen successfully"
     } else {
         "Card activated successfully"

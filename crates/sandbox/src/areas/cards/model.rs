@@ -25,7 +25,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 use paydesk_api::models::cards::{
-    BillingAddress, Card, CardLimits, CardStatus, CardTransaction, SecureDetails, Termination,
+    BillingAddress, Card, CardLimits, CardStatus, CardTransaction, CardTransactionStatus, SecureDetails,
+    Termination,
 };
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::units::{BaseUnits, Currency, MicroUnits};
@@ -147,7 +148,7 @@ pub(super) fn new_tx(
         id: Uuid::new_v4(),
         card_id: card.id,
         kind: kind.to_owned(),
-        status: "pending".to_owned(),
+        status: CardTransactionStatus::Pending,
         amount: MicroUnits(amount),
         currency: card.balance_currency.clone(),
         balance_before: card.balance_amount,
@@ -190,7 +191,7 @@ pub(super) fn emit(
 }
 
 /// A card in this state can't be `action` (funded, read, frozen…).
-fn unusable(state: CardState, action: &str) -> Option<ApiError> {
+fn unusable(state: &CardState, action: &str) -> Option<ApiError> {
     match state {
         CardState::Terminated => Some(ApiError::unprocessable(
             codes::INVALID_STATE,
@@ -200,12 +201,12 @@ fn unusable(state: CardState, action: &str) -> Option<ApiError> {
             codes::INVALID_STATE,
             format!("the card is still being provisioned; it can be {action} once active"),
         )),
-        CardState::Active | CardState::Frozen => None,
+        CardState::Active | CardState::Frozen | CardState::Unknown(_) => None,
     }
 }
 
 pub(super) fn usable(card: &Card, action: &str) -> Result<(), ApiError> {
-    unusable(CardState::of(&card.status), action).map_or(Ok(()), Err)
+    unusable(&card.status, action).map_or(Ok(()), Err)
 }
 
 /// Freezes or unfreezes.
@@ -222,12 +223,13 @@ pub fn set_status(
     };
     let index = company.cards.index(card_id)?;
     let card = &mut company.cards.records[index].card;
-    let from = CardState::of(&card.status);
-    let next = transition(from, event).map_err(|refusal| {
-        unusable(refusal.from, verb).expect("only a pending or terminated card refuses a freeze")
+    let next = transition(&card.status, event).map_err(|refusal| {
+        unusable(&refusal.from, verb).unwrap_or_else(|| {
+            ApiError::unprocessable(codes::INVALID_STATE, format!("the card can't be {verb} now"))
+        })
     })?;
-    if next != from {
-        card.status = next.as_str().to_owned();
+    if next != card.status {
+        card.status = next;
         card.updated_at = now;
     }
     Ok(CardStatus {
@@ -266,12 +268,12 @@ fn end(company: &mut Company, index: usize, reason: &str, now: DateTime<Utc>) ->
     }
     let card = &mut company.cards.records[index].card;
     set_balance(card, 0, now);
-    card.status = CardState::Terminated.as_str().to_owned();
+    card.status = CardState::Terminated;
     card.terminated_at = Some(now);
     card.termination_reason = Some(reason.to_owned());
     Termination {
         card_id: card.id,
-        status: "terminated".to_owned(),
+        status: CardState::Terminated,
         remaining_balance: MicroUnits(remaining),
         balance_returned: remaining > 0,
         terminated_at: now,
@@ -295,7 +297,7 @@ pub fn terminate(
     }
     let index = company.cards.index(card_id)?;
     let card = &company.cards.records[index].card;
-    if transition(CardState::of(&card.status), CardEvent::Terminate).is_err() {
+    if transition(&card.status, CardEvent::Terminate).is_err() {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             "the card is already terminated",
@@ -317,8 +319,7 @@ pub fn terminate(
 /// A lite card reaches its terminate_date.
 pub fn end_lite(company: &mut Company, card_id: Uuid, now: DateTime<Utc>) {
     if let Ok(index) = company.cards.index(card_id) {
-        let state = CardState::of(&company.cards.records[index].card.status);
-        if transition(state, CardEvent::Terminate).is_ok() {
+        if transition(&company.cards.records[index].card.status, CardEvent::Terminate).is_ok() {
             end(company, index, "terminate_date reached", now);
         }
     }
@@ -363,7 +364,7 @@ pub fn set_limits(
     check_limits(limits)?;
     let index = company.cards.index(card_id)?;
     let card = &mut company.cards.records[index].card;
-    if card.status == "terminated" {
+    if card.status == CardState::Terminated {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             "the card is terminated; its limits can't change",

@@ -2,7 +2,7 @@
 //! not active, over its balance or a limit, or out of swipes.
 
 use chrono::{DateTime, Datelike, Duration, Utc};
-use paydesk_api::models::cards::{events, SimulateSpend, SpendOutcome};
+use paydesk_api::models::cards::{events, CardTransactionStatus, SimulateSpend, SpendOutcome};
 use paydesk_api::units::MicroUnits;
 use serde_json::json;
 use uuid::Uuid;
@@ -16,7 +16,9 @@ fn spent_since(record: &CardRecord, keep: impl Fn(DateTime<Utc>) -> bool) -> i64
     record
         .transactions
         .iter()
-        .filter(|t| t.tx.kind == "spend" && t.tx.status == "completed" && keep(t.tx.created_at))
+        .filter(|t| {
+            t.tx.kind == "spend" && t.tx.status == CardTransactionStatus::Completed && keep(t.tx.created_at)
+        })
         .map(|t| t.tx.amount.value())
         .sum()
 }
@@ -94,7 +96,7 @@ pub fn spend(
     tx.completed_at = Some(fx.now);
     match &reason {
         Some(why) => {
-            tx.status = "failed".to_owned();
+            tx.status = CardTransactionStatus::Failed;
             tx.failure_reason = Some(why.clone());
         }
         None => {
@@ -103,7 +105,7 @@ pub fn spend(
             if let Some(left) = record.card.swipes_remaining.as_mut() {
                 *left -= 1;
             }
-            tx.status = "completed".to_owned();
+            tx.status = CardTransactionStatus::Completed;
             tx.balance_after = MicroUnits(after);
         }
     }

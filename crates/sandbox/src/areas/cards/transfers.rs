@@ -2,7 +2,9 @@
 //! per card, settled on the clock.
 
 use chrono::{DateTime, Duration, Utc};
-use paydesk_api::models::cards::{events, BalanceChange, BalanceDirection, CardTransaction};
+use paydesk_api::models::cards::{
+    events, BalanceChange, BalanceDirection, CardState, CardTransaction, CardTransactionStatus,
+};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::units::{BaseUnits, Currency, MicroUnits};
 use paydesk_api::wire::codes;
@@ -149,14 +151,14 @@ pub fn settle_transfer(company: &mut Company, card_id: Uuid, tx_id: Uuid, fx: &m
     let Some(t) = record
         .transactions
         .iter()
-        .position(|t| t.tx.id == tx_id && t.tx.status == "pending")
+        .position(|t| t.tx.id == tx_id && t.tx.status == CardTransactionStatus::Pending)
     else {
         return;
     };
     let TxRecord { tx, wallet_tx, .. } = record.transactions[t].clone();
     let balance = record.card.balance_amount.value();
     let amount = tx.amount.value();
-    let terminated = record.card.status == "terminated";
+    let terminated = record.card.status == CardState::Terminated;
     let wallet = Currency::parse(FUNDING_WALLET).expect("a valid code");
     let failure = if terminated {
         Some("the card was terminated before the transfer completed")
@@ -209,7 +211,11 @@ pub fn settle_transfer(company: &mut Company, card_id: Uuid, tx_id: Uuid, fx: &m
         set_balance(&mut record.card, after, fx.now);
     }
     let t = &mut record.transactions[t].tx;
-    t.status = if failure.is_some() { "failed" } else { "completed" }.to_owned();
+    t.status = if failure.is_some() {
+        CardTransactionStatus::Failed
+    } else {
+        CardTransactionStatus::Completed
+    };
     t.balance_before = MicroUnits(balance);
     t.balance_after = MicroUnits(after);
     t.failure_reason = failure.map(str::to_owned);

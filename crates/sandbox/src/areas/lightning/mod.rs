@@ -7,6 +7,7 @@ pub mod model;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
+use paydesk_api::models::lightning::PaymentStatus;
 use paydesk_api::models::lightning::{NewInvoice, PaymentRequest, SendPayment, VerifyInvoice};
 
 use crate::error::ApiError;
@@ -130,7 +131,7 @@ pub async fn send(
         return Ok(stored);
     }
     let payment = model::pay(&mut store, caller.company_id, &body.value, now)?;
-    let message = if payment.status == "paid" {
+    let message = if payment.status == PaymentStatus::Paid {
         "Payment sent"
     } else {
         "No route to the payee; the payment failed and nothing was debited"

@@ -29,6 +29,7 @@ use paydesk_api::models::lightning::{
     DecodedInvoice, Invoice, InvoicePage, InvoiceVerification, NewInvoice, Payment, PaymentPreview,
     SendPayment,
 };
+use paydesk_api::models::lightning::{InvoiceStatus, PaymentStatus};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::time::wire;
 use paydesk_api::units::{BaseUnits, Currency, Sats};
@@ -130,7 +131,7 @@ impl LightningBook {
             .records
             .iter()
             .rev()
-            .filter(|r| status.is_none_or(|s| r.invoice.status == s))
+            .filter(|r| status.is_none_or(|s| r.invoice.status.as_str() == s))
             .filter(|r| direction.is_none_or(|d| r.invoice.direction == d))
             .collect();
         let start = (u64::from(page) - 1).saturating_mul(u64::from(size)) as usize;
@@ -217,7 +218,7 @@ pub fn create(company: &mut Company, req: &NewInvoice, fx: &mut Effects<'_>) -> 
         fee_sat: Sats::ZERO,
         fee_msat: "0".to_owned(),
         description: description.to_owned(),
-        status: "pending".to_owned(),
+        status: InvoiceStatus::Pending,
         direction: "incoming".to_owned(),
         company_id: company.id,
         customer_id: req.customer_id,
@@ -247,8 +248,8 @@ pub fn create(company: &mut Company, req: &NewInvoice, fx: &mut Effects<'_>) -> 
 pub fn expire(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
     if let Some(i) = company.lightning.index(id) {
         let r = &mut company.lightning.records[i];
-        if r.invoice.status == "pending" {
-            r.invoice.status = "expired".to_owned();
+        if r.invoice.status == InvoiceStatus::Pending {
+            r.invoice.status = InvoiceStatus::Expired;
             r.invoice.updated_at = wire(now);
         }
     }
@@ -349,7 +350,7 @@ fn record_outgoing(
         fee_sat: Sats(fee),
         fee_msat: msat(fee),
         description: d.description.clone(),
-        status: status.to_owned(),
+        status: InvoiceStatus::from(status),
         direction: "outgoing".to_owned(),
         company_id: company.id,
         customer_id: req.customer_id,
@@ -371,7 +372,7 @@ fn record_outgoing(
         preimage: invoice.preimage,
         amount_sat: invoice.amount_sat,
         fee_sat: invoice.fee_sat,
-        status: invoice.status,
+        status: PaymentStatus::from(invoice.status.as_str()),
         created_at: now,
         reference: invoice.reference,
         transaction_id: tx.map(|t| t.to_string()).unwrap_or_default(),
@@ -420,7 +421,7 @@ fn settle_incoming(
         )?
         .transaction_id;
     let rec = &mut company.lightning.records[index];
-    rec.invoice.status = "paid".to_owned();
+    rec.invoice.status = InvoiceStatus::Paid;
     rec.invoice.preimage = rec.preimage.clone();
     rec.invoice.updated_at = wire(now);
     rec.settled_at = Some(now);
@@ -617,7 +618,7 @@ pub fn settle_held(store: &mut Store, payer: Uuid, payment_id: Uuid, now: DateTi
         return;
     };
     let r = &company.lightning.records[pi];
-    if r.invoice.status != "pending" {
+    if r.invoice.status != InvoiceStatus::Pending {
         return;
     }
     let (hash, tx, request) = (
@@ -655,7 +656,11 @@ pub fn settle_held(store: &mut Store, payer: Uuid, payment_id: Uuid, now: DateTi
         }
     }
     let rec = &mut company.lightning.records[pi];
-    rec.invoice.status = if preimage.is_some() { "paid" } else { "failed" }.to_owned();
+    rec.invoice.status = if preimage.is_some() {
+        InvoiceStatus::Paid
+    } else {
+        InvoiceStatus::Failed
+    };
     rec.invoice.updated_at = wire(now);
     if let Some(preimage) = preimage {
         rec.invoice.preimage = preimage.clone();
@@ -697,7 +702,7 @@ pub fn verify(company: &Company, payment_hash: &str) -> Result<InvoiceVerificati
         .incoming_by_hash(&hash)
         .map(|i| &company.lightning.records[i])
         .ok_or_else(|| ApiError::NotFound("no invoice of this company has that payment hash".to_owned()))?;
-    let paid = r.invoice.status == "paid";
+    let paid = r.invoice.status == InvoiceStatus::Paid;
     Ok(InvoiceVerification {
         id: r.invoice.id,
         payment_hash: r.invoice.payment_hash.clone(),

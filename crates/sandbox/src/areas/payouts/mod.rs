@@ -391,7 +391,7 @@ pub async fn list(shared: Data<Shared>, caller: Caller, q: QueryParams) -> Resul
     let (company, _) = store.company(caller.company_id, now)?;
     let page = paginate(
         company.payouts.records(),
-        |r| status.as_ref().is_none_or(|s| &r.payout.status == s),
+        |r| status.as_ref().is_none_or(|s| r.payout.status.as_str() == s),
         q.at()?,
         limit,
     )?;
@@ -497,7 +497,7 @@ pub async fn list_paged(
         .records()
         .iter()
         .map(|r| &r.payout)
-        .filter(|p| status.as_ref().is_none_or(|s| &p.status == s))
+        .filter(|p| status.as_ref().is_none_or(|s| p.status.as_str() == s))
         .collect();
     if !oldest_first {
         matching.reverse();

@@ -25,7 +25,7 @@
 use std::collections::HashMap;
 
 use chrono::Duration;
-use paydesk_api::models::payouts::{events, InitializeRequest, Payout, PayoutBeneficiary};
+use paydesk_api::models::payouts::{events, InitializeRequest, Payout, PayoutBeneficiary, PayoutStatus};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::units::{BaseUnits, Currency};
 use paydesk_api::wire::codes;
@@ -202,13 +202,13 @@ pub fn initialize(
     }
     let index = quote_index(company, path_quote_id)?;
     let record = &company.payouts.records[index];
-    if record.payout.status == "EXPIRED" || fx.now >= record.payout.expires_at {
+    if record.payout.status == PayoutStatus::Expired || fx.now >= record.payout.expires_at {
         return Err(ApiError::unprocessable(
             codes::QUOTE_EXPIRED,
             "the quote has expired; request a new quote and initialize that",
         ));
     }
-    if record.payout.status != "QUOTE" {
+    if record.payout.status != PayoutStatus::Quote {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             format!(
@@ -237,7 +237,7 @@ pub fn initialize(
         webhooks::check_url(url).map_err(|reason| ApiError::field("callback_url", reason))?;
     }
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = "INITIATED".to_owned();
+    payout.status = PayoutStatus::Initiated;
     let mut beneficiary = req.beneficiary.clone();
     beneficiary.destination_type = beneficiary.destination_type.to_ascii_lowercase();
     payout.beneficiary = Some(beneficiary);
@@ -258,13 +258,13 @@ pub fn initialize(
 pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> Result<Payout, ApiError> {
     let index = quote_index(company, quote_id)?;
     let record = company.payouts.records[index].clone();
-    if record.payout.status == "EXPIRED" {
+    if record.payout.status == PayoutStatus::Expired {
         return Err(ApiError::unprocessable(
             codes::QUOTE_EXPIRED,
             "the quote expired before finalize; request a new quote and initialize it",
         ));
     }
-    if record.payout.status != "INITIATED" {
+    if record.payout.status != PayoutStatus::Initiated {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             format!(
@@ -310,7 +310,7 @@ pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> 
         fx.now,
     )?;
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = "PENDING".to_owned();
+    payout.status = PayoutStatus::Pending;
     payout.provider_settlement_id = format!("PSI_{}", Uuid::new_v4().simple());
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();
@@ -370,7 +370,7 @@ pub fn advance_rail(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>
 
 fn start_processing(company: &mut Company, index: usize, fx: &mut Effects<'_>) {
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = "PROCESSING".to_owned();
+    payout.status = PayoutStatus::Processing;
     payout.trip.processing_start = Some(fx.now);
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();
@@ -402,7 +402,11 @@ fn settle(company: &mut Company, index: usize, success: bool, fx: &mut Effects<'
         }
     }
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = if success { "COMPLETED" } else { "FAILED" }.to_owned();
+    payout.status = if success {
+        PayoutStatus::Completed
+    } else {
+        PayoutStatus::Failed
+    };
     payout.trip.completion_time = Some(fx.now);
     payout.updated_at = Some(fx.now);
     if !success {
@@ -456,7 +460,7 @@ pub fn expire(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>) {
         "INITIATED" => true,
         _ => return,
     };
-    payout.status = "EXPIRED".to_owned();
+    payout.status = PayoutStatus::Expired;
     payout.trip.completion_time = Some(fx.now);
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();

@@ -2,7 +2,7 @@
 //! onchain payout is paid on, and the quote valid `QUOTE_VALIDITY_SECS`.
 
 use chrono::Duration;
-use paydesk_api::models::payouts::{ExchangeRate, Payout, QuoteRequest, Trip};
+use paydesk_api::models::payouts::{ExchangeRate, Payout, PayoutStatus, QuoteRequest, Trip};
 use paydesk_api::units::{decimal_to_units, Currency};
 use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
@@ -127,7 +127,7 @@ pub fn quote(company: &mut Company, req: &QuoteRequest, fx: &mut Effects<'_>) ->
         id: Uuid::new_v4(),
         quote_id: Uuid::new_v4().to_string(),
         company_id: company.id,
-        status: "QUOTE".to_owned(),
+        status: PayoutStatus::Quote,
         source: source.to_ascii_uppercase(),
         from_asset: asset.clone(),
         chain,

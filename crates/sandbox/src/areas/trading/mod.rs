@@ -96,7 +96,7 @@ pub async fn list_orders(
     let (company, _) = store.company(caller.company_id, now)?;
     let page = paginate(
         company.trades.orders(),
-        |r| status.as_deref().is_none_or(|s| r.order.status == s),
+        |r| status.as_deref().is_none_or(|s| r.order.status.as_str() == s),
         q.at()?,
         limit,
     )?;
@@ -190,7 +190,7 @@ pub async fn list_schedules(
         .iter()
         .rev()
         .map(|r| &r.schedule)
-        .filter(|s| status.as_deref().is_none_or(|st| s.status == st))
+        .filter(|s| status.as_deref().is_none_or(|st| s.status.as_str() == st))
         .cloned()
         .collect();
     let schedules = q.whole_or_page(schedules)?;
@@ -335,7 +335,7 @@ pub async fn list_targets(
         .iter()
         .rev()
         .map(|r| &r.order)
-        .filter(|o| status.as_deref().is_none_or(|s| o.status == s))
+        .filter(|o| status.as_deref().is_none_or(|s| o.status.as_str() == s))
         .cloned()
         .collect();
     let orders = q.whole_or_page(orders)?;

@@ -23,6 +23,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 use paydesk_api::models::trading::{Execution, Fill, NewSchedule, Order, Schedule, ScheduleUpdate};
+use paydesk_api::models::trading::{ExecutionStatus, OrderStatus, ScheduleStatus};
 use paydesk_api::time::wire;
 use paydesk_api::units::BaseUnits;
 use rust_decimal::{Decimal, RoundingStrategy};
@@ -66,7 +67,7 @@ impl ScheduleRecord {
         s.day_of_week = c.timing.day_of_week();
         s.day_of_month = c.timing.day_of_month();
         s.execution_time = c.timing.execution_time();
-        s.status = c.status.to_owned();
+        s.status = ScheduleStatus::from(c.status);
         s.next_execution_at = c.next;
         s.updated_at = now;
     }
@@ -167,7 +168,7 @@ pub fn create(company: &mut Company, req: &NewSchedule, fx: &mut Effects<'_>) ->
             day_of_week: 0,
             day_of_month: 0,
             execution_time: String::new(),
-            status: String::new(),
+            status: ScheduleStatus::Active,
             next_execution_at: None,
             last_executed_at: String::new(),
             total_executions: 0,
@@ -208,7 +209,9 @@ pub fn update(
         req.day_of_month,
         req.execution_time.as_deref(),
     )?;
-    let requeue = record.cadence.change(timing, req.status.as_deref(), fx.now)?;
+    let requeue = record
+        .cadence
+        .change(timing, req.status.as_ref().map(ScheduleStatus::as_str), fx.now)?;
     if let Some(amount) = req.amount {
         record.schedule.amount = amount;
     }
@@ -246,7 +249,7 @@ pub fn tick(company: &mut Company, id: Uuid, generation: u64, fx: &mut Effects<'
     record.executions.push(Execution {
         id: Uuid::new_v4(),
         order_id,
-        status: status.to_owned(),
+        status: ExecutionStatus::from(status),
         base_amount: BaseUnits(base),
         fill_price: price,
         quote_amount: BaseUnits(quote),
@@ -300,7 +303,7 @@ fn buy(company: &mut Company, pair: &Pair, s: &Schedule, fx: &Effects<'_>) -> Ti
         order_type: "market".to_owned(),
         quantity,
         price,
-        status: "filled".to_owned(),
+        status: OrderStatus::Filled,
         exchange: Some(super::spot::VENUE.to_owned()),
         created_at: fx.now,
         updated_at: fx.now,

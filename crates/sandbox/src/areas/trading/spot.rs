@@ -28,6 +28,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Duration, Utc};
+use paydesk_api::models::trading::OrderStatus;
 use paydesk_api::models::trading::{
     Exchange, Fill, Order, OrderRequest, Quote, QuoteConsumption, QuoteRequest,
 };
@@ -548,7 +549,11 @@ pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>
         order_type: kind.as_str().to_owned(),
         quantity,
         price: fill_price,
-        status: if rests_at.is_some() { "pending" } else { "filled" }.to_owned(),
+        status: if rests_at.is_some() {
+            OrderStatus::Pending
+        } else {
+            OrderStatus::Filled
+        },
         exchange: (!ngn).then(|| VENUE.to_owned()),
         created_at: now,
         updated_at: now,
@@ -734,7 +739,7 @@ pub fn fill_resting(company: &mut Company, market: &Market, now: DateTime<Utc>) 
         }
         company.trades.resting.retain(|x| x.order_id != r.order_id);
         if let Some(o) = company.trades.order_mut(r.order_id) {
-            o.status = "filled".to_owned();
+            o.status = OrderStatus::Filled;
             o.filled_quantity = o.quantity;
             o.remaining_quantity = Decimal::ZERO;
             o.updated_at = now;
@@ -767,7 +772,7 @@ pub fn cancel_order(company: &mut Company, id: Uuid, now: DateTime<Utc>) -> Resu
         now,
     )?;
     let o = company.trades.order_mut(id).expect("a resting order is recorded");
-    o.status = "cancelled".to_owned();
+    o.status = OrderStatus::Cancelled;
     o.updated_at = now;
     Ok(o.clone())
 }

@@ -24,6 +24,7 @@
 //! slices, the next slice waits until a price change brings it back.
 
 use chrono::{DateTime, Duration, Utc};
+use paydesk_api::models::trading::TargetOrderStatus;
 use paydesk_api::models::trading::{NewTargetOrder, TargetOrder};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::time::wire;
@@ -213,7 +214,7 @@ pub fn create(
         locked_amount: locked,
         remaining_locked: locked,
         locked_currency: locked_currency.code().to_owned(),
-        status: "active".to_owned(),
+        status: TargetOrderStatus::Active,
         expires_at: expires_at.map(wire).unwrap_or_default(),
         first_triggered_at: String::new(),
         last_fill_at: String::new(),
@@ -251,8 +252,8 @@ pub fn create(
 pub fn check_triggers(company: &mut Company, market: &Market, scheduler: &mut Scheduler, now: DateTime<Utc>) {
     for index in 0..company.targets.records.len() {
         let r = &company.targets.records[index];
-        let waiting = r.order.status == "triggered" && r.waiting_for_price;
-        if r.order.status != "active" && !waiting {
+        let waiting = r.order.status == TargetOrderStatus::Triggered && r.waiting_for_price;
+        if r.order.status != TargetOrderStatus::Active && !waiting {
             continue;
         }
         let Some(price) = market.mid(r.pair.base.code(), r.pair.quote.code()) else {
@@ -263,7 +264,7 @@ pub fn check_triggers(company: &mut Company, market: &Market, scheduler: &mut Sc
             if waiting {
                 r.waiting_for_price = false;
             } else {
-                r.order.status = "triggered".to_owned();
+                r.order.status = TargetOrderStatus::Triggered;
                 r.order.first_triggered_at = wire(now);
                 r.order.updated_at = now;
             }
@@ -294,7 +295,7 @@ pub fn fill(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
         return;
     };
     let r = company.targets.records[index].clone();
-    if r.order.status != "triggered" {
+    if r.order.status != TargetOrderStatus::Triggered {
         return;
     }
     let (base, quote) = (r.pair.base.code(), r.pair.quote.code());
@@ -406,7 +407,7 @@ pub fn fill(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
     o.updated_at = now;
     match next_hold {
         None => {
-            o.status = "filled".to_owned();
+            o.status = TargetOrderStatus::Filled;
             o.remaining_locked = Decimal::ZERO;
             o.fully_filled_at = wire(now);
         }
@@ -431,8 +432,8 @@ pub fn expire(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
         return;
     };
     let r = &company.targets.records[index];
-    let part_filled = r.order.status == "triggered" && r.slices > 0;
-    if r.order.status != "active" && !part_filled {
+    let part_filled = r.order.status == TargetOrderStatus::Triggered && r.slices > 0;
+    if r.order.status != TargetOrderStatus::Active && !part_filled {
         return;
     }
     if let Err(e) = release(company, index, now) {
@@ -440,7 +441,7 @@ pub fn expire(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
         return;
     }
     let o = &mut company.targets.records[index].order;
-    o.status = "expired".to_owned();
+    o.status = TargetOrderStatus::Expired;
     o.remaining_locked = Decimal::ZERO;
     o.updated_at = now;
 }
@@ -452,7 +453,7 @@ pub fn cancel(company: &mut Company, id: Uuid, now: DateTime<Utc>) -> Result<Tar
         .index(id)
         .ok_or_else(|| ApiError::NotFound(format!("no target order {id}")))?;
     let status = company.targets.records[index].order.status.clone();
-    if status != "active" {
+    if status != TargetOrderStatus::Active {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             format!("the order is {status}; only an active order can be cancelled"),
@@ -460,7 +461,7 @@ pub fn cancel(company: &mut Company, id: Uuid, now: DateTime<Utc>) -> Result<Tar
     }
     release(company, index, now)?;
     let o = &mut company.targets.records[index].order;
-    o.status = "cancelled".to_owned();
+    o.status = TargetOrderStatus::Cancelled;
     o.remaining_locked = Decimal::ZERO;
     o.updated_at = now;
     Ok(company.targets.records[index].order.clone())
