@@ -6,7 +6,9 @@ use actix_web::http::header;
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use futures_util::Stream;
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
 use paydesk_api::models::bulk::{Batch, BulkItem, BulkItemStatus};
 use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
@@ -24,7 +26,7 @@ use crate::audit;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
-use crate::web::listing::{self, CsvRecord, Dates, Listing};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Range};
 use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Section, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -52,7 +54,7 @@ struct IndexPage {
 }
 
 /// The batch list's filters, as they appear in the query string.
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
     status: String,
@@ -82,32 +84,40 @@ impl BatchRows {
     }
 }
 
-/// Every batch of the status filter, newest first, a page at a time.
-fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Batch, ApiError>> + 'static {
-    let (client, status) = (client.clone(), filters.status());
-    listing::all_pages(move |cursor| {
-        let (client, status) = (client.clone(), status.clone());
+impl listing::Cursored for Filters {
+    type Row = Batch;
+
+    fn fetch(
+        &self,
+        client: &Client,
+        cursor: Option<String>,
+        limit: u32,
+    ) -> impl Future<Output = Result<listing::Page<Batch>, ApiError>> + Send + use<> {
+        let (client, status) = (client.clone(), self.status());
         async move {
             let p = client
-                .bulk_transfers(status.as_deref(), cursor, Some(100))
+                .bulk_transfers(status.as_deref(), cursor, Some(limit))
                 .await?;
-            Ok((p.batches, p.has_more.then_some(p.next_cursor)))
+            let next = p.has_more.then_some(p.next_cursor);
+            Ok(listing::Page {
+                rows: p.batches,
+                total: p.total,
+                next,
+            })
         }
-    })
-}
+    }
 
-/// The batches the filters ask for (see `listing::page_or_range`).
-async fn batches(client: &Client, filters: &Filters) -> Result<Listing<Batch>, ApiError> {
-    let page = async {
-        let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
-        let p = client
-            .bulk_transfers(filters.status().as_deref(), cursor, Some(25))
-            .await?;
-        let next = p.has_more.then_some(p.next_cursor.as_str());
-        Ok(Listing::new(p.batches, p.total, next, filters))
-    };
-    let all = every(client, filters);
-    listing::page_or_range(filters.dates.range(), page, all, |b| b.created_at, filters).await
+    fn cursor(&self) -> Option<String> {
+        Some(self.cursor.clone()).filter(|c| !c.is_empty())
+    }
+
+    fn range(&self) -> Range {
+        self.dates.range()
+    }
+
+    fn created(row: &Batch) -> DateTime<Utc> {
+        row.created_at
+    }
 }
 
 fn rows(l: Listing<Batch>) -> BatchRows {
@@ -124,7 +134,7 @@ async fn render_index(
     filters: Filters,
 ) -> Result<String, PortalError> {
     let client = state.client_for(member, Permission::BulkRead).await?;
-    let loaded = batches(&client, &filters).await;
+    let loaded = listing::load(&client, &filters).await;
     let capped = loaded.as_ref().is_ok_and(|l| l.capped);
     let kinds = [BulkTransferAction::KIND, RetryAction::KIND];
     let waiting = approvals::pending_of(&state.pool, member.tenant_id, &kinds).await?;
@@ -152,7 +162,7 @@ async fn index(
     let filters = filters.into_inner();
     if is_htmx(&req) && !filters.cursor.is_empty() {
         let client = state.client_for(&member, Permission::BulkRead).await?;
-        return html(&rows(batches(&client, &filters).await?));
+        return html(&rows(listing::load(&client, &filters).await?));
     }
     let form = (Draft::fresh(), FieldErrors::default());
     Ok(ok(render_index(&state, &member, form, filters).await?))
@@ -203,7 +213,7 @@ async fn export(
     let rows = filters
         .dates
         .range()
-        .within(every(&client, &filters), |b| b.created_at);
+        .within(listing::every(&client, &*filters), |b| b.created_at);
     let response = listing::export("bulk-transfers", rows).await?;
     audit::exported(&state.pool, &member, "bulk_transfers", &*filters).await?;
     Ok(response)

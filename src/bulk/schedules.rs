@@ -4,7 +4,7 @@
 //! run moves money); pausing, resuming and cancelling are changes to it and
 //! go through the gate too (at once by default: they send nothing new).
 
-use paydesk_api::models::bulk::{BulkSchedule, BulkScheduleUpdate, NewBulkSchedule, ScheduleStatus};
+use paydesk_api::models::bulk::{BulkSchedule, BulkScheduleUpdate, NewBulkSchedule};
 use paydesk_api::units::{units_to_decimal, BaseUnits, Currency};
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -313,22 +313,15 @@ impl Action for BulkScheduleChangeAction {
     ) -> Result<Step<ChangePayload>, ExecError> {
         let client = run.client()?;
         let id = p.schedule_id.to_string();
-        let status = |s: ScheduleStatus| BulkScheduleUpdate {
-            status: Some(s),
-            ..BulkScheduleUpdate::default()
-        };
-        let after = match p.change {
-            Change::Pause => {
-                client
-                    .update_bulk_schedule(&id, &status(ScheduleStatus::Paused))
-                    .await?
+        let after = match p.change.sets() {
+            Some(status) => {
+                let update = BulkScheduleUpdate {
+                    status: Some(status),
+                    ..BulkScheduleUpdate::default()
+                };
+                client.update_bulk_schedule(&id, &update).await?
             }
-            Change::Resume => {
-                client
-                    .update_bulk_schedule(&id, &status(ScheduleStatus::Active))
-                    .await?
-            }
-            Change::Cancel => client.cancel_bulk_schedule(&id).await?,
+            None => client.cancel_bulk_schedule(&id).await?,
         };
         Ok(Step::Done(format!("The recurring batch is {}.", after.status)))
     }
@@ -352,14 +345,7 @@ pub async fn change(
     change: Change,
     confirmed: bool,
 ) -> Result<Gated, Failure> {
-    if !change.applies_to(&schedule.status) {
-        let message = format!(
-            "The recurring batch is {}; it can't be {}d.",
-            schedule.status,
-            change.verb().to_lowercase()
-        );
-        return Err(Refusal::form(message).into());
-    }
+    change.check("The recurring batch", &schedule.status)?;
     let words = format!(
         "'{}': {} payments of {} {}",
         schedule.name,

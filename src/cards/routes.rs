@@ -1,7 +1,9 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use futures_util::Stream;
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
 use paydesk_api::models::cards::{Card, CardQuery, CardState, CardTransaction, CardTransactionStatus};
 use paydesk_api::models::customers::{Customer, CustomerQuery};
 use paydesk_api::{ApiError, Client};
@@ -20,7 +22,7 @@ use crate::sandbox_tools::clock::service_now;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::Refusal;
-use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
 use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -46,7 +48,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 
 // --- List --------------------------------------------------------------
 
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
     card_type: String,
@@ -93,38 +95,43 @@ struct ListPage {
     export_query: String,
 }
 
-/// Every card the filters match (dates aside), newest first, a page at a time.
-fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Card, ApiError>> + 'static {
-    let (client, query) = (client.clone(), filters.query());
-    listing::all_pages(move |cursor| {
-        let (client, query) = (
-            client.clone(),
-            CardQuery {
-                cursor,
-                limit: Some(100),
-                ..query.clone()
-            },
-        );
-        async move {
-            let page = client.cards(&query).await?;
-            let next = page.page_info.has_next_page.then_some(page.page_info.next_cursor);
-            Ok((page.cards, next))
-        }
-    })
-}
+impl listing::Cursored for Filters {
+    type Row = Card;
 
-/// The page the filters ask for (see `listing::page_or_range`).
-async fn load(client: &Client, filters: &Filters) -> Result<Listing<Card>, ApiError> {
-    let page = async {
-        let p = client.cards(&filters.query()).await?;
-        let next = p
-            .page_info
-            .has_next_page
-            .then_some(p.page_info.next_cursor.as_str());
-        Ok(Listing::new(p.cards, p.page_info.total, next, filters))
-    };
-    let all = every(client, filters);
-    listing::page_or_range(filters.dates.range(), page, all, |c| c.created_at, filters).await
+    fn fetch(
+        &self,
+        client: &Client,
+        cursor: Option<String>,
+        limit: u32,
+    ) -> impl Future<Output = Result<listing::Page<Card>, ApiError>> + Send + use<> {
+        let client = client.clone();
+        let query = CardQuery {
+            cursor,
+            limit: Some(limit),
+            ..self.query()
+        };
+        async move {
+            let p = client.cards(&query).await?;
+            let next = p.page_info.has_next_page.then_some(p.page_info.next_cursor);
+            Ok(listing::Page {
+                rows: p.cards,
+                total: p.page_info.total,
+                next,
+            })
+        }
+    }
+
+    fn cursor(&self) -> Option<String> {
+        Some(self.cursor.clone()).filter(|c| !c.is_empty())
+    }
+
+    fn range(&self) -> Range {
+        self.dates.range()
+    }
+
+    fn created(row: &Card) -> DateTime<Utc> {
+        row.created_at
+    }
 }
 
 async fn list(
@@ -135,7 +142,7 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CardsRead).await?;
     let filters = filters.into_inner();
-    let loaded = load(&client, &filters).await;
+    let loaded = listing::load(&client, &filters).await;
     let rows = |l: Listing<Card>| Rows {
         cards: l.rows,
         next: l.next,
@@ -201,7 +208,7 @@ async fn export(
     let rows = filters
         .dates
         .range()
-        .within(every(&client, &filters), |c| c.created_at);
+        .within(listing::every(&client, &*filters), |c| c.created_at);
     let response = listing::export("cards", rows).await?;
     let details = json!({ "filters": listing::query(&*filters, None) });
     audit::member_did(

@@ -1,7 +1,9 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use futures_util::Stream;
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
 use paydesk_api::models::cards::Card;
 use paydesk_api::models::customers::{
     CardKyc, Customer, CustomerQuery, CustomerUpdate, KycDetails, KycStatus, NewCustomer,
@@ -21,7 +23,7 @@ use crate::state::AppState;
 use crate::web::confirm::Confirm;
 use crate::web::error::{user_fixable, PortalError};
 use crate::web::form::split;
-use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
 use crate::web::page::{done, html, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -36,7 +38,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/customers/{id}/kyc", web::post().to(submit_kyc));
 }
 
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
     email: String,
@@ -89,24 +91,43 @@ struct ListPage {
     export_query: String,
 }
 
-/// Every customer the filters match (dates aside), newest first, a page at
-/// a time.
-fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Customer, ApiError>> + 'static {
-    let (client, query) = (client.clone(), filters.query());
-    listing::all_pages(move |cursor| {
-        let (client, query) = (
-            client.clone(),
-            CustomerQuery {
-                cursor,
-                limit: Some(100),
-                ..query.clone()
-            },
-        );
+impl listing::Cursored for Filters {
+    type Row = Customer;
+
+    fn fetch(
+        &self,
+        client: &Client,
+        cursor: Option<String>,
+        limit: u32,
+    ) -> impl Future<Output = Result<listing::Page<Customer>, ApiError>> + Send + use<> {
+        let client = client.clone();
+        let query = CustomerQuery {
+            cursor,
+            limit: Some(limit),
+            ..self.query()
+        };
         async move {
-            let page = client.customers(&query).await?;
-            Ok((page.customers, page.has_more.then_some(page.next_cursor)))
+            let p = client.customers(&query).await?;
+            let next = p.has_more.then_some(p.next_cursor);
+            Ok(listing::Page {
+                rows: p.customers,
+                total: p.total,
+                next,
+            })
         }
-    })
+    }
+
+    fn cursor(&self) -> Option<String> {
+        Some(self.cursor.clone()).filter(|c| !c.is_empty())
+    }
+
+    fn range(&self) -> Range {
+        self.dates.range()
+    }
+
+    fn created(row: &Customer) -> DateTime<Utc> {
+        row.created_at
+    }
 }
 
 async fn list(
@@ -117,13 +138,7 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::CustomersRead).await?;
     let filters = filters.into_inner();
-    let page = async {
-        let p = client.customers(&filters.query()).await?;
-        let next = p.has_more.then_some(p.next_cursor.as_str());
-        Ok(Listing::new(p.customers, p.total, next, &filters))
-    };
-    let all = every(&client, &filters);
-    let loaded = listing::page_or_range(filters.dates.range(), page, all, |c| c.created_at, &filters).await;
+    let loaded = listing::load(&client, &filters).await;
     let rows = |l: Listing<Customer>| Rows {
         customers: l.rows,
         next: l.next,
@@ -190,7 +205,7 @@ async fn export(
     let rows = filters
         .dates
         .range()
-        .within(every(&client, &filters), |c| c.created_at);
+        .within(listing::every(&client, &*filters), |c| c.created_at);
     let response = listing::export("customers", rows).await?;
     let details = json!({ "filters": listing::query(&*filters, None) });
     audit::member_did(

@@ -268,6 +268,26 @@ impl Change {
         }
     }
 
+    /// The status it sets; none for a cancel, which the service ends by a
+    /// call of its own.
+    pub fn sets(self) -> Option<ScheduleStatus> {
+        match self {
+            Change::Pause => Some(ScheduleStatus::Paused),
+            Change::Resume => Some(ScheduleStatus::Active),
+            Change::Cancel => None,
+        }
+    }
+
+    /// Refused unless the schedule's status is one it applies to; `what`
+    /// names the schedule ("The schedule", "The recurring batch").
+    pub fn check(self, what: &str, status: &ScheduleStatus) -> Result<(), Refusal> {
+        if self.applies_to(status) {
+            return Ok(());
+        }
+        let verb = self.verb().to_lowercase();
+        Err(Refusal::form(format!("{what} is {status}; it can't be {verb}d.")))
+    }
+
     /// The statuses it applies to.
     pub fn applies_to(self, status: &ScheduleStatus) -> bool {
         match self {
@@ -325,22 +345,15 @@ impl Action for ScheduleChangeAction {
     ) -> Result<Step<ChangePayload>, ExecError> {
         let client = run.client()?;
         let id = p.schedule_id.to_string();
-        let status = |s: ScheduleStatus| ScheduleUpdate {
-            status: Some(s),
-            ..ScheduleUpdate::default()
-        };
-        let after = match p.change {
-            Change::Pause => {
-                client
-                    .update_scheduled_order(&id, &status(ScheduleStatus::Paused))
-                    .await?
+        let after = match p.change.sets() {
+            Some(status) => {
+                let update = ScheduleUpdate {
+                    status: Some(status),
+                    ..ScheduleUpdate::default()
+                };
+                client.update_scheduled_order(&id, &update).await?
             }
-            Change::Resume => {
-                client
-                    .update_scheduled_order(&id, &status(ScheduleStatus::Active))
-                    .await?
-            }
-            Change::Cancel => client.cancel_scheduled_order(&id).await?,
+            None => client.cancel_scheduled_order(&id).await?,
         };
         Ok(Step::Done(format!("The schedule is {}.", after.status)))
     }
@@ -355,14 +368,7 @@ pub async fn change(
     change: Change,
     confirmed: bool,
 ) -> Result<Gated, Failure> {
-    if !change.applies_to(&schedule.status) {
-        let message = format!(
-            "The schedule is {}; it can't be {}d.",
-            schedule.status,
-            change.verb().to_lowercase()
-        );
-        return Err(Refusal::form(message).into());
-    }
+    change.check("The schedule", &schedule.status)?;
     let words = format!(
         "buy {} with {} {} {}",
         schedule.currency,

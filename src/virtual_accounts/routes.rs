@@ -5,7 +5,9 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use futures_util::Stream;
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
 use paydesk_api::models::transactions::Transaction;
 use paydesk_api::models::virtual_accounts::VirtualAccount;
 use paydesk_api::units::Currency;
@@ -20,7 +22,7 @@ use crate::audit;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
-use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
 use crate::web::page::{done, html, ok, unprocessable, Section, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -35,7 +37,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/customers/{id}/virtual-accounts", web::post().to(issue));
 }
 
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
     customer_id: String,
@@ -77,35 +79,40 @@ struct ListPage {
     export_query: String,
 }
 
-/// Every account of the customer filter, newest first, a page at a time.
-fn every(
-    client: &Client,
-    filters: &Filters,
-) -> impl Stream<Item = Result<VirtualAccount, ApiError>> + 'static {
-    let (client, customer) = (client.clone(), filters.customer());
-    listing::all_pages(move |cursor| {
-        let (client, customer) = (client.clone(), customer.clone());
+impl listing::Cursored for Filters {
+    type Row = VirtualAccount;
+
+    fn fetch(
+        &self,
+        client: &Client,
+        cursor: Option<String>,
+        limit: u32,
+    ) -> impl Future<Output = Result<listing::Page<VirtualAccount>, ApiError>> + Send + use<> {
+        let (client, customer) = (client.clone(), self.customer());
         async move {
             let p = client
-                .virtual_accounts(customer.as_deref(), cursor, Some(100))
+                .virtual_accounts(customer.as_deref(), cursor, Some(limit))
                 .await?;
-            Ok((p.virtual_accounts, p.has_more.then_some(p.next_cursor)))
+            let next = p.has_more.then_some(p.next_cursor);
+            Ok(listing::Page {
+                rows: p.virtual_accounts,
+                total: p.total,
+                next,
+            })
         }
-    })
-}
+    }
 
-/// The page the filters ask for (see `listing::page_or_range`).
-async fn load(client: &Client, filters: &Filters) -> Result<Listing<VirtualAccount>, ApiError> {
-    let page = async {
-        let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
-        let p = client
-            .virtual_accounts(filters.customer().as_deref(), cursor, Some(25))
-            .await?;
-        let next = p.has_more.then_some(p.next_cursor.as_str());
-        Ok(Listing::new(p.virtual_accounts, p.total, next, filters))
-    };
-    let all = every(client, filters);
-    listing::page_or_range(filters.dates.range(), page, all, |a| a.created_at, filters).await
+    fn cursor(&self) -> Option<String> {
+        Some(self.cursor.clone()).filter(|c| !c.is_empty())
+    }
+
+    fn range(&self) -> Range {
+        self.dates.range()
+    }
+
+    fn created(row: &VirtualAccount) -> DateTime<Utc> {
+        row.created_at
+    }
 }
 
 impl CsvRecord for VirtualAccount {
@@ -150,7 +157,7 @@ async fn export(
     let rows = filters
         .dates
         .range()
-        .within(every(&client, &filters), |a| a.created_at);
+        .within(listing::every(&client, &*filters), |a| a.created_at);
     let response = listing::export("virtual-accounts", rows).await?;
     audit::exported(&state.pool, &member, "virtual_accounts", &*filters).await?;
     Ok(response)
@@ -164,7 +171,7 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::VirtualAccountsRead).await?;
     let filters = filters.into_inner();
-    let loaded = load(&client, &filters).await;
+    let loaded = listing::load(&client, &filters).await;
     listing::respond(
         &req,
         !filters.cursor.is_empty(),

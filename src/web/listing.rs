@@ -10,8 +10,8 @@ use actix_web::http::header;
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, NaiveDate, Utc};
-use futures_util::{stream, Stream, StreamExt, TryStreamExt};
-use paydesk_api::ApiError;
+use futures_util::{stream, Stream, StreamExt, TryFutureExt, TryStreamExt};
+use paydesk_api::{ApiError, Client};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -229,6 +229,60 @@ where
         }
     })
     .try_flatten()
+}
+
+/// One page of a list the service reads by cursor: its rows, how many
+/// match in all, and the next page's cursor (none on the last).
+pub struct Page<T> {
+    pub rows: Vec<T>,
+    pub total: u64,
+    pub next: Option<String>,
+}
+
+/// The filters of a list the service reads by cursor. An area says how to
+/// fetch one page; `load` answers the list page (a page of 25, or every
+/// row of the date range chosen) and `every` streams all of it (exports).
+pub trait Cursored: Serialize + Clone + Send + 'static {
+    type Row: Send + 'static;
+
+    /// The page at `cursor` (none: the first) of at most `limit` rows.
+    fn fetch(
+        &self,
+        client: &Client,
+        cursor: Option<String>,
+        limit: u32,
+    ) -> impl Future<Output = Result<Page<Self::Row>, ApiError>> + Send + 'static + use<Self>;
+
+    /// The "load more" link's cursor, when the filters hold one.
+    fn cursor(&self) -> Option<String>;
+
+    fn range(&self) -> Range;
+
+    /// When a row was created, for the date range.
+    fn created(row: &Self::Row) -> DateTime<Utc>;
+}
+
+/// Every row the filters match (dates aside), newest first, fetched a
+/// page of 100 at a time as the stream reaches it.
+pub fn every<F: Cursored>(
+    client: &Client,
+    filters: &F,
+) -> impl Stream<Item = Result<F::Row, ApiError>> + 'static {
+    let (client, filters) = (client.clone(), filters.clone());
+    all_pages(move |cursor| {
+        filters
+            .fetch(&client, cursor, 100)
+            .map_ok(|page| (page.rows, page.next))
+    })
+}
+
+/// The page the filters ask for (see `page_or_range`).
+pub async fn load<F: Cursored>(client: &Client, filters: &F) -> Result<Listing<F::Row>, ApiError> {
+    let page = async {
+        let p = filters.fetch(client, filters.cursor(), 25).await?;
+        Ok(Listing::new(p.rows, p.total, p.next.as_deref(), filters))
+    };
+    page_or_range(filters.range(), page, every(client, filters), F::created, filters).await
 }
 
 /// A row of a CSV export: the file's header and the row's fields.

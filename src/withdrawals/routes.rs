@@ -5,7 +5,9 @@
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use futures_util::Stream;
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
 use paydesk_api::models::transactions::Transaction;
 use paydesk_api::models::withdrawals::{Withdrawal, WithdrawalStatus};
 use paydesk_api::units::format_decimal;
@@ -25,7 +27,7 @@ use crate::audit;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::FieldErrors;
-use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
+use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
 use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -55,7 +57,7 @@ fn shown(units: paydesk_api::units::BaseUnits, currency: &str) -> String {
 
 // --- List ----------------------------------------------------------------------
 
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 pub struct Filters {
     #[serde(default)]
     status: String,
@@ -103,30 +105,38 @@ struct ListPage {
     can_request: bool,
 }
 
-/// Every withdrawal of the status filter, newest first, a page at a time.
-fn every(client: &Client, filters: &Filters) -> impl Stream<Item = Result<Withdrawal, ApiError>> + 'static {
-    let (client, status) = (client.clone(), filters.status());
-    listing::all_pages(move |cursor| {
-        let (client, status) = (client.clone(), status.clone());
-        async move {
-            let p = client.withdrawals(status.as_deref(), cursor, Some(100)).await?;
-            Ok((p.withdrawals, p.has_more.then_some(p.next_cursor)))
-        }
-    })
-}
+impl listing::Cursored for Filters {
+    type Row = Withdrawal;
 
-/// The page the filters ask for (see `listing::page_or_range`).
-async fn load(client: &Client, filters: &Filters) -> Result<Listing<Withdrawal>, ApiError> {
-    let page = async {
-        let cursor = Some(filters.cursor.clone()).filter(|c| !c.is_empty());
-        let p = client
-            .withdrawals(filters.status().as_deref(), cursor, Some(25))
-            .await?;
-        let next = p.has_more.then_some(p.next_cursor.as_str());
-        Ok(Listing::new(p.withdrawals, p.total_count, next, filters))
-    };
-    let all = every(client, filters);
-    listing::page_or_range(filters.dates.range(), page, all, |w| w.created_at, filters).await
+    fn fetch(
+        &self,
+        client: &Client,
+        cursor: Option<String>,
+        limit: u32,
+    ) -> impl Future<Output = Result<listing::Page<Withdrawal>, ApiError>> + Send + use<> {
+        let (client, status) = (client.clone(), self.status());
+        async move {
+            let p = client.withdrawals(status.as_deref(), cursor, Some(limit)).await?;
+            let next = p.has_more.then_some(p.next_cursor);
+            Ok(listing::Page {
+                rows: p.withdrawals,
+                total: p.total_count,
+                next,
+            })
+        }
+    }
+
+    fn cursor(&self) -> Option<String> {
+        Some(self.cursor.clone()).filter(|c| !c.is_empty())
+    }
+
+    fn range(&self) -> Range {
+        self.dates.range()
+    }
+
+    fn created(w: &Withdrawal) -> DateTime<Utc> {
+        w.created_at
+    }
 }
 
 async fn list(
@@ -137,7 +147,7 @@ async fn list(
 ) -> Result<HttpResponse, PortalError> {
     let client = state.client_for(&member, Permission::WithdrawalsRead).await?;
     let filters = filters.into_inner();
-    let loaded = load(&client, &filters).await;
+    let loaded = listing::load(&client, &filters).await;
     let waiting = approvals::pending_of(&state.pool, member.tenant_id, &[WithdrawalAction::KIND]).await?;
     let rows = |l: Listing<Withdrawal>| Rows {
         withdrawals: l.rows,
@@ -211,7 +221,7 @@ async fn export(
     let rows = filters
         .dates
         .range()
-        .within(every(&client, &filters), |w| w.created_at);
+        .within(listing::every(&client, &*filters), |w| w.created_at);
     let response = listing::export("withdrawals", rows).await?;
     audit::exported(&state.pool, &member, "withdrawals", &*filters).await?;
     Ok(response)
