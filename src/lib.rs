@@ -1,16 +1,8 @@
 //! Paydesk, the back-office portal for the Payments, Trading and Cards
-//! Service API v2. Folders name domains: `auth` (sign-in, sessions),
-//! `tenants` (companies and their API connections), `access` (roles and
-//! permissions), `audit` (the log), `wallet` (balances, transactions,
-//! addresses), `customers` and `virtual_accounts`, `cards`, `payouts` and
-//! `beneficiaries` (payees), `withdrawals` (on-chain), `bulk` (bulk
-//! transfers), `lightning`, `rates` (exchange rates), `trading` (quotes,
-//! orders, schedules, target orders),
-//! `approvals` (the gate every money-moving action and every control
-//! change goes through), `controls` (four-eyes changes to roles,
-//! permissions, policies and connections), `sandbox_tools`; `web` holds
-//! what every page shares, `state` what every handler shares, and
-//! `startup` builds the application from them.
+//! Service API v2. Folders name domains; each declares its routes, menu
+//! entries and gate kinds once in its `mod.rs` (`area::Area`), and
+//! `startup::AREAS` lists them. The README's "Where things live" names
+//! every folder in one line.
 
 pub mod access;
 pub mod approvals;
