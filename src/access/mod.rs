@@ -15,30 +15,3 @@ pub mod store;
 pub mod ties;
 
 pub use member::{Member, PlatformAdmin};
-
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
-/// Members, invitations and roles.
-pub const AREA: Area = Area {
-    routes: |cfg| {
-        routes::configure(cfg);
-        invitation_routes::configure(cfg);
-    },
-    menu: &[
-        MenuEntry::new(
-            MenuGroup::Admin,
-            "/members",
-            "Members",
-            ShownTo::Holding(&[Permission::MembersManage]),
-        ),
-        MenuEntry::new(
-            MenuGroup::Admin,
-            "/roles",
-            "Roles",
-            ShownTo::Holding(&[Permission::RolesManage]),
-        ),
-    ],
-    kinds: crate::area::no_kinds,
-};

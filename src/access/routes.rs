@@ -16,6 +16,7 @@ use super::store::{self, MemberRow, RoleRow};
 use super::Member;
 use crate::approvals::Action;
 use crate::approvals::{self, ActionRequest};
+use crate::area::Area;
 use crate::audit;
 use crate::controls::members::RoleChangeAction;
 use crate::controls::membership::MembershipAction;
@@ -25,6 +26,7 @@ use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, CsvRecord, Dates};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -458,3 +460,26 @@ async fn confirm_grant(
         Err(refusal) => refuse_members(&state, &member, refusal, NewMember::default()).await,
     }
 }
+
+/// Members, invitations and roles.
+pub const AREA: Area = Area {
+    routes: |cfg| {
+        configure(cfg);
+        super::invitation_routes::configure(cfg);
+    },
+    menu: &[
+        MenuEntry::new(
+            MenuGroup::Admin,
+            "/members",
+            "Members",
+            ShownTo::Holding(&[Permission::MembersManage]),
+        ),
+        MenuEntry::new(
+            MenuGroup::Admin,
+            "/roles",
+            "Roles",
+            ShownTo::Holding(&[Permission::RolesManage]),
+        ),
+    ],
+    kinds: crate::area::no_kinds,
+};

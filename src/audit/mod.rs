@@ -47,10 +47,6 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
 macro_rules! events {
     ($($variant:ident => $name:literal;)*) => {
         /// Every kind of record the audit log holds. The name is what is
@@ -158,18 +154,6 @@ pub struct Actor {
     pub ip: String,
     pub user_agent: String,
 }
-
-/// The audit log: search, export and verification.
-pub const AREA: Area = Area {
-    routes: routes::configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Controls,
-        "/audit",
-        "Audit log",
-        ShownTo::Holding(&[Permission::AuditRead]),
-    )],
-    kinds: crate::area::no_kinds,
-};
 
 #[cfg(test)]
 mod tests {

@@ -19,9 +19,11 @@ use super::verify::{self, Run};
 use super::Event;
 use crate::access::permissions::Permission;
 use crate::access::{Member, PlatformAdmin};
+use crate::area::Area;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::listing::{self, CsvRecord};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, is_htmx, Shell};
 
 const PAGE_SIZE: i64 = 50;
@@ -445,3 +447,15 @@ async fn platform_log(
         rows,
     })
 }
+
+/// The audit log: search, export and verification.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Controls,
+        "/audit",
+        "Audit log",
+        ShownTo::Holding(&[Permission::AuditRead]),
+    )],
+    kinds: crate::area::no_kinds,
+};

@@ -12,11 +12,3 @@ pub mod session_cache;
 pub mod store;
 pub mod throttle;
 pub mod two_factor;
-
-use crate::area::Area;
-
-/// Sign-in, sessions, passwords and two-factor.
-pub const AREA: Area = Area::routes(|cfg| {
-    routes::configure(cfg);
-    security::configure(cfg);
-});

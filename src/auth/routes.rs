@@ -11,6 +11,7 @@ use serde::Deserialize;
 use super::account::{self, Attempt, PasswordChange, SecondFactorError, SignInError, SignedInWith, Started};
 use super::session::{self, SignedIn};
 use super::{csrf, password, reset};
+use crate::area::Area;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
@@ -427,3 +428,9 @@ async fn code(
         ),
     }
 }
+
+/// Sign-in, sessions, passwords and two-factor.
+pub const AREA: Area = Area::routes(|cfg| {
+    configure(cfg);
+    super::security::configure(cfg);
+});

@@ -6,19 +6,3 @@
 pub mod action;
 pub mod payees;
 pub mod routes;
-
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
-/// Saved payees; changes to them pass the gate.
-pub const AREA: Area = Area {
-    routes: routes::configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Money,
-        "/beneficiaries",
-        "Payees",
-        ShownTo::Holding(&[Permission::BeneficiariesRead]),
-    )],
-    kinds: |gate| gate.with(action::PayeeChangeAction),
-};

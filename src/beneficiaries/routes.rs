@@ -15,11 +15,13 @@ use crate::access::Member;
 use crate::approvals::Action;
 use crate::approvals::{self, ActionRequest, ApprovalError, Filing};
 use crate::approvals::{confirm_page, submit_control, Submission};
+use crate::area::Area;
 use crate::audit;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, CsvRecord, Dates, Range};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -302,3 +304,15 @@ async fn delete(
         Err(e) => refuse_form(&state, &member, Some(id), None, Refusal::form(e.to_string())).await,
     }
 }
+
+/// Saved payees; changes to them pass the gate.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/beneficiaries",
+        "Payees",
+        ShownTo::Holding(&[Permission::BeneficiariesRead]),
+    )],
+    kinds: |gate| gate.with(super::action::PayeeChangeAction),
+};

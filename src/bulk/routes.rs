@@ -22,11 +22,13 @@ use crate::approvals::Action;
 use crate::approvals::Gated;
 use crate::approvals::{self, ActionRequest};
 use crate::approvals::{confirm_page, Submission};
+use crate::area::Area;
 use crate::audit;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Range};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Section, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -370,3 +372,27 @@ async fn retry(
         )),
     }
 }
+
+/// Bulk transfers, their retries and schedules, through the gate.
+pub const AREA: Area = Area {
+    routes: |cfg| {
+        super::schedule_routes::configure(cfg);
+        configure(cfg);
+    },
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/bulk-transfers",
+        "Bulk transfers",
+        ShownTo::Holding(&[
+            Permission::BulkRead,
+            Permission::BulkRequest,
+            Permission::BulkApprove,
+        ]),
+    )],
+    kinds: |gate| {
+        gate.with(super::action::BulkTransferAction)
+            .with(super::action::RetryAction)
+            .with(super::schedules::BulkScheduleAction)
+            .with(super::schedules::BulkScheduleChangeAction)
+    },
+};

@@ -17,12 +17,14 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
+use crate::area::Area;
 use crate::audit::{self, Event};
 use crate::sandbox_tools::clock::service_now;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::Refusal;
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -441,3 +443,20 @@ async fn live(
     }
     html(&live)
 }
+
+/// Cards: issuing, funding, freezing, limits and termination, through the gate.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Cards,
+        "/cards",
+        "Cards",
+        ShownTo::Holding(&[Permission::CardsRead]),
+    )],
+    kinds: |gate| {
+        gate.with(super::termination::TerminationAction)
+            .with(super::money::IssueAction)
+            .with(super::money::FundingAction)
+            .with(super::money::StatusAction)
+    },
+};

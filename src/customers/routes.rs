@@ -17,6 +17,7 @@ use uuid::Uuid;
 use super::manage;
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::area::Area;
 use crate::audit;
 use crate::audit::Event;
 use crate::state::AppState;
@@ -24,6 +25,7 @@ use crate::web::confirm::Confirm;
 use crate::web::error::{user_fixable, PortalError};
 use crate::web::form::split;
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -611,3 +613,15 @@ async fn submit_kyc(
         render_detail(&state, &member, &id, None, Some((details, error))).await?,
     ))
 }
+
+/// Customers, who hold cards and virtual accounts.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Cards,
+        "/customers",
+        "Customers",
+        ShownTo::Holding(&[Permission::CustomersRead]),
+    )],
+    kinds: crate::area::no_kinds,
+};

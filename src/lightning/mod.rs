@@ -7,19 +7,3 @@ pub mod action;
 pub mod invoices;
 pub mod payments;
 pub mod routes;
-
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
-/// Lightning invoices and payments, through the gate.
-pub const AREA: Area = Area {
-    routes: routes::configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Money,
-        "/lightning",
-        "Lightning",
-        ShownTo::Holding(&[Permission::LightningRead]),
-    )],
-    kinds: |gate| gate.with(action::LightningPaymentAction),
-};

@@ -17,11 +17,13 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
+use crate::area::Area;
 use crate::audit;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, refused_or_ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -412,3 +414,15 @@ async fn refused_payment(
         PayPage::new(member, form, refusal.into(), checked).render()?,
     ))
 }
+
+/// Lightning invoices and payments, through the gate.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/lightning",
+        "Lightning",
+        ShownTo::Holding(&[Permission::LightningRead]),
+    )],
+    kinds: |gate| gate.with(super::action::LightningPaymentAction),
+};

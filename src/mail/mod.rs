@@ -12,8 +12,6 @@ use secrecy::{ExposeSecret, SecretString};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use crate::area::Area;
-
 /// One message, plain text.
 pub struct Mail {
     pub to: String,
@@ -113,6 +111,3 @@ pub async fn outbox(pool: &PgPool, limit: i64) -> Result<Vec<OutboxMail>, sqlx::
     .fetch_all(pool)
     .await
 }
-
-/// Mail sent and, in development, the outbox page.
-pub const AREA: Area = Area::routes(routes::configure);

@@ -7,6 +7,7 @@ use askama::Template;
 
 use super::{outbox, Mailer, OutboxMail};
 use crate::access::member::PlatformAdmin;
+use crate::area::Area;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Shell};
@@ -33,3 +34,6 @@ async fn outbox_page(
         mails: outbox(&state.pool, 100).await?,
     })
 }
+
+/// Mail sent and, in development, the outbox page.
+pub const AREA: Area = Area::routes(configure);

@@ -13,10 +13,12 @@ use crate::access::Member;
 use crate::approvals::Action;
 use crate::approvals::RequestStatus;
 use crate::approvals::{self, ActionRequest};
+use crate::area::Area;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, Dates};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{html, ok, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -229,3 +231,15 @@ async fn file(state: Data<AppState>, member: Member, form: Form<Draft>) -> Resul
         render_new(&state, &member, form.into_inner(), errors, pending).await?,
     ))
 }
+
+/// Payouts to bank accounts and mobile money, through the gate.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/payouts",
+        "Payouts",
+        ShownTo::Holding(&[Permission::PayoutsRead]),
+    )],
+    kinds: |gate| gate.with(super::action::PayoutAction),
+};

@@ -4,19 +4,3 @@
 
 pub mod board;
 pub mod routes;
-
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
-/// Exchange rates and the converter.
-pub const AREA: Area = Area {
-    routes: routes::configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Money,
-        "/rates",
-        "Rates",
-        ShownTo::Holding(&[Permission::RatesRead]),
-    )],
-    kinds: crate::area::no_kinds,
-};

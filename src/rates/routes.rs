@@ -8,9 +8,11 @@ use paydesk_api::models::rates::{Conversion, ExchangeRate};
 use super::board::{self, ConvertForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::area::Area;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{html, is_htmx, Section, Shell};
 
 /// How often the open page asks for fresh rates (they hold 30 seconds).
@@ -109,3 +111,15 @@ async fn convert(
         converter,
     })
 }
+
+/// Exchange rates and the converter.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/rates",
+        "Rates",
+        ShownTo::Holding(&[Permission::RatesRead]),
+    )],
+    kinds: crate::area::no_kinds,
+};

@@ -8,18 +8,3 @@
 pub mod clock;
 pub mod controls;
 pub mod routes;
-
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
-/// The sandbox's tools (clock, deposits, spends) on sandbox connections.
-pub const AREA: Area = Area {
-    routes: routes::configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Developers,
-        "/sandbox-tools",
-        "Sandbox tools",
-        ShownTo::When(routes::offered),
-    )],
-    kinds: crate::area::no_kinds,
-};

@@ -11,11 +11,13 @@ use serde_json::json;
 use super::controls::{self, DepositForm, FaultForm, PayerForm, PriceForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::area::Area;
 use crate::audit;
 use crate::audit::Event;
 use crate::state::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{split, Failure, FieldErrors};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, ok, unprocessable, Shell};
 
 /// Moving the clock acts on the whole sandbox, so it is an admin's tool.
@@ -284,3 +286,15 @@ async fn resend(state: Data<AppState>, member: Member, id: Path<u64>) -> Result<
         ),
     ))
 }
+
+/// The sandbox's tools (clock, deposits, spends) on sandbox connections.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Developers,
+        "/sandbox-tools",
+        "Sandbox tools",
+        ShownTo::When(offered),
+    )],
+    kinds: crate::area::no_kinds,
+};

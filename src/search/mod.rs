@@ -11,9 +11,4 @@
 mod find;
 mod routes;
 
-pub use routes::configure;
-
-use crate::area::Area;
-
-/// The search box.
-pub const AREA: Area = Area::routes(configure);
+pub use routes::AREA;

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use super::find::{self, Found};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::area::Area;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::page::{html, Shell};
@@ -81,3 +82,6 @@ async fn search(
         found,
     })
 }
+
+/// The search box.
+pub const AREA: Area = Area::routes(configure);

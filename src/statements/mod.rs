@@ -12,20 +12,4 @@
 mod routes;
 mod statement;
 
-pub use routes::configure;
-
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
-/// Statements of the wallet over a period.
-pub const AREA: Area = Area {
-    routes: configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Money,
-        "/statements",
-        "Statements",
-        ShownTo::Holding(&[Permission::TransactionsRead]),
-    )],
-    kinds: crate::area::no_kinds,
-};
+pub use routes::AREA;

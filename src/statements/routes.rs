@@ -12,10 +12,12 @@ use serde::{Deserialize, Serialize};
 use super::statement::{self, Month, Statement};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::area::Area;
 use crate::audit::{self, Event};
 use crate::state::AppState;
 use crate::web::csv;
 use crate::web::error::PortalError;
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{html, Section, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -205,3 +207,15 @@ async fn export(
         ))
         .body(csv_body(&s)))
 }
+
+/// Statements of the wallet over a period.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/statements",
+        "Statements",
+        ShownTo::Holding(&[Permission::TransactionsRead]),
+    )],
+    kinds: crate::area::no_kinds,
+};

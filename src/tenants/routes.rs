@@ -21,12 +21,14 @@ use crate::access::store::{self as access, UnconfirmedGrant};
 use crate::access::{Member, PlatformAdmin};
 use crate::approvals::Action;
 use crate::approvals::{self, ActionRequest};
+use crate::area::Area;
 use crate::auth::session::SignedIn;
 use crate::controls::connections::ConnectionChangeAction;
 use crate::state::AppState;
 use crate::web::confirm::{Confirm, Confirmed};
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{split, Failure, FieldErrors};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, is_htmx, ok, redirect, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -367,3 +369,23 @@ async fn platform_confirm_grant(
     let result = grants::confirm_for_platform(&state, &admin, tenant, grant).await;
     platform_after(&state, &admin, result, Default::default()).await
 }
+
+/// Tenants, their API connections, switching between them, and the platform.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[
+        MenuEntry::new(
+            MenuGroup::Admin,
+            "/platform",
+            "Platform",
+            ShownTo::When(|m| m.user.is_platform_admin),
+        ),
+        MenuEntry::new(
+            MenuGroup::Developers,
+            "/connections",
+            "Connections",
+            ShownTo::Holding(&[Permission::ConnectionsManage]),
+        ),
+    ],
+    kinds: crate::area::no_kinds,
+};

@@ -16,11 +16,13 @@ use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
+use crate::area::Area;
 use crate::audit;
 use crate::state::AppState;
 use crate::web::error::{describe_upstream, PortalError};
 use crate::web::form::{split, FieldErrors, Refusal};
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, is_htmx, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -410,3 +412,26 @@ async fn cancel_order(
         Err(refusal) => Ok(unprocessable(order_body(&member, order, Some(refusal.message))?)),
     }
 }
+
+/// Spot, scheduled and target orders, through the gate.
+pub const AREA: Area = Area {
+    routes: |cfg| {
+        configure(cfg);
+        super::scheduled_routes::configure(cfg);
+        super::target_routes::configure(cfg);
+    },
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/trading",
+        "Trading",
+        ShownTo::Holding(&[Permission::TradingRead]),
+    )],
+    kinds: |gate| {
+        gate.with(super::action::OrderAction)
+            .with(super::action::CancelAction)
+            .with(super::schedules::ScheduleAction)
+            .with(super::schedules::ScheduleChangeAction)
+            .with(super::targets::TargetAction)
+            .with(super::targets::TargetCancelAction)
+    },
+};

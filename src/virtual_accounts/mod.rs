@@ -5,19 +5,3 @@
 
 pub mod accounts;
 pub mod routes;
-
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
-/// Virtual accounts issued to customers and what they received.
-pub const AREA: Area = Area {
-    routes: routes::configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Money,
-        "/virtual-accounts",
-        "Virtual accounts",
-        ShownTo::Holding(&[Permission::VirtualAccountsRead]),
-    )],
-    kinds: crate::area::no_kinds,
-};

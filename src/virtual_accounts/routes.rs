@@ -18,11 +18,13 @@ use uuid::Uuid;
 use super::accounts::{self, IssueForm, TransferForm};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::area::Area;
 use crate::audit;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::{split, FieldErrors};
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, ok, unprocessable, Section, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -295,3 +297,15 @@ async fn simulate_transfer(
         )),
     }
 }
+
+/// Virtual accounts issued to customers and what they received.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/virtual-accounts",
+        "Virtual accounts",
+        ShownTo::Holding(&[Permission::VirtualAccountsRead]),
+    )],
+    kinds: crate::area::no_kinds,
+};

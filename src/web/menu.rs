@@ -5,8 +5,8 @@
 
 use std::sync::OnceLock;
 
+use crate::access::member::Member;
 use crate::access::permissions::Permission;
-use crate::access::Member;
 
 /// The menu's headings, in the order they show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

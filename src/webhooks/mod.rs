@@ -5,19 +5,3 @@
 pub mod receiver;
 pub mod routes;
 pub mod store;
-
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
-/// The events the payments service sent.
-pub const AREA: Area = Area {
-    routes: routes::configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Developers,
-        "/events",
-        "Events",
-        ShownTo::Holding(&[Permission::WebhooksRead, Permission::AuditRead]),
-    )],
-    kinds: crate::area::no_kinds,
-};

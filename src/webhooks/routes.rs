@@ -12,10 +12,12 @@ use super::receiver::{self, Accepted, Rejected};
 use super::store::{self, EventRow};
 use crate::access::permissions::Permission;
 use crate::access::Member;
+use crate::area::Area;
 use crate::audit::{self, Actor};
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Range};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::middleware::{client_ip, user_agent};
 use crate::web::page::{done, html, is_htmx, Shell};
 
@@ -222,3 +224,15 @@ async fn replay(state: Data<AppState>, member: Member, id: Path<i64>) -> Result<
     let notice = receiver::replay(&state, &member, *id).await?;
     Ok(done(&format!("/events/{id}"), notice))
 }
+
+/// The events the payments service sent.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Developers,
+        "/events",
+        "Events",
+        ShownTo::Holding(&[Permission::WebhooksRead, Permission::AuditRead]),
+    )],
+    kinds: crate::area::no_kinds,
+};

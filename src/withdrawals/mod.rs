@@ -8,10 +8,6 @@ pub mod action;
 pub mod filing;
 pub mod routes;
 
-use crate::access::permissions::Permission;
-use crate::area::Area;
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
-
 /// A public block explorer's page for a transaction hash of `chain`.
 pub fn explorer_url(chain: &str, tx_hash: &str) -> Option<String> {
     if tx_hash.is_empty() {
@@ -49,22 +45,6 @@ pub fn short_address(address: &str) -> String {
     let tail: String = chars[chars.len() - 4..].iter().collect();
     format!("{head}…{tail}")
 }
-
-/// On-chain withdrawals, through the gate.
-pub const AREA: Area = Area {
-    routes: routes::configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Money,
-        "/withdrawals",
-        "Withdrawals",
-        ShownTo::Holding(&[
-            Permission::WithdrawalsRead,
-            Permission::WithdrawalsRequest,
-            Permission::WithdrawalsApprove,
-        ]),
-    )],
-    kinds: |gate| gate.with(action::WithdrawalAction),
-};
 
 #[cfg(test)]
 mod tests {

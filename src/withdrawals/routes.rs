@@ -23,11 +23,13 @@ use crate::access::Member;
 use crate::approvals::Action;
 use crate::approvals::{self, ActionRequest};
 use crate::approvals::{answer_gate, Submission};
+use crate::area::Area;
 use crate::audit;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::FieldErrors;
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
+use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -415,3 +417,19 @@ async fn live(state: Data<AppState>, member: Member, id: Path<String>) -> Result
     let client = state.client_for(&member, Permission::WithdrawalsRead).await?;
     html(&load_live(&client, &member, &id).await?)
 }
+
+/// On-chain withdrawals, through the gate.
+pub const AREA: Area = Area {
+    routes: configure,
+    menu: &[MenuEntry::new(
+        MenuGroup::Money,
+        "/withdrawals",
+        "Withdrawals",
+        ShownTo::Holding(&[
+            Permission::WithdrawalsRead,
+            Permission::WithdrawalsRequest,
+            Permission::WithdrawalsApprove,
+        ]),
+    )],
+    kinds: |gate| gate.with(super::action::WithdrawalAction),
+};
