@@ -1,5 +1,9 @@
-//! What an area of the portal brings, declared once in its own `mod.rs` as
-//! its `AREA`: its routes, its menu entries and the gate kinds it files.
+//! What an area of the portal brings, declared once beside its routes (its
+//! `routes.rs`, or its `mod.rs` where it has none) as its `AREA`: its
+//! routes, its menu entries and the gate kinds it files. Not in the
+//! domain's `mod.rs` when that is the face everyone imports
+//! (`access::Member`, `audit::Event`): a face that named the pages would tie
+//! every importer to them.
 //! `startup::AREAS` lists the areas; start-up registers their routes and
 //! kinds and installs their menu entries. So a new kind touches only its
 //! area's folder, and a new page only its area's folder and its template.

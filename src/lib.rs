@@ -1,6 +1,6 @@
 //! Paydesk, the back-office portal for the Payments, Trading and Cards
 //! Service API v2. Folders name domains; each declares its routes, menu
-//! entries and gate kinds once in its `mod.rs` (`area::Area`), and
+//! entries and gate kinds once beside its routes (`area::Area`), and
 //! `startup::AREAS` lists them. The README's "Where things live" names
 //! every folder in one line.
 

@@ -28,7 +28,7 @@ use crate::tenants::upstream::Upstreams;
 use crate::web::menu;
 use crate::{routes, web as portal_web};
 
-/// The portal's areas, each declared in its own `mod.rs`, in the order
+/// The portal's areas, each declared beside its routes, in the order
 /// the menu lists their entries.
 pub const AREAS: &[&Area] = &[
     &crate::wallet::AREA,
