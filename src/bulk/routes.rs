@@ -2,11 +2,12 @@
 //! the requests still waiting for approval), the CSV template, and a
 //! batch's page whose items update by themselves while any is on the way.
 
+use std::future::Future;
+
 use actix_web::http::header;
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use paydesk_api::models::bulk::{Batch, BulkItem, BulkItemStatus};

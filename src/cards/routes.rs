@@ -1,7 +1,8 @@
+use std::future::Future;
+
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use paydesk_api::models::cards::{Card, CardQuery, CardState, CardTransaction, CardTransactionStatus};

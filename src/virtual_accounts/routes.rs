@@ -2,10 +2,11 @@
 //! deposits it received (live), issuing one from a customer's page, and on
 //! a sandbox a simulated bank transfer into it.
 
+use std::future::Future;
+
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use paydesk_api::models::transactions::Transaction;

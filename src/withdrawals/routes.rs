@@ -2,10 +2,11 @@
 //! waiting for approval above it), the form, and a withdrawal's page whose
 //! on-chain status updates by itself while it is pending.
 
+use std::future::Future;
+
 use actix_web::web::{self, Data, Form, Path, Query};
 use actix_web::{HttpRequest, HttpResponse};
 use askama::Template;
-use std::future::Future;
 
 use chrono::{DateTime, Utc};
 use paydesk_api::models::transactions::Transaction;
