@@ -349,7 +349,7 @@ async fn await_deposit(
                 payout.id
             )));
         };
-        let note = format!("Waiting for the deposit of {deposit}");
+        let note = format!("of {deposit}");
         run.progress.deposit = Some(deposit);
         run.save("waiting for the deposit", &note).await?;
     }

@@ -160,6 +160,12 @@ async fn an_onchain_payout_waits_for_its_deposit_then_pays_out_once() {
         "one timeline entry for the wait: {page}"
     );
     assert!(
+        page.contains(&format!(
+            "<strong>waiting for the deposit</strong> of 10.1 USDT on Tron to {address}"
+        )),
+        "{page}"
+    );
+    assert!(
         page.contains("COMPLETED") && !page.contains("awaited-deposit"),
         "{page}"
     );
