@@ -134,6 +134,19 @@ impl<P: Serialize> Run<'_, P> {
     }
 }
 
+/// A deposit a run waits for someone to send before the action can go on
+/// (an onchain payout's): the request's page shows it with a QR code and a
+/// copy button while the request runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AwaitedDeposit {
+    pub address: String,
+    /// Exactly what must arrive, in `asset`.
+    pub amount: rust_decimal::Decimal,
+    pub asset: String,
+    /// The chain it must come on, for people.
+    pub network: String,
+}
+
 /// Which of a kind's requests a service event is about.
 pub enum Concerns {
     /// The request whose saved progress holds this id under this key
@@ -175,6 +188,11 @@ pub trait Action: Send + Sync + 'static {
         None
     }
 
+    /// A deposit the run waits for (see `AwaitedDeposit`); none by default.
+    fn awaits(&self, _progress: &Self::Progress) -> Option<AwaitedDeposit> {
+        None
+    }
+
     fn counterparties(&self, _payload: &Self::Payload) -> Vec<Counterparty> {
         Vec::new()
     }
@@ -209,6 +227,7 @@ pub trait ErasedAction: Send + Sync {
     fn describe(&self, payload: &serde_json::Value) -> Result<Vec<Fact>, serde_json::Error>;
     fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error>;
     fn headline(&self, progress: &serde_json::Value) -> Option<String>;
+    fn awaits(&self, progress: &serde_json::Value) -> Option<AwaitedDeposit>;
     fn concerns(&self, event: &str, data: &serde_json::Value) -> Option<Concerns>;
     fn execute<'a>(
         &'a self,
@@ -244,6 +263,11 @@ impl<A: Action> ErasedAction for A {
     fn headline(&self, progress: &serde_json::Value) -> Option<String> {
         let progress: A::Progress = serde_json::from_value(progress.clone()).ok()?;
         Action::headline(self, &progress)
+    }
+
+    fn awaits(&self, progress: &serde_json::Value) -> Option<AwaitedDeposit> {
+        let progress: A::Progress = serde_json::from_value(progress.clone()).ok()?;
+        Action::awaits(self, &progress)
     }
 
     fn counterparties(&self, payload: &serde_json::Value) -> Result<Vec<Counterparty>, serde_json::Error> {

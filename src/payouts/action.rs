@@ -4,15 +4,20 @@
 //! outcome is settled by reading the payout back, never by sending again.
 //! The request ends only when the rail settles the payout, so one that
 //! fails on the rail ends the request as failed, with the rail's reason.
+//! An onchain payout waits between initialize and finalize for its
+//! deposit: the run saves the address, reads the payout back until
+//! finalize is accepted, and ends as failed if the quote runs out first.
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use paydesk_api::models::beneficiaries::Destination;
+use paydesk_api::models::events::names::DEPOSIT_SUCCESS;
 use paydesk_api::models::payouts::{
     InitializeRequest, Payout, PayoutBeneficiary, PayoutStatus, QuoteRequest,
 };
 use paydesk_api::units::{decimal_to_units, Currency};
+use paydesk_api::wire::codes;
 use paydesk_api::ApiError;
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -20,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use crate::access::permissions::Permission;
 use crate::approvals;
 use crate::approvals::Kind;
-use crate::approvals::{Action, Concerns, Counterparty, ExecError, Fact, Run, Step};
+use crate::approvals::{Action, AwaitedDeposit, Concerns, Counterparty, ExecError, Fact, Run, Step};
+
+use super::funding::{Deposit, Funding};
 
 pub struct PayoutAction;
 
@@ -44,6 +51,9 @@ pub struct PayoutPayload {
     pub indicative_rate: Decimal,
     pub indicative_settlement: Decimal,
     pub indicative_fees: Decimal,
+    /// Requests filed before onchain payouts read as paid from the wallet.
+    #[serde(default)]
+    pub funding: Funding,
 }
 
 /// What execution has done so far.
@@ -60,6 +70,16 @@ pub struct PayoutProgress {
     pub payout_status: Option<PayoutStatus>,
     /// When finalize went through; the rail is read back often at first.
     pub finalized_at: Option<DateTime<Utc>>,
+    /// An onchain payout's deposit, saved once initialize gave its address.
+    #[serde(default)]
+    pub deposit: Option<Deposit>,
+}
+
+impl PayoutProgress {
+    /// Before finalize, an onchain payout waits for its deposit.
+    fn awaited(&self) -> Option<&Deposit> {
+        self.deposit.as_ref().filter(|_| self.payout_status.is_none())
+    }
 }
 
 impl Action for PayoutAction {
@@ -75,7 +95,17 @@ impl Action for PayoutAction {
     };
 
     fn headline(&self, progress: &PayoutProgress) -> Option<String> {
+        if let Some(d) = progress.awaited() {
+            return Some(format!(
+                "waiting for the deposit of {} {} on {}",
+                d.amount, d.asset, d.chain
+            ));
+        }
         progress.payout_status.as_ref().map(|s| format!("payout {s}"))
+    }
+
+    fn awaits(&self, progress: &PayoutProgress) -> Option<AwaitedDeposit> {
+        progress.awaited().map(Deposit::awaited)
     }
 
     fn describe(&self, p: &PayoutPayload) -> Vec<Fact> {
@@ -113,6 +143,15 @@ impl Action for PayoutAction {
             ),
             Fact::new("Reason", p.payment_reason.clone()),
         ];
+        if let Funding::Deposit(chain) = p.funding {
+            facts.push(Fact::new(
+                "Funded by",
+                format!(
+                    "an onchain deposit on {chain}: once approved, the payout is given a deposit address, \
+                     and it pays out when the deposit of the amount plus fees is confirmed"
+                ),
+            ));
+        }
         if let Some(name) = &p.verified_name {
             let differs = !name.eq_ignore_ascii_case(b.account_name.trim());
             let note = if differs {
@@ -128,9 +167,15 @@ impl Action for PayoutAction {
         facts
     }
 
-    /// A payout's events (`payouts.…`) name it by id, which its run saved.
+    /// A payout's events (`payouts.…`) name it by id, which its run saved;
+    /// a confirmed deposit to an onchain payout's address names it in its
+    /// metadata, so the waiting run goes on at once.
     fn concerns(&self, event: &str, data: &serde_json::Value) -> Option<Concerns> {
-        let id = data["id"].as_str().filter(|_| event.starts_with("payouts."))?;
+        let id = match event {
+            DEPOSIT_SUCCESS => data["metadata"]["payout_id"].as_str(),
+            _ if event.starts_with("payouts.") => data["id"].as_str(),
+            _ => None,
+        }?;
         Some(Concerns::Progress("payout_id", id.to_owned()))
     }
 
@@ -195,7 +240,8 @@ impl Action for PayoutAction {
                 country: p.country.clone(),
                 from_asset: p.from_asset.clone(),
                 to_currency: p.to_currency.clone(),
-                source: "offchain".to_owned(),
+                source: p.funding.source().to_owned(),
+                chain: p.funding.chain(),
                 reference: reference.clone(),
                 ..Default::default()
             })
@@ -219,20 +265,10 @@ impl Action for PayoutAction {
             };
             return Ok(Step::SendBack { payload, why });
         }
-        let asset = Currency::parse(&quote.from_asset).map_err(|e| ExecError::Internal(e.to_string()))?;
-        let needed =
-            decimal_to_units(quote.amount + quote.fees, asset.decimals().unwrap_or(6)).unwrap_or(i64::MAX);
-        let available = run
-            .client()?
-            .balance(asset.code())
-            .await?
-            .available_balance
-            .value();
-        if available < needed {
-            return Ok(Step::Failed(format!(
-                "The {asset} wallet holds less than the {} this payout needs.",
-                quote.amount + quote.fees
-            )));
+        if p.funding == Funding::Wallet {
+            if let Some(short) = wallet_short(run, &quote).await? {
+                return Ok(Step::Failed(short));
+            }
         }
         // Saved before anything moves, so a crash from here on is
         // reconciled by reading this payout back.
@@ -266,13 +302,59 @@ impl Action for PayoutAction {
             .await;
         let payout = match initialized {
             Ok(payout) => payout,
-            Err(e) if e.code() == Some("QUOTE_EXPIRED") => return fresh_quote(run).await,
+            Err(e) if e.code() == Some(codes::QUOTE_EXPIRED) => return fresh_quote(run).await,
             Err(e) => return Err(e.into()),
         };
-        // No timeline entry of its own: finalize follows at once, and its
-        // entry names the payout.
-        finalize(run, &payout).await
+        match p.funding {
+            // Nobody knew the address before now: there is nothing to
+            // finalize until its deposit is read back.
+            Funding::Deposit(_) => await_deposit(run, &payout).await,
+            // No timeline entry of its own: finalize follows at once, and
+            // its entry names the payout.
+            Funding::Wallet => finalize(run, &payout).await,
+        }
     }
+}
+
+/// Why the wallet can't pay amount + fees of `quote`; none when it can.
+async fn wallet_short(run: &Run<'_, PayoutProgress>, quote: &Payout) -> Result<Option<String>, ExecError> {
+    let asset = Currency::parse(&quote.from_asset).map_err(|e| ExecError::Internal(e.to_string()))?;
+    let needed =
+        decimal_to_units(quote.amount + quote.fees, asset.decimals().unwrap_or(6)).unwrap_or(i64::MAX);
+    let available = run
+        .client()?
+        .balance(asset.code())
+        .await?
+        .available_balance
+        .value();
+    Ok((available < needed).then(|| {
+        format!(
+            "The {asset} wallet holds less than the {} this payout needs.",
+            quote.amount + quote.fees
+        )
+    }))
+}
+
+/// An initialized onchain payout waits for its deposit: the address is
+/// saved with one timeline entry, then the payout is read back (an event
+/// of its deposit wakes the run sooner) until finalize is accepted.
+async fn await_deposit(
+    run: &mut Run<'_, PayoutProgress>,
+    payout: &Payout,
+) -> Result<Step<PayoutPayload>, ExecError> {
+    if run.progress.deposit.is_none() {
+        let Some(deposit) = Deposit::of(payout) else {
+            return Ok(Step::Failed(format!(
+                "The service gave onchain payout {} no deposit address; nothing was paid out.",
+                payout.id
+            )));
+        };
+        let note = format!("of {deposit}");
+        run.progress.deposit = Some(deposit);
+        run.save("waiting for the deposit", &note).await?;
+    }
+    let since = run.progress.deposit.as_ref().map(|d| d.since);
+    Ok(Step::Again(approvals::read_back_after(since)))
 }
 
 async fn saved_beneficiary_unchanged(
@@ -305,7 +387,9 @@ async fn finalize(
             .await?;
             Ok(Step::Again(Duration::from_secs(2)))
         }
-        Err(e) if e.code() == Some("QUOTE_EXPIRED") => fresh_quote(run).await,
+        Err(e) if e.code() == Some(codes::QUOTE_EXPIRED) => fresh_quote(run).await,
+        // Refused, nothing changed: the deposit is not confirmed yet.
+        Err(e) if e.code() == Some(codes::DEPOSIT_NOT_CONFIRMED) => await_deposit(run, payout).await,
         Err(e) => Err(e.into()),
     }
 }
@@ -346,8 +430,17 @@ async fn settled(
 }
 
 /// The quote ran out before finalize, so nothing was paid: the next run
-/// takes a fresh quote under the next reference of the series.
+/// takes a fresh quote under the next reference of the series. Not so
+/// once a deposit address was handed out: money may be on its way to it,
+/// and a fresh quote would give another address, so the request ends.
 async fn fresh_quote(run: &mut Run<'_, PayoutProgress>) -> Result<Step<PayoutPayload>, ExecError> {
+    if let Some(d) = &run.progress.deposit {
+        return Ok(Step::Failed(format!(
+            "The quote expired before the deposit of {d} was confirmed, so nothing was paid out. \
+             A deposit that reaches the address stays in the {} wallet; file a new payout to pay it out.",
+            d.asset
+        )));
+    }
     run.progress = PayoutProgress {
         attempt: run.progress.attempt + 1,
         ..PayoutProgress::default()
@@ -357,6 +450,10 @@ async fn fresh_quote(run: &mut Run<'_, PayoutProgress>) -> Result<Step<PayoutPay
 }
 
 /// The payout's last known status on the service, for the payouts list.
-pub fn status_of(request: &crate::approvals::ActionRequest) -> Option<PayoutStatus> {
-    request.progress_as::<PayoutProgress>().payout_status
+pub fn status_of(request: &crate::approvals::ActionRequest) -> Option<String> {
+    let progress = request.progress_as::<PayoutProgress>();
+    if progress.awaited().is_some() {
+        return Some("waiting for the deposit".to_owned());
+    }
+    progress.payout_status.map(|s| s.to_string())
 }

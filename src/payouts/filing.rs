@@ -16,6 +16,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::action::{PayoutAction, PayoutPayload};
+use super::funding::Funding;
 use crate::access::Member;
 use crate::approvals::{self, ApprovalError, Filing};
 use crate::state::AppState;
@@ -43,6 +44,11 @@ pub struct Draft {
     /// A saved beneficiary to pay instead of the typed account.
     #[serde(default)]
     pub beneficiary_id: String,
+    /// `wallet` (the default) or `onchain`: a deposit on `chain` pays it.
+    #[serde(default)]
+    pub source: String,
+    #[serde(default)]
+    pub chain: String,
 }
 
 /// How long a country's corridor and banks are kept.
@@ -166,6 +172,7 @@ pub async fn file(state: &AppState, member: &Member, typed: &Draft) -> Result<Fi
     let decimals = Currency::parse(unit).ok().and_then(|c| c.decimals()).unwrap_or(6);
     let amount: Decimal = amount::parse("The amount", &typed.amount, unit, decimals)
         .map_err(|m| Refusal::field("amount", m))?;
+    let funding = Funding::from_form(&typed.source, &typed.chain, &unit.to_ascii_uppercase())?;
     let client = state
         .upstreams
         .for_member(&state.pool, &state.key, &state.audit, member)
@@ -203,7 +210,8 @@ pub async fn file(state: &AppState, member: &Member, typed: &Draft) -> Result<Fi
         country: corridor.country.clone(),
         from_asset: draft.from_asset.clone(),
         to_currency: corridor.currency.clone(),
-        source: "offchain".to_owned(),
+        source: funding.source().to_owned(),
+        chain: funding.chain(),
         reference: format!("pd-indicative-{}", Uuid::new_v4().simple()),
         ..Default::default()
     };
@@ -226,8 +234,12 @@ pub async fn file(state: &AppState, member: &Member, typed: &Draft) -> Result<Fi
         account_number: draft.account_number.trim().to_owned(),
         bank_code: Some(draft.bank_code.clone()),
     };
+    let funded = match funding {
+        Funding::Wallet => String::new(),
+        Funding::Deposit(chain) => format!(", funded by a deposit on {chain}"),
+    };
     let summary = format!(
-        "Pay {amount} {} (about {} {}) to {} ****{}",
+        "Pay {amount} {} (about {} {}) to {} ****{}{funded}",
         indicative.from_asset,
         indicative.settlement_amount,
         corridor.currency,
@@ -250,6 +262,7 @@ pub async fn file(state: &AppState, member: &Member, typed: &Draft) -> Result<Fi
         indicative_rate: indicative.exchange_rate.rate,
         indicative_settlement: indicative.settlement_amount,
         indicative_fees: indicative.fees,
+        funding,
     };
     let filing = Filing {
         target: &target,

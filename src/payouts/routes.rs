@@ -2,7 +2,7 @@ use actix_web::web::{self, Data, Form, Query};
 use actix_web::HttpResponse;
 use askama::Template;
 use paydesk_api::models::beneficiaries::Destination;
-use paydesk_api::models::payouts::{Corridor, Country};
+use paydesk_api::models::payouts::{Corridor, Country, PayoutChain};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -112,6 +112,26 @@ struct NewPage {
     draft: Draft,
     errors: FieldErrors,
     pending_link: Option<String>,
+    /// The chains an onchain deposit may come on.
+    chains: &'static [PayoutChain],
+}
+
+impl NewPage {
+    /// The assets a deposit on `chain` may be made in, for its option.
+    fn assets_on(&self, chain: &PayoutChain) -> String {
+        let assets: Vec<&str> = self
+            .corridor
+            .iter()
+            .flat_map(|c| &c.from_assets)
+            .map(String::as_str)
+            .filter(|a| chain.carries(a))
+            .collect();
+        assets.join(", ")
+    }
+
+    fn onchain(&self) -> bool {
+        self.draft.source == "onchain"
+    }
 }
 
 async fn render_new(
@@ -165,6 +185,7 @@ async fn render_new(
         draft,
         errors,
         pending_link: pending.map(|id| format!("/approvals/{id}")),
+        chains: PayoutChain::ALL,
     }
     .render()?)
 }

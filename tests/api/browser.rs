@@ -523,6 +523,81 @@ async fn an_operator_files_a_withdrawal_an_approver_approves_it_and_it_settles_l
     checker.close().await.unwrap();
 }
 
+/// The maker files a payout funded by a deposit on Tron; once approved,
+/// the request's page shows the address to pay (QR code, copy button) and
+/// follows the payout without a reload when the deposit arrives.
+#[tokio::test]
+async fn an_onchain_payout_shows_its_deposit_address_and_goes_on_live_when_it_arrives_in_the_browser() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    crate::approvals::members(&app, "Operator", &["maker@example.com".into()]).await;
+    let approver = crate::approvals::members(&app, "Approver", &["checker@example.com".into()])
+        .await
+        .remove(0);
+    let driver = start_driver().await;
+    let maker = browser(&driver).await;
+    maker.set_window_size(1280, 1100).await.unwrap();
+
+    sign_in(&maker, &app, "maker@example.com", "member-password-123").await;
+    maker.goto(&app.url("/payouts/new")).await.unwrap();
+    select(&maker, "select[name=country]", "NG").await;
+    wait_for_text(&maker, "Guaranty Trust Bank").await;
+    select(&maker, "select[name=from_asset]", "USDT").await;
+    click(&maker, Locator::Css("input[name=source][value=onchain]")).await;
+    select(&maker, "select[name=chain]", "TRON").await;
+    fill(&maker, "input[name=amount]", "10").await;
+    select(&maker, "select[name=bank_code]", "058").await;
+    fill(&maker, "input[name=account_number]", "0123456789").await;
+    fill(&maker, "input[name=account_name]", "Ada Okafor").await;
+    fill(&maker, "input[name=payment_reason]", "salary").await;
+    snap(&maker, "12-onchain-payout-form").await;
+    click(&maker, Locator::XPath("//button[text()='Request approval']")).await;
+    let filed = wait_for_text(&maker, "What is approved").await;
+    assert!(filed.contains("an onchain deposit on Tron"), "{filed}");
+    let url = maker.current_url().await.unwrap();
+    let id = url.path().trim_start_matches("/approvals/").to_owned();
+
+    crate::approvals::approve(&approver, &id).await;
+    maker.refresh().await.unwrap();
+    let waiting = wait_for_text(&maker, "Waiting for the deposit").await;
+    assert!(waiting.contains("Send exactly 10.1 USDT on Tron"), "{waiting}");
+    let address = maker
+        .find(Locator::Css("#awaited-deposit .address-big code"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(address.starts_with('T'), "a Tron address: {address}");
+    maker
+        .find(Locator::Css("#awaited-deposit .qr svg"))
+        .await
+        .expect("a QR code of the address");
+    maker
+        .find(Locator::Css(&format!(
+            "#awaited-deposit button[data-copy='{address}']"
+        )))
+        .await
+        .expect("a copy button for the address");
+    snap(&maker, "13-onchain-payout-waiting").await;
+
+    let sandbox = app.sandbox().await;
+    sandbox
+        .sandbox_deposit(&paydesk_api::models::control::SimulateDeposit {
+            chain: "tron".into(),
+            address,
+            currency: "USDT".into(),
+            amount: paydesk_api::units::BaseUnits(10_100_000),
+        })
+        .await
+        .unwrap();
+    sandbox.sandbox_advance_clock(60).await.unwrap();
+    let paid = wait_for_text(&maker, "payout PENDING").await;
+    assert!(!paid.contains("Send exactly"), "{paid}");
+    snap(&maker, "14-onchain-payout-finalized").await;
+    maker.close().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_trader_gets_a_quote_and_places_an_order_from_it_in_the_browser() {
     let mut app = spawn_app().await;

@@ -16,6 +16,7 @@ mod helpers;
 mod isolation;
 mod lightning;
 mod listing;
+mod payouts;
 mod quorum;
 mod replicas;
 mod runner;

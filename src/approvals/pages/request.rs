@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::approvals::action::Fact;
+use crate::approvals::action::{AwaitedDeposit, Fact};
 use crate::approvals::deciding;
 use crate::approvals::lifecycle::{kind_of, policy_of, ApprovalError};
 use crate::approvals::model::{Kind, RequestStatus};
@@ -36,6 +36,8 @@ struct DetailPage {
     facts: Vec<Fact>,
     /// Where the action stands upstream, as its kind says, for the header.
     headline: Option<String>,
+    /// A deposit the running action waits for.
+    awaited: Option<AwaitedDeposit>,
     decisions: Vec<Decision>,
     /// Who could still approve, while it waits.
     waiting_for: Vec<String>,
@@ -157,6 +159,9 @@ async fn render_detail_confirming(
             .describe(&request.payload.0)
             .map_err(|e| PortalError::Internal(Box::new(e)))?,
         headline: action.headline(&request.progress.0),
+        awaited: action
+            .awaits(&request.progress.0)
+            .filter(|_| request.status.is_live()),
         kind,
         added_alone: added_alone_note(&candidates, &request, &decisions),
         can_decide: pending && !decided && may_approve,

@@ -23,6 +23,92 @@ wire_status! {
     }
 }
 
+/// A chain an onchain payout's deposit comes on: the quote request's
+/// `chain` (uppercase), which the payout record names `CHAIN_TYPE_<NAME>`.
+/// BTC comes on BITCOIN, USDT and USDC on the others (sandbox-rules.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum PayoutChain {
+    Bitcoin,
+    Ethereum,
+    Tron,
+    Polygon,
+    Bsc,
+    Solana,
+    Base,
+    Optimism,
+    Avalanche,
+}
+
+impl PayoutChain {
+    pub const ALL: &'static [PayoutChain] = &[
+        PayoutChain::Bitcoin,
+        PayoutChain::Ethereum,
+        PayoutChain::Tron,
+        PayoutChain::Polygon,
+        PayoutChain::Bsc,
+        PayoutChain::Solana,
+        PayoutChain::Base,
+        PayoutChain::Optimism,
+        PayoutChain::Avalanche,
+    ];
+
+    /// The wire name of the quote request.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PayoutChain::Bitcoin => "BITCOIN",
+            PayoutChain::Ethereum => "ETHEREUM",
+            PayoutChain::Tron => "TRON",
+            PayoutChain::Polygon => "POLYGON",
+            PayoutChain::Bsc => "BSC",
+            PayoutChain::Solana => "SOLANA",
+            PayoutChain::Base => "BASE",
+            PayoutChain::Optimism => "OPTIMISM",
+            PayoutChain::Avalanche => "AVALANCHE",
+        }
+    }
+
+    /// The chain's name for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            PayoutChain::Bitcoin => "Bitcoin",
+            PayoutChain::Ethereum => "Ethereum",
+            PayoutChain::Tron => "Tron",
+            PayoutChain::Polygon => "Polygon",
+            PayoutChain::Bsc => "BNB Smart Chain",
+            PayoutChain::Solana => "Solana",
+            PayoutChain::Base => "Base",
+            PayoutChain::Optimism => "Optimism",
+            PayoutChain::Avalanche => "Avalanche",
+        }
+    }
+
+    /// The chain a name gives, as the request (`TRON`, any case) or the
+    /// record (`CHAIN_TYPE_TRON`) spells it.
+    pub fn parse(name: &str) -> Option<PayoutChain> {
+        let name = name.trim();
+        let name = name.strip_prefix("CHAIN_TYPE_").unwrap_or(name);
+        PayoutChain::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str().eq_ignore_ascii_case(name))
+    }
+
+    /// Whether a deposit of `asset` (BTC, USDT, USDC) can come on it.
+    pub fn carries(self, asset: &str) -> bool {
+        match self {
+            PayoutChain::Bitcoin => asset == "BTC",
+            _ => matches!(asset, "USDT" | "USDC"),
+        }
+    }
+}
+
+impl std::fmt::Display for PayoutChain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
 /// One entry of `GET /api/payouts/supported-countries`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
