@@ -21,10 +21,12 @@ use paydesk_api::{ApiError, Client};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use sqlx::PgPool;
 
 use super::model::{Kind, Policy};
 use super::store::{self, ActionRequest};
 use crate::access::store::GrantedBy;
+use crate::mail::Mailer;
 use crate::state::AppState;
 
 /// One line of what reviewers see, and what the digest covers.
@@ -88,9 +90,23 @@ pub enum ExecError {
     Internal(String),
 }
 
-/// What a kind's `execute` works with.
+/// Mail to people, and where its links point.
+#[derive(Clone, Copy)]
+pub struct Mailing<'a> {
+    pub mailer: &'a Mailer,
+    pub public_url: &'a str,
+}
+
+/// What a kind's `execute` works with: the portal's database, mail, the
+/// tenant's client and the request, not the whole application.
 pub struct Run<'a, P> {
-    pub state: &'a AppState,
+    /// For kinds that change the portal's own records.
+    pub pool: &'a PgPool,
+    /// For kinds that write to people (an invitation).
+    pub mail: Mailing<'a>,
+    /// The kinds the gate knows, for the gate's own kinds (a new policy
+    /// names one).
+    pub gate: &'a Registry,
     /// The tenant's signed client; None for kinds that change only the
     /// portal's own records.
     pub upstream: Option<&'a Client>,
@@ -115,13 +131,13 @@ impl<P: Serialize> Run<'_, P> {
     /// afterwards is reconciled from it) with a timeline entry.
     pub async fn save(&self, what: &str, detail: &str) -> Result<(), sqlx::Error> {
         let progress = serde_json::to_value(&self.progress).unwrap_or_default();
-        store::save_progress(&self.state.pool, self.request.id, &progress, what, detail).await
+        store::save_progress(self.pool, self.request.id, &progress, what, detail).await
     }
 
     /// The requester as the author of a grant this run makes, and the
     /// admin whose approval confirmed it (none when it applied at once).
     pub async fn grant_authors(&self) -> Result<GrantedBy, sqlx::Error> {
-        let approvers = store::approvers(&self.state.pool, self.request.id).await?;
+        let approvers = store::approvers(self.pool, self.request.id).await?;
         Ok(GrantedBy {
             by: Some(self.request.requested_by),
             confirmed_by: approvers.into_iter().find(|a| *a != self.request.requested_by),
@@ -130,7 +146,7 @@ impl<P: Serialize> Run<'_, P> {
 
     /// A timeline entry only.
     pub async fn note(&self, what: &str, detail: &str) -> Result<(), sqlx::Error> {
-        store::add_timeline(&self.state.pool, self.request.id, what, detail).await
+        store::add_timeline(self.pool, self.request.id, what, detail).await
     }
 }
 
@@ -294,7 +310,12 @@ impl<A: Action> ErasedAction for A {
             let progress: A::Progress =
                 serde_json::from_value(request.progress.0.clone()).map_err(corrupt)?;
             let mut run = Run {
-                state,
+                pool: &state.pool,
+                mail: Mailing {
+                    mailer: &state.mailer,
+                    public_url: &state.public_url,
+                },
+                gate: &state.gate,
                 upstream,
                 request,
                 policy,

@@ -51,8 +51,8 @@ mod running;
 pub mod store;
 
 pub use action::{
-    digest, read_back_after, Action, AwaitedDeposit, Concerns, Counterparty, ExecError, Fact, Registry, Run,
-    Step,
+    digest, read_back_after, Action, AwaitedDeposit, Concerns, Counterparty, ExecError, Fact, Mailing,
+    Registry, Run, Step,
 };
 pub use filing::{file, gate, preview, FiledAs, Filing, Gated};
 pub use forms::{answer_gate, confirm_page, submit_control, ConfirmTo, Submission};

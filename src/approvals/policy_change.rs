@@ -100,12 +100,11 @@ impl Action for PolicyChangeAction {
     ) -> Result<Step<PolicyChange>, ExecError> {
         let request = run.request;
         let kind = run
-            .state
             .gate
             .get(&c.kind)
             .map_err(|e| ExecError::Internal(e.to_string()))?
             .kind();
-        let mut tx = run.state.pool.begin().await?;
+        let mut tx = run.pool.begin().await?;
         let version =
             gate::save_policy(&mut tx, request.tenant_id, kind, &c.policy, request.requested_by).await?;
         run.progress.version = Some(version);
@@ -177,7 +176,7 @@ impl Action for ReportingCurrencyAction {
         c: &ReportingCurrency,
     ) -> Result<Step<ReportingCurrency>, ExecError> {
         let request = run.request;
-        let mut tx = run.state.pool.begin().await?;
+        let mut tx = run.pool.begin().await?;
         let previous = gate::set_reporting_currency(&mut tx, request.tenant_id, &c.to).await?;
         audit::store::append_in(
             &mut tx,

@@ -110,7 +110,7 @@ impl Action for ConnectionChangeAction {
     ) -> Result<Step<ConnectionChange>, ExecError> {
         let request = run.request;
         let tenant = request.tenant_id;
-        let mut tx = run.state.pool.begin().await?;
+        let mut tx = run.pool.begin().await?;
         let (action, target, done) = match c {
             ConnectionChange::Add {
                 name,
@@ -120,7 +120,7 @@ impl Action for ConnectionChangeAction {
                 client_secret_sealed,
                 webhook_secret_sealed,
             } => {
-                if tenants::connection_name_taken(&run.state.pool, tenant, name).await? {
+                if tenants::connection_name_taken(run.pool, tenant, name).await? {
                     return Ok(Step::Failed(format!(
                         "A connection named '{name}' was added meanwhile."
                     )));

@@ -56,8 +56,8 @@ impl Action for RoleChangeAction {
         c: &RoleChange,
     ) -> Result<Step<RoleChange>, ExecError> {
         let request = run.request;
-        let mut tx = run.state.pool.begin().await?;
-        let Some(current) = access::member(&run.state.pool, request.tenant_id, c.user_id).await? else {
+        let mut tx = run.pool.begin().await?;
+        let Some(current) = access::member(run.pool, request.tenant_id, c.user_id).await? else {
             return Ok(Step::Failed(format!("{} is no longer a member.", c.email)));
         };
         if current.role_name == permissions::OWNER

@@ -7,18 +7,18 @@
 use chrono::{Duration, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use crate::access::permissions::{Permission, OWNER};
 use crate::access::store as access;
 use crate::approvals::gate_actor;
-use crate::approvals::{Action, ExecError, Fact, Run, Step};
+use crate::approvals::{Action, ExecError, Fact, Mailing, Run, Step};
 use crate::approvals::{Kind, Policy};
 use crate::audit::{self, outcome, Event, NewRecord};
 use crate::auth::session::{self, token_hash};
 use crate::auth::store as users;
 use crate::mail::Mail;
-use crate::state::AppState;
 
 /// How long an invitation's link works.
 pub const VALID_FOR: Duration = Duration::days(7);
@@ -121,10 +121,10 @@ impl Action for MembershipAction {
             details["request"] = json!(request.id);
             NewRecord::new(&gate_actor(), Some(tenant), event, target, outcome::SUCCESS).with_details(details)
         };
-        let state = run.state;
+        let pool = run.pool;
         match c {
             MembershipChange::Invite { email, role_id, role } => {
-                if access::role(&state.pool, tenant, *role_id).await?.is_none() {
+                if access::role(pool, tenant, *role_id).await?.is_none() {
                     return Ok(Step::Failed(format!("The role '{role}' was deleted meanwhile.")));
                 }
                 let authors = run.grant_authors().await?;
@@ -142,7 +142,7 @@ impl Action for MembershipAction {
                     format!("invitation:{email}"),
                     json!({"email": email, "role": role, "confirmed_by": authors.confirmed_by}),
                 );
-                Ok(match issue_invitation(state, issue, audit).await? {
+                Ok(match issue_invitation(pool, run.mail, issue, audit).await? {
                     Ok(()) => Step::Done(format!(
                         "An invitation is on its way to {email}. Its link works once, for 7 days."
                     )),
@@ -150,7 +150,7 @@ impl Action for MembershipAction {
                 })
             }
             MembershipChange::RevokeInvitation { id, email } => {
-                let mut tx = state.pool.begin().await?;
+                let mut tx = pool.begin().await?;
                 if !access::revoke_invitation(&mut tx, tenant, *id).await? {
                     return Ok(Step::Failed(format!(
                         "The invitation to {email} was accepted, revoked or replaced meanwhile."
@@ -168,8 +168,8 @@ impl Action for MembershipAction {
                 )))
             }
             MembershipChange::Remove { user_id, email, role } => {
-                let mut tx = state.pool.begin().await?;
-                let Some(current) = access::member(&state.pool, tenant, *user_id).await? else {
+                let mut tx = pool.begin().await?;
+                let Some(current) = access::member(pool, tenant, *user_id).await? else {
                     return Ok(Step::Failed(format!("{email} is no longer a member.")));
                 };
                 if current.role_name == OWNER && access::other_owners(&mut tx, tenant, *user_id).await? == 0 {
@@ -195,7 +195,7 @@ impl Action for MembershipAction {
                     true => (Event::UsersDisabled, "disabled; their sessions have ended"),
                     false => (Event::UsersEnabled, "enabled"),
                 };
-                let mut tx = state.pool.begin().await?;
+                let mut tx = pool.begin().await?;
                 users::set_disabled(&mut tx, *user_id, disabled).await?;
                 let audit = record(event, format!("user:{user_id}"), json!({"email": email}));
                 audit::store::append_in(&mut tx, &[audit]).await?;
@@ -203,7 +203,7 @@ impl Action for MembershipAction {
                 Ok(Step::Done(format!("{email}'s account is {done}.")))
             }
             MembershipChange::RequireTwoFactor { required } => {
-                let mut tx = state.pool.begin().await?;
+                let mut tx = pool.begin().await?;
                 access::set_two_factor_required(&mut tx, tenant, *required).await?;
                 let audit = record(
                     Event::MembersTwoFactorPolicy,
@@ -238,16 +238,17 @@ struct Issue<'a> {
 /// link, recording `audit` with it; the refusal, in the admin's words,
 /// when it can't be sent (then nothing is kept).
 async fn issue_invitation(
-    state: &AppState,
+    pool: &PgPool,
+    mailing: Mailing<'_>,
     issue: Issue<'_>,
     audit: NewRecord,
 ) -> Result<Result<(), String>, sqlx::Error> {
-    let members = access::members(&state.pool, issue.tenant_id).await?;
+    let members = access::members(pool, issue.tenant_id).await?;
     if members.iter().any(|m| m.email == issue.email) {
         return Ok(Err(format!("{} became a member meanwhile.", issue.email)));
     }
     let token = session::random_token();
-    let mut tx = state.pool.begin().await?;
+    let mut tx = pool.begin().await?;
     // A second invitation to the same person replaces the first.
     sqlx::query!(
         "UPDATE invitations SET revoked_at = now() \
@@ -281,11 +282,11 @@ async fn issue_invitation(
             issue.inviter_email,
             issue.role_name,
             (Utc::now() + VALID_FOR).format("%Y-%m-%d %H:%M"),
-            state.public_url,
+            mailing.public_url,
         ),
     };
     // Sent before committing: an invitation nobody could receive is not kept.
-    if let Err(e) = state.mailer.send(&state.pool, mail).await {
+    if let Err(e) = mailing.mailer.send(pool, mail).await {
         tracing::warn!(error = %e, "an invitation could not be sent");
         return Ok(Err("The invitation could not be sent by mail. Try again; if it keeps failing, the platform admin should check the mail settings.".to_owned()));
     }

@@ -71,10 +71,10 @@ impl Action for PermissionsChangeAction {
         c: &PermissionsChange,
     ) -> Result<Step<PermissionsChange>, ExecError> {
         let request = run.request;
-        let mut tx = run.state.pool.begin().await?;
+        let mut tx = run.pool.begin().await?;
         let mut records = Vec::new();
         for r in &c.roles {
-            if access::role(&run.state.pool, request.tenant_id, r.role_id)
+            if access::role(run.pool, request.tenant_id, r.role_id)
                 .await?
                 .is_none()
             {
