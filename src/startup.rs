@@ -41,7 +41,7 @@ pub const AREAS: &[&Area] = &[
     &crate::lightning::routes::AREA,
     &crate::trading::routes::AREA,
     &crate::rates::routes::AREA,
-    &crate::cards::routes::AREA,
+    &crate::cards::AREA,
     &crate::customers::routes::AREA,
     &crate::approvals::AREA,
     &crate::audit::routes::AREA,

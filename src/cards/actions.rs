@@ -3,7 +3,7 @@
 //! termination. The rules live in `operations`; money moves through the
 //! gate.
 
-use actix_web::web::{Data, Form, Path};
+use actix_web::web::{self, Data, Form, Path};
 use actix_web::HttpResponse;
 use askama::Template;
 use paydesk_api::models::cards::{CardState, SecureDetails};
@@ -25,6 +25,16 @@ use crate::state::AppState;
 use crate::web::error::{describe_upstream, user_fixable, PortalError};
 use crate::web::form::{split, Failure, Refusal};
 use crate::web::page::{done, html, is_htmx, unprocessable, Shell};
+
+/// The card page's forms.
+pub(super) fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/cards/{id}/balance", web::post().to(change_balance))
+        .route("/cards/{id}/status", web::post().to(set_status))
+        .route("/cards/{id}/limits", web::post().to(set_limits))
+        .route("/cards/{id}/reveal", web::post().to(reveal))
+        .route("/cards/{id}/simulate-spend", web::post().to(simulate_spend))
+        .route("/cards/{id}/terminate", web::post().to(request_termination));
+}
 
 async fn refused_page(
     state: &AppState,

@@ -12,20 +12,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
+use super::operations;
 use super::rules::{self, CardDraft};
-use super::{actions, operations};
 use crate::access::permissions::Permission;
 use crate::access::Member;
 use crate::approvals::ActionRequest;
 use crate::approvals::{answer_gate, Submission};
-use crate::area::Area;
 use crate::audit::{self, Event};
 use crate::sandbox_tools::clock::service_now;
 use crate::state::AppState;
 use crate::web::error::PortalError;
 use crate::web::form::Refusal;
 use crate::web::listing::{self, CsvRecord, Dates, Listing, Problem, Range};
-use crate::web::menu::{MenuEntry, MenuGroup, ShownTo};
 use crate::web::page::{done, html, ok, unprocessable, Shell};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -34,19 +32,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route("/cards", web::post().to(create))
         .route("/cards/new", web::get().to(new_form))
         .route("/cards/{id}", web::get().to(detail))
-        .route("/cards/{id}/live", web::get().to(live))
-        .route("/cards/{id}/balance", web::post().to(actions::change_balance))
-        .route("/cards/{id}/status", web::post().to(actions::set_status))
-        .route("/cards/{id}/limits", web::post().to(actions::set_limits))
-        .route("/cards/{id}/reveal", web::post().to(actions::reveal))
-        .route(
-            "/cards/{id}/simulate-spend",
-            web::post().to(actions::simulate_spend),
-        )
-        .route(
-            "/cards/{id}/terminate",
-            web::post().to(actions::request_termination),
-        );
+        .route("/cards/{id}/live", web::get().to(live));
 }
 
 // --- List --------------------------------------------------------------
@@ -444,20 +430,3 @@ async fn live(
     }
     html(&live)
 }
-
-/// Cards: issuing, funding, freezing, limits and termination, through the gate.
-pub const AREA: Area = Area {
-    routes: configure,
-    menu: &[MenuEntry::new(
-        MenuGroup::Cards,
-        "/cards",
-        "Cards",
-        ShownTo::Holding(&[Permission::CardsRead]),
-    )],
-    kinds: |gate| {
-        gate.with(super::termination::TerminationAction)
-            .with(super::money::IssueAction)
-            .with(super::money::FundingAction)
-            .with(super::money::StatusAction)
-    },
-};

@@ -13,7 +13,6 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::payments::btc;
 use crate::access::permissions::Permission;
 use crate::approvals::{Action, ExecError, Fact, Run, Step};
 use crate::approvals::{Kind, Policy};
@@ -172,6 +171,11 @@ fn settled(status: &PaymentStatus, amount: i64, fee: i64, preimage: &str) -> Ste
         ),
         _ => Step::Again(Duration::from_secs(10)),
     }
+}
+
+/// Sats as BTC (1 BTC = 100,000,000 sats), for the policy's weighing.
+fn btc(sats: i64) -> Decimal {
+    Decimal::new(sats, 8).normalize()
 }
 
 #[cfg(test)]

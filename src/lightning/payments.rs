@@ -6,7 +6,6 @@
 use chrono::{DateTime, TimeZone, Utc};
 use paydesk_api::models::lightning::{DecodedInvoice, PaymentPreview};
 use paydesk_api::{ApiError, Client};
-use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 
 use super::action::{LightningPaymentAction, LightningPaymentPayload};
@@ -155,9 +154,4 @@ pub async fn pay(
         payee_saved_at: None,
     };
     gate::<LightningPaymentAction>(state, member, filing, confirmed).await
-}
-
-/// Sats as BTC (1 BTC = 100,000,000 sats), for the policy's weighing.
-pub fn btc(sats: i64) -> Decimal {
-    Decimal::new(sats, 8).normalize()
 }
