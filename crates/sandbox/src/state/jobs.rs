@@ -7,7 +7,7 @@ use crate::areas::bulk::schedules as bulk_schedules;
 use crate::areas::cards::model as cards;
 use crate::areas::customers;
 use crate::areas::deposits;
-use crate::areas::lightning::model as lightning;
+use crate::areas::lightning::{invoices, payments};
 use crate::areas::payouts::model as payouts;
 use crate::areas::trading::{schedules, targets};
 use crate::areas::withdrawals;
@@ -88,7 +88,7 @@ impl Store {
                 invoice_id,
             } => {
                 if let Ok((company, _)) = self.company(company_id, now) {
-                    lightning::expire(company, invoice_id, now);
+                    invoices::expire(company, invoice_id, now);
                 }
             }
             Job::SettleHeldPayment {
@@ -96,7 +96,7 @@ impl Store {
                 payment_id,
             } => {
                 self.touch(company_id);
-                lightning::settle_held(self, company_id, payment_id, now);
+                payments::settle_held(self, company_id, payment_id, now);
             }
             Job::BulkScheduleTick {
                 company_id,

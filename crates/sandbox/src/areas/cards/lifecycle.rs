@@ -19,11 +19,7 @@ pub enum CardEvent {
 }
 
 /// A move the card's state does not allow; callers word it for theirs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub from: CardState,
-    pub event: CardEvent,
-}
+pub type Refusal = crate::lifecycle::Refusal<CardState, CardEvent>;
 
 /// The one place a card's status changes. Freezing a frozen card or
 /// unfreezing an active one is allowed and changes nothing.

@@ -1,4 +1,4 @@
-//! Trading: quotes and orders (`spot.rs`), scheduled orders (`schedules.rs`)
+//! Trading: quotes and orders (`spot/`), scheduled orders (`schedules.rs`)
 //! and target orders (`targets.rs`), with thin handlers here.
 
 pub mod schedules;
