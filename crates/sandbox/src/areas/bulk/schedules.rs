@@ -38,7 +38,7 @@ impl BulkScheduleRecord {
         s.day_of_week = c.timing.day_of_week();
         s.day_of_month = c.timing.day_of_month();
         s.execution_time = c.timing.execution_time();
-        s.status = ScheduleStatus::from(c.status);
+        s.status = c.status.clone();
         s.next_execution_at = c.next;
         s.updated_at = now;
     }

@@ -1,7 +1,9 @@
 //! Payouts: corridors, banks, account lookup, limits, quote, initialize,
-//! finalize, reads, and the rail (see `model.rs`).
+//! finalize, reads, and the rail (see `model.rs`; its moves in
+//! `lifecycle.rs`).
 
 pub mod corridors;
+mod lifecycle;
 pub mod model;
 mod quote;
 

@@ -33,6 +33,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::corridors::{self, Corridor};
+use super::lifecycle::{transition, PayoutEvent};
 use super::quote::payout_chain;
 pub use super::quote::quote;
 use crate::book::Book;
@@ -208,15 +209,12 @@ pub fn initialize(
             "the quote has expired; request a new quote and initialize that",
         ));
     }
-    if record.payout.status != PayoutStatus::Quote {
-        return Err(ApiError::unprocessable(
+    let next = transition(&record.payout.status, PayoutEvent::Initialize).map_err(|refusal| {
+        ApiError::unprocessable(
             codes::INVALID_STATE,
-            format!(
-                "payout is {}; only a quote can be initialized",
-                record.payout.status
-            ),
-        ));
-    }
+            format!("payout is {}; only a quote can be initialized", refusal.from),
+        )
+    })?;
     let corridor = corridors::find(&record.payout.country).expect("quotes are made for known corridors");
     check_beneficiary(corridor, &req.beneficiary)?;
     let reason = req.payment_reason.trim();
@@ -237,7 +235,7 @@ pub fn initialize(
         webhooks::check_url(url).map_err(|reason| ApiError::field("callback_url", reason))?;
     }
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = PayoutStatus::Initiated;
+    payout.status = next;
     let mut beneficiary = req.beneficiary.clone();
     beneficiary.destination_type = beneficiary.destination_type.to_ascii_lowercase();
     payout.beneficiary = Some(beneficiary);
@@ -264,15 +262,15 @@ pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> 
             "the quote expired before finalize; request a new quote and initialize it",
         ));
     }
-    if record.payout.status != PayoutStatus::Initiated {
-        return Err(ApiError::unprocessable(
+    let next = transition(&record.payout.status, PayoutEvent::Finalize).map_err(|refusal| {
+        ApiError::unprocessable(
             codes::INVALID_STATE,
             format!(
                 "payout is {}; initialize the quote before finalizing",
-                record.payout.status
+                refusal.from
             ),
-        ));
-    }
+        )
+    })?;
     if fx.now >= record.payout.expires_at {
         return Err(ApiError::unprocessable(
             codes::QUOTE_EXPIRED,
@@ -310,7 +308,7 @@ pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> 
         fx.now,
     )?;
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = PayoutStatus::Pending;
+    payout.status = next;
     payout.provider_settlement_id = format!("PSI_{}", Uuid::new_v4().simple());
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();
@@ -345,8 +343,8 @@ pub fn advance_rail(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>
     let Some(index) = company.payouts.index_by_id(payout_id) else {
         return;
     };
-    match company.payouts.records[index].payout.status.as_str() {
-        "PENDING" => {
+    match company.payouts.records[index].payout.status {
+        PayoutStatus::Pending => {
             start_processing(company, index, fx);
             fx.scheduler.schedule(
                 fx.now + Duration::seconds(TO_SETTLED_SECS),
@@ -356,7 +354,7 @@ pub fn advance_rail(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>
                 },
             );
         }
-        "PROCESSING" => {
+        PayoutStatus::Processing => {
             let failing = company.payouts.records[index]
                 .payout
                 .beneficiary
@@ -370,7 +368,10 @@ pub fn advance_rail(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>
 
 fn start_processing(company: &mut Company, index: usize, fx: &mut Effects<'_>) {
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = PayoutStatus::Processing;
+    let Ok(next) = transition(&payout.status, PayoutEvent::StartProcessing) else {
+        return;
+    };
+    payout.status = next;
     payout.trip.processing_start = Some(fx.now);
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();
@@ -379,6 +380,14 @@ fn start_processing(company: &mut Company, index: usize, fx: &mut Effects<'_>) {
 
 fn settle(company: &mut Company, index: usize, success: bool, fx: &mut Effects<'_>) {
     let record = company.payouts.records[index].clone();
+    let event = if success {
+        PayoutEvent::Complete
+    } else {
+        PayoutEvent::Fail
+    };
+    let Ok(next) = transition(&record.payout.status, event) else {
+        return;
+    };
     // Both sources were debited at finalize, so a failure returns both.
     if !success {
         let reversal = company.ledger.post(
@@ -402,11 +411,7 @@ fn settle(company: &mut Company, index: usize, success: bool, fx: &mut Effects<'
         }
     }
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = if success {
-        PayoutStatus::Completed
-    } else {
-        PayoutStatus::Failed
-    };
+    payout.status = next;
     payout.trip.completion_time = Some(fx.now);
     payout.updated_at = Some(fx.now);
     if !success {
@@ -435,9 +440,9 @@ pub fn settle_now(
         .iter()
         .position(|r| r.payout.id == id || r.payout.quote_id == key)
         .ok_or_else(|| ApiError::NotFound(format!("no payout {id}")))?;
-    match company.payouts.records[index].payout.status.as_str() {
-        "PENDING" => start_processing(company, index, fx),
-        "PROCESSING" => {}
+    match &company.payouts.records[index].payout.status {
+        PayoutStatus::Pending => start_processing(company, index, fx),
+        PayoutStatus::Processing => {}
         other => {
             return Err(ApiError::unprocessable(
                 codes::INVALID_STATE,
@@ -455,12 +460,11 @@ pub fn expire(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>) {
         return;
     };
     let payout = &mut company.payouts.records[index].payout;
-    let was_initialized = match payout.status.as_str() {
-        "QUOTE" => false,
-        "INITIATED" => true,
-        _ => return,
+    let Ok(next) = transition(&payout.status, PayoutEvent::Expire) else {
+        return;
     };
-    payout.status = PayoutStatus::Expired;
+    let was_initialized = payout.status == PayoutStatus::Initiated;
+    payout.status = next;
     payout.trip.completion_time = Some(fx.now);
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();

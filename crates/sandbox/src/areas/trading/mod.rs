@@ -1,5 +1,5 @@
 //! Trading: quotes and orders (`spot/`), scheduled orders (`schedules.rs`)
-//! and target orders (`targets.rs`), with thin handlers here.
+//! and target orders (`targets/`), with thin handlers here.
 
 pub mod schedules;
 pub mod spot;
