@@ -1,6 +1,8 @@
-//! Bulk transfers: batches (`model.rs`) and their recurring schedules
-//! (`schedules.rs`), with thin handlers here.
+//! Bulk transfers: batches (`model.rs`, their statuses' moves in
+//! `lifecycle.rs`) and their recurring schedules (`schedules.rs`), with
+//! thin handlers here.
 
+mod lifecycle;
 pub mod model;
 pub mod schedules;
 
