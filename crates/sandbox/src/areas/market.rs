@@ -237,7 +237,7 @@ pub async fn set(
     let price = {
         let mut store = shared.store();
         let price = store.market.set(&body.value, now)?;
-        store.prices_moved(now);
+        super::trading::prices_moved(&mut store, now);
         price
     };
     Ok(envelope(

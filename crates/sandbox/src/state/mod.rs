@@ -2,7 +2,6 @@
 //! webhook outbox, behind one lock. Handlers hold the lock only for plain,
 //! synchronous work; webhook sending happens after it is released.
 
-mod jobs;
 mod shared;
 mod store;
 
@@ -33,7 +32,7 @@ use crate::respond::JsonAnswer;
 use crate::scheduler::Scheduler;
 use crate::webhooks::{Outbox, WebhookTarget};
 
-pub use shared::{Options, Shared, StartError};
+pub use shared::{Options, RunJob, Shared, StartError};
 pub use store::Store;
 
 /// An API client (credential pair) of a company.
