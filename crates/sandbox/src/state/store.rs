@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{ApiClient, Company, Effects};
-use crate::areas::lightning::Node;
-use crate::areas::market::Market;
+use crate::areas::lightning::book::Node;
+use crate::areas::market::prices::Market;
 use crate::book;
 use crate::disk::{self, Body, CompanyWrite, DiskError};
 use crate::error::ApiError;

@@ -25,50 +25,15 @@ use paydesk_api::units::{BaseUnits, Currency};
 use paydesk_api::wire::codes;
 use uuid::Uuid;
 
+use super::book::BatchRecord;
 use super::lifecycle::{batch_transition, item_transition, BatchEvent, ItemEvent, Progress};
 use crate::areas::addresses::parse_chain;
 use crate::areas::withdrawals;
-use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
-use crate::pagination::Sequenced;
 use crate::state::{Company, Effects};
 
 pub const MAX_ITEMS: usize = 1_000;
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct BatchRecord {
-    seq: u64,
-    pub batch: Batch,
-}
-
-impl Sequenced for BatchRecord {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for BatchRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.batch.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct BatchBook {
-    pub records: Book<BatchRecord>,
-}
-
-impl BatchBook {
-    fn index(&self, id: Uuid) -> Result<usize, ApiError> {
-        self.records
-            .iter()
-            .position(|r| r.batch.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no bulk transfer {id}")))
-    }
-}
 
 /// An item's fields as text, from CSV or inline.
 #[derive(Debug, Default)]

@@ -18,18 +18,11 @@ use paydesk_api::wire::FieldError;
 use uuid::Uuid;
 
 use super::model;
-use crate::book::Book;
+use super::schedule_book::BulkScheduleRecord;
 use crate::error::ApiError;
 use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct BulkScheduleRecord {
-    pub schedule: BulkSchedule,
-    pub executions: Vec<BulkExecution>,
-    cadence: Cadence,
-}
 
 impl BulkScheduleRecord {
     fn show(&mut self, now: DateTime<Utc>) {
@@ -50,35 +43,6 @@ impl BulkScheduleRecord {
             schedule_id,
             generation,
         });
-    }
-}
-
-impl crate::book::Record for BulkScheduleRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.schedule.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct BulkScheduleBook {
-    pub records: Book<BulkScheduleRecord>,
-}
-
-impl BulkScheduleBook {
-    pub fn get(&self, id: Uuid) -> Result<&BulkScheduleRecord, ApiError> {
-        self.records
-            .iter()
-            .find(|r| r.schedule.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no bulk transfer schedule {id}")))
-    }
-
-    fn index(&self, id: Uuid) -> Result<usize, ApiError> {
-        self.records
-            .iter()
-            .position(|r| r.schedule.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no bulk transfer schedule {id}")))
     }
 }
 

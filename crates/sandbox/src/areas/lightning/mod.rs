@@ -26,7 +26,7 @@
 //! `bolt11.rs`; thin handlers here.
 
 pub mod bolt11;
-mod book;
+pub mod book;
 pub mod invoices;
 mod lifecycle;
 pub mod payments;

@@ -22,8 +22,6 @@
 //! settlement down to the cent, one from `settlement_amount` rounds the
 //! amount up; an expired payout's record status is EXPIRED.
 
-use std::collections::HashMap;
-
 use chrono::Duration;
 use paydesk_api::models::payouts::{events, InitializeRequest, Payout, PayoutBeneficiary, PayoutStatus};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
@@ -32,15 +30,13 @@ use paydesk_api::wire::codes;
 use serde_json::json;
 use uuid::Uuid;
 
+use super::book::payout_chain;
 use super::corridors::{self, Corridor};
 use super::lifecycle::{transition, PayoutEvent};
-use super::quote::payout_chain;
 pub use super::quote::quote;
-use crate::book::Book;
-use crate::chains::{self, Chain};
+use crate::chains::{self};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
-use crate::pagination::Sequenced;
 use crate::scheduler::Job;
 use crate::state::{Company, Effects};
 use crate::webhooks;
@@ -50,87 +46,6 @@ pub const TO_PROCESSING_SECS: i64 = 30;
 pub const TO_SETTLED_SECS: i64 = 60;
 /// Beneficiary account numbers ending so fail on the rail (test value).
 const FAILING_SUFFIX: &str = "9999";
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct PayoutRecord {
-    pub(super) seq: u64,
-    pub payout: Payout,
-    pub(super) asset: Currency,
-    pub(super) amount_units: i64,
-    pub(super) fee_units: i64,
-}
-
-impl Sequenced for PayoutRecord {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for PayoutRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.payout.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct PayoutBook {
-    pub(crate) records: Book<PayoutRecord>,
-    /// The payout of each quote made since start: a lookup by quote id
-    /// (initialize, finalize, a read by either id) is one probe instead of
-    /// a scan of every payout. A quote read back from the data directory
-    /// is not in it, and is found by the scan.
-    #[serde(skip)]
-    quotes: HashMap<String, Uuid>,
-}
-
-impl PayoutBook {
-    pub fn records(&self) -> &[PayoutRecord] {
-        &self.records
-    }
-
-    pub(super) fn add(&mut self, record: PayoutRecord) {
-        self.quotes
-            .insert(record.payout.quote_id.clone(), record.payout.id);
-        self.records.push(record);
-    }
-
-    fn index_by_quote(&self, quote_id: &str) -> Option<usize> {
-        self.quotes
-            .get(quote_id)
-            .and_then(|id| self.records.position_of(id))
-            .or_else(|| self.records.iter().position(|r| r.payout.quote_id == quote_id))
-    }
-
-    fn index_by_id(&self, id: Uuid) -> Option<usize> {
-        self.records.position_of(&id)
-    }
-
-    /// A payout by the reference of its quote (and initialize).
-    pub fn by_reference(&self, reference: &str) -> Option<&Payout> {
-        self.records
-            .iter()
-            .rev()
-            .find(|r| r.payout.reference == reference)
-            .map(|r| &r.payout)
-    }
-
-    /// The payout whose deposit address `address` is on `chain`.
-    pub fn by_deposit_address(&self, chain: Chain, address: &str) -> Option<&Payout> {
-        self.records
-            .iter()
-            .map(|r| &r.payout)
-            .find(|p| p.deposit_address.as_deref() == Some(address) && payout_chain(p) == Some(chain))
-    }
-
-    /// A payout by its id or its quote id.
-    pub fn find(&self, id: Uuid) -> Option<&Payout> {
-        self.index_by_id(id)
-            .or_else(|| self.index_by_quote(&id.to_string()))
-            .map(|i| &self.records[i].payout)
-    }
-}
 
 fn quote_index(company: &Company, quote_id: &str) -> Result<usize, ApiError> {
     company

@@ -1,6 +1,7 @@
 //! Trading: quotes and orders (`spot/`), scheduled orders (`schedules.rs`)
 //! and target orders (`targets/`), with thin handlers here.
 
+pub mod schedule_book;
 pub mod schedules;
 pub mod spot;
 pub mod targets;
@@ -19,9 +20,9 @@ use crate::pagination::paginate;
 use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Shared, Store};
 
-pub use schedules::ScheduleBook;
+pub use schedule_book::ScheduleBook;
 pub use spot::TradeBook;
-pub use targets::TargetBook;
+pub use targets::book::TargetBook;
 
 /// A market price moved: target orders it crossed trigger and resting
 /// orders it reached fill, in every company.

@@ -10,6 +10,7 @@
 //! WITHDRAWAL_FAILED / REVERSED, the hold is released (nothing leaves the
 //! wallet) and `transfer.failed` is emitted. Idempotent by `reference`.
 
+pub mod book;
 mod lifecycle;
 
 use actix_web::http::StatusCode;
@@ -24,58 +25,21 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::addresses::parse_chain;
-use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
-use crate::pagination::{paginate, Sequenced};
+use crate::pagination::paginate;
 use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::scheduler::Job;
 use crate::state::{Company, Effects, Shared};
+use book::Record;
+pub use book::WithdrawalBook;
 use lifecycle::{transition, WithdrawalEvent};
 
 pub const BROADCAST_SECS: i64 = 10;
 pub const SETTLE_SECS: i64 = 60;
 /// Test value: a withdrawal with this memo fails on chain.
 const FAILING_MEMO: &str = "fail";
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Record {
-    seq: u64,
-    withdrawal: Withdrawal,
-}
-
-impl Sequenced for Record {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for Record {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.withdrawal.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct WithdrawalBook {
-    pub(crate) records: Book<Record>,
-}
-
-impl WithdrawalBook {
-    pub fn get(&self, id: Uuid) -> Option<&Withdrawal> {
-        self.records.iter().map(|r| &r.withdrawal).find(|w| w.id == id)
-    }
-
-    fn index(&self, id: Uuid) -> Result<usize, ApiError> {
-        self.records
-            .iter()
-            .position(|r| r.withdrawal.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no withdrawal {id}")))
-    }
-}
 
 /// The network fee of one withdrawal, in base units.
 pub fn fee_for(currency: &str) -> i64 {

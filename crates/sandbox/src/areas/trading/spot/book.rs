@@ -9,11 +9,12 @@ use rust_decimal::Decimal;
 use uuid::Uuid;
 
 use super::pair::{Pair, Side};
-use super::quotes::QUOTE_RETENTION_SECS;
 use crate::book::{Book, Record};
 use crate::error::ApiError;
 use crate::pagination::Sequenced;
 
+/// Quotes stay readable this long after they expire, then are forgotten.
+pub const QUOTE_RETENTION_SECS: i64 = 3_600;
 /// How many quotes are made between two sweeps of old ones.
 pub(super) const SWEEP_EVERY: u32 = 1_024;
 

@@ -25,21 +25,23 @@
 //! hour after it expires, then is forgotten (404); quoted prices keep 15
 //! significant digits; a trade is at most 10^12 units of its base.
 
-mod book;
+pub mod book;
 mod lifecycle;
 mod orders;
-mod pair;
+pub mod pair;
 mod quotes;
 mod resting;
+mod settle;
 #[cfg(test)]
 mod tests;
 
-pub use book::TradeBook;
+pub use book::{TradeBook, QUOTE_RETENTION_SECS};
 pub use lifecycle::{transition, OrderEvent, Refusal};
-pub use orders::{place_order, settle_trade};
+pub use orders::place_order;
 pub use pair::{Pair, Side, PAIRS};
-pub use quotes::{create_quote, QUOTE_RETENTION_SECS, QUOTE_VALIDITY_SECS};
+pub use quotes::{create_quote, QUOTE_VALIDITY_SECS};
 pub use resting::{cancel_order, fill_resting};
+pub use settle::settle_trade;
 
 /// The venue an order names in `exchange` (NGN pairs name none: they
 /// settle from the service's own liquidity).

@@ -3,59 +3,16 @@
 
 use chrono::{DateTime, Utc};
 use paydesk_api::models::trading::{Fill, Order, OrderRequest, OrderStatus, QuoteConsumption};
-use paydesk_api::models::transactions::{TransactionState, TransactionType};
-use paydesk_api::units::{BaseUnits, Currency};
 use paydesk_api::wire::codes;
 use rust_decimal::Decimal;
-use serde_json::json;
 use uuid::Uuid;
 
 use super::book::Resting;
 use super::pair::{Pair, Side};
-use super::resting::hold;
+use super::settle::{hold, settle_trade};
 use super::VENUE;
 use crate::error::ApiError;
-use crate::ledger::NewTransaction;
 use crate::state::Company;
-
-/// Moves a trade's two sides through the ledger: the paying side first, so
-/// a shortfall refuses the trade before anything moves.
-pub fn settle_trade(
-    company: &mut Company,
-    pair: &Pair,
-    side: Side,
-    base_units: i64,
-    quote_units: i64,
-    order_id: Uuid,
-    now: DateTime<Utc>,
-) -> Result<(), ApiError> {
-    let (pay, pay_units, get, get_units) = match side {
-        Side::Buy => (&pair.quote, quote_units, &pair.base, base_units),
-        Side::Sell => (&pair.base, base_units, &pair.quote, quote_units),
-    };
-    let leg = |currency: &Currency, amount: i64, direction: &str| {
-        NewTransaction {
-        currency: currency.clone(),
-        kind: TransactionType::SwapInternal,
-        state: TransactionState::Settled,
-        amount: BaseUnits(amount),
-        fee: BaseUnits::ZERO,
-        reference: format!("TRADE_{}_{direction}", order_id.simple()),
-        idempotency_key: String::new(),
-        metadata: json!({"channel": "trading", "order_id": order_id, "pair": format!("{}/{}", pair.base, pair.quote)})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-    }
-    };
-    company
-        .ledger
-        .post_trade(leg(pay, -pay_units, "OUT"), order_id, now)?;
-    company
-        .ledger
-        .post_trade(leg(get, get_units, "IN"), order_id, now)?;
-    Ok(())
-}
 
 /// Places an order against a quote; it fills at once at the quote's price.
 pub fn place_order(company: &mut Company, req: &OrderRequest, now: DateTime<Utc>) -> Result<Order, ApiError> {

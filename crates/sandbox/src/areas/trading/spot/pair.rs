@@ -5,7 +5,7 @@ use paydesk_api::models::trading::Exchange;
 use paydesk_api::units::Currency;
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use crate::areas::market::{spread, Market};
+use crate::areas::market::prices::{spread, Market};
 use crate::error::ApiError;
 
 pub const NGN_MIN: i64 = 500;

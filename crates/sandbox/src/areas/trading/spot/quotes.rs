@@ -11,8 +11,6 @@ use crate::error::ApiError;
 use crate::state::{Company, Effects};
 
 pub const QUOTE_VALIDITY_SECS: i64 = 30;
-/// Quotes stay readable this long after they expire, then are forgotten.
-pub const QUOTE_RETENTION_SECS: i64 = 3_600;
 
 /// Prices a trade and keeps the quote for 30 seconds.
 pub fn create_quote(company: &mut Company, req: &QuoteRequest, fx: &Effects<'_>) -> Result<Quote, ApiError> {

@@ -4,57 +4,17 @@
 use chrono::{DateTime, Utc};
 use paydesk_api::models::trading::{Fill, Order};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
-use paydesk_api::units::BaseUnits;
 use paydesk_api::wire::codes;
 use rust_decimal::Decimal;
-use serde_json::json;
 use uuid::Uuid;
 
 use super::book::Resting;
 use super::lifecycle::{transition, OrderEvent};
-use super::orders::settle_trade;
-use super::pair::{Pair, Side};
-use crate::areas::market::Market;
+use super::pair::Side;
+use super::settle::settle_trade;
+use crate::areas::market::prices::Market;
 use crate::error::ApiError;
-use crate::ledger::NewTransaction;
 use crate::state::Company;
-
-/// Holds what a resting order will pay: a PENDING debit of the quote
-/// currency (buy) or of the base (sell).
-pub(super) fn hold(
-    company: &mut Company,
-    pair: &Pair,
-    side: Side,
-    base_units: i64,
-    quote_units: i64,
-    order_id: Uuid,
-    now: DateTime<Utc>,
-) -> Result<Uuid, ApiError> {
-    let (currency, units) = match side {
-        Side::Buy => (&pair.quote, quote_units),
-        Side::Sell => (&pair.base, base_units),
-    };
-    let hold_id = Uuid::new_v4();
-    Ok(company
-        .ledger
-        .post(
-            NewTransaction {
-                currency: currency.clone(),
-                kind: TransactionType::SwapInternal,
-                state: TransactionState::Pending,
-                amount: BaseUnits(-units),
-                fee: BaseUnits::ZERO,
-                reference: format!("ORDER_{}_HOLD", order_id.simple()),
-                idempotency_key: String::new(),
-                metadata: json!({"channel": "trading", "hold_id": hold_id, "hold_type": "limit_order", "order_id": order_id})
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default(),
-            },
-            now,
-        )?
-        .transaction_id)
-}
 
 /// Fills every resting order of the company the market reached, whole, at
 /// the order's own price.

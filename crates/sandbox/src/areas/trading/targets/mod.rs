@@ -23,6 +23,7 @@
 //! comes expires, keeping what filled; when the price moves away between
 //! slices, the next slice waits until a price change brings it back.
 
+pub mod book;
 mod lifecycle;
 
 use chrono::{DateTime, Duration, Utc};
@@ -37,36 +38,17 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::spot::{Pair, Side};
-use crate::areas::market::Market;
-use crate::book::Book;
+use crate::areas::market::prices::Market;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
+use book::TargetRecord;
 use lifecycle::{transition, TargetEvent};
 
 pub const FILL_DELAY_SECS: i64 = 10;
 /// No target price is above this, in whole units of the quote currency.
 const MAX_PRICE: i64 = 1_000_000_000_000;
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct TargetRecord {
-    pub order: TargetOrder,
-    pair: Pair,
-    side: Side,
-    escrow_tx: Uuid,
-    /// The whole fill's amounts: base units, quote units, fee units
-    /// (quote).
-    fill: (i64, i64, i64),
-    /// Base units filled so far, and in how many slices.
-    #[serde(default)]
-    filled_base: i64,
-    #[serde(default)]
-    slices: u32,
-    /// Part filled, waiting for the price to come back to the target.
-    #[serde(default)]
-    waiting_for_price: bool,
-}
 
 impl TargetRecord {
     /// Quote and fee units of the first `base` units filled.
@@ -101,33 +83,6 @@ fn fee_of(notional: i64) -> Result<i64, ApiError> {
         .and_then(|n| n.checked_add(999))
         .map(|n| n / 1000)
         .ok_or_else(|| ApiError::field("quantity", "is too large"))
-}
-
-impl crate::book::Record for TargetRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.order.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct TargetBook {
-    pub records: Book<TargetRecord>,
-}
-
-impl TargetBook {
-    pub fn get(&self, id: Uuid) -> Result<&TargetOrder, ApiError> {
-        self.records
-            .iter()
-            .map(|r| &r.order)
-            .find(|o| o.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no target order {id}")))
-    }
-
-    fn index(&self, id: Uuid) -> Option<usize> {
-        self.records.iter().position(|r| r.order.id == id)
-    }
 }
 
 fn crossed(side: Side, market: Decimal, target: Decimal) -> bool {
