@@ -17,13 +17,6 @@ use crate::ledger::NewTransaction;
 use crate::scheduler::Job;
 use crate::state::{Company, Effects};
 
-/// Seconds to wait until `at`, rounded up: a client that waits exactly
-/// `Retry-After` is let through.
-pub(super) fn whole_seconds_until(now: DateTime<Utc>, at: DateTime<Utc>) -> u64 {
-    let millis = (at - now).num_milliseconds().max(1);
-    ((millis + 999) / 1000) as u64
-}
-
 pub(super) fn rate_limit(
     last: Option<DateTime<Utc>>,
     window: i64,
