@@ -11,6 +11,7 @@ use paydesk_api::wire::codes;
 use serde_json::json;
 use uuid::Uuid;
 
+use super::lifecycle::{tx_transition, TxEvent};
 use super::model::*;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
@@ -204,11 +205,14 @@ pub fn settle_transfer(company: &mut Company, card_id: Uuid, tx_id: Uuid, fx: &m
         set_balance(&mut record.card, after, fx.now);
     }
     let t = &mut record.transactions[t].tx;
-    t.status = if failure.is_some() {
-        CardTransactionStatus::Failed
+    let event = if failure.is_some() {
+        TxEvent::Fail
     } else {
-        CardTransactionStatus::Completed
+        TxEvent::Complete
     };
+    if let Ok(next) = tx_transition(&t.status, event) {
+        t.status = next;
+    }
     t.balance_before = MicroUnits(balance);
     t.balance_after = MicroUnits(after);
     t.failure_reason = failure.map(str::to_owned);
