@@ -3,7 +3,7 @@
 //! crypto beneficiary. Every item is checked on its own (its errors listed
 //! with it), so one bad row never stops, loses or duplicates another: at
 //! confirm the invalid items are `skipped` and each valid one becomes an
-//! on-chain withdrawal (`withdrawals.rs`: same fee, same clock, same
+//! on-chain withdrawal (`withdrawals/`: same fee, same clock, same
 //! webhooks) whose status the item shows. Retry re-sends the failed items
 //! only, each under a new withdrawal reference.
 //!
