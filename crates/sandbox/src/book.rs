@@ -26,7 +26,7 @@ use serde::de::{DeserializeOwned, MapAccess, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::disk::{self, Body};
+use crate::disk::{self, Body, RowChange};
 
 /// A record kept in a book.
 pub trait Record: Serialize + DeserializeOwned + Clone + Send + 'static {
@@ -38,17 +38,6 @@ pub trait Record: Serialize + DeserializeOwned + Clone + Send + 'static {
     /// Reading an older document that kept the book as a JSON object keyed
     /// by the record's key: the key, for records that don't hold it.
     fn adopt_key(&mut self, _key: String) {}
-}
-
-/// One changed row of a book, as the data directory writes it.
-pub enum RowChange {
-    /// Insert or replace the record with this key: its order and its row
-    /// (`disk::encode`). The row is encoded under the state's lock, where
-    /// a copy of the record used to be taken to encode later: MessagePack
-    /// costs about what the copy did, and the copy's allocations go.
-    Put { key: String, ord: u64, body: Vec<u8> },
-    /// The record with this key and order is gone.
-    Delete { key: String, ord: u64 },
 }
 
 /// The next order number. One counter for every book of the process, so

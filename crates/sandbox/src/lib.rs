@@ -16,6 +16,7 @@ pub mod gatekeeper;
 pub mod idempotency;
 pub mod journal;
 pub mod ledger;
+pub mod lifecycle;
 pub mod official;
 pub mod openapi;
 pub mod pagination;

@@ -237,7 +237,7 @@ pub async fn tick(shared: Data<Shared>) {
     let mut interval = tokio::time::interval(Duration::from_millis(500));
     loop {
         interval.tick().await;
-        shared.run_due(shared.clock.now()).await;
+        shared.run_due(shared.clock.now(), crate::areas::jobs::run).await;
         if let Err(e) = shared.keep(None) {
             tracing::error!(error = %e, "the state could not be kept");
         }

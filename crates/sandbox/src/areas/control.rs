@@ -48,7 +48,7 @@ pub async fn advance(
             format!("must be at most {MAX_ADVANCE_SECS}"),
         ));
     }
-    let now = shared.advance(seconds as i64).await;
+    let now = shared.advance(seconds as i64, super::jobs::run).await;
     Ok(envelope(
         StatusCode::OK,
         "Sandbox clock advanced",

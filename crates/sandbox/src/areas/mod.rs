@@ -10,6 +10,7 @@ pub mod control;
 pub mod customers;
 pub mod deposits;
 pub mod identity;
+pub mod jobs;
 pub mod lightning;
 pub mod market;
 pub mod payouts;

@@ -14,7 +14,7 @@ use paydesk_api::models::rates::{Conversion, ExchangeRate};
 use paydesk_api::units::Currency;
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::market::{spread, Market};
+use super::market::prices::{spread, Market};
 use crate::error::ApiError;
 use crate::respond::{envelope, Caller, JsonAnswer, QueryParams};
 use crate::state::Shared;

@@ -2,8 +2,8 @@
 //! its CRC-32, and read back, telling a torn frame from a damaged one.
 
 use super::rows::{row_id, SLOT_BITS};
+use super::RowChange;
 use super::{DiskError, Write, JOURNAL_FILE};
-use crate::book::RowChange;
 
 /// A journal frame: this mark, the entries' length (u32) and their CRC-32
 /// (u32), little-endian, then the entries. The mark lets a reader find

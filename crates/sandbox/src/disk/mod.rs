@@ -115,7 +115,16 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::book::RowChange;
+/// One changed row of a book, as the data directory writes it.
+pub enum RowChange {
+    /// Insert or replace the record with this key: its order and its row
+    /// (`disk::encode`). The row is encoded under the state's lock, where
+    /// a copy of the record used to be taken to encode later: MessagePack
+    /// costs about what the copy did, and the copy's allocations go.
+    Put { key: String, ord: u64, body: Vec<u8> },
+    /// The record with this key and order is gone.
+    Delete { key: String, ord: u64 },
+}
 
 /// The format this sandbox writes (see the module's comment).
 pub const FORMAT: u32 = 4;

@@ -2,8 +2,8 @@ use std::io::Write as _;
 
 use super::journal::*;
 use super::marker::Marker;
+use super::RowChange;
 use super::*;
-use crate::book::RowChange;
 
 fn put(kind: usize, ord: u64, text: String) -> (usize, RowChange) {
     let mut body = Vec::new();

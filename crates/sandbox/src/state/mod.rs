@@ -2,7 +2,6 @@
 //! webhook outbox, behind one lock. Handlers hold the lock only for plain,
 //! synchronous work; webhook sending happens after it is released.
 
-mod jobs;
 mod shared;
 mod store;
 
@@ -12,17 +11,22 @@ use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::units::Currency;
 use uuid::Uuid;
 
-use crate::areas::addresses::AddressBook;
-use crate::areas::beneficiaries::BeneficiaryBook;
-use crate::areas::bulk::{BatchBook, BulkScheduleBook};
-use crate::areas::cards::CardBook;
-use crate::areas::customers::CustomerBook;
-use crate::areas::lightning::{LightningBook, Node};
-use crate::areas::market::Market;
-use crate::areas::payouts::PayoutBook;
-use crate::areas::trading::{ScheduleBook, TargetBook, TradeBook};
-use crate::areas::virtual_accounts::VirtualAccountBook;
-use crate::areas::withdrawals::WithdrawalBook;
+// Each area's book from its own file, which imports no state: the areas'
+// rules take the company, never the other way round.
+use crate::areas::addresses::book::AddressBook;
+use crate::areas::beneficiaries::book::BeneficiaryBook;
+use crate::areas::bulk::book::BatchBook;
+use crate::areas::bulk::schedule_book::BulkScheduleBook;
+use crate::areas::cards::book::CardBook;
+use crate::areas::customers::book::CustomerBook;
+use crate::areas::lightning::book::{LightningBook, Node};
+use crate::areas::market::prices::Market;
+use crate::areas::payouts::book::PayoutBook;
+use crate::areas::trading::schedule_book::ScheduleBook;
+use crate::areas::trading::spot::book::TradeBook;
+use crate::areas::trading::targets::book::TargetBook;
+use crate::areas::virtual_accounts::book::VirtualAccountBook;
+use crate::areas::withdrawals::book::WithdrawalBook;
 use crate::book::Shelf;
 use crate::error::ApiError;
 use crate::faults::Fault;
@@ -33,7 +37,7 @@ use crate::respond::JsonAnswer;
 use crate::scheduler::Scheduler;
 use crate::webhooks::{Outbox, WebhookTarget};
 
-pub use shared::{Options, Shared, StartError};
+pub use shared::{Options, RunJob, Shared, StartError};
 pub use store::Store;
 
 /// An API client (credential pair) of a company.

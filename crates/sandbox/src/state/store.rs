@@ -8,9 +8,8 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::{ApiClient, Company, Effects};
-use crate::areas::lightning::Node;
-use crate::areas::market::Market;
-use crate::areas::trading::{spot, targets};
+use crate::areas::lightning::book::Node;
+use crate::areas::market::prices::Market;
 use crate::book;
 use crate::disk::{self, Body, CompanyWrite, DiskError};
 use crate::error::ApiError;
@@ -227,21 +226,5 @@ impl Store {
             self.scheduler.schedule(at, job);
         }
         self.outbox.take_ready()
-    }
-
-    /// A market price moved: target orders it crossed trigger.
-    pub fn prices_moved(&mut self, now: DateTime<Utc>) {
-        let Store {
-            companies,
-            market,
-            scheduler,
-            ..
-        } = self;
-        for company in companies.values_mut() {
-            targets::check_triggers(company, market, scheduler, now);
-            spot::fill_resting(company, market, now);
-        }
-        let ids: Vec<Uuid> = self.companies.keys().copied().collect();
-        ids.into_iter().for_each(|id| self.mark(id));
     }
 }

@@ -1,7 +1,11 @@
-//! Bulk transfers: batches (`model.rs`) and their recurring schedules
-//! (`schedules.rs`), with thin handlers here.
+//! Bulk transfers: batches (`model.rs`, their statuses' moves in
+//! `lifecycle.rs`) and their recurring schedules (`schedules.rs`), with
+//! thin handlers here.
 
+pub mod book;
+mod lifecycle;
 pub mod model;
+pub mod schedule_book;
 pub mod schedules;
 
 use actix_web::http::StatusCode;
@@ -16,8 +20,8 @@ use crate::pagination::paginate;
 use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::Shared;
 
-pub use model::BatchBook;
-pub use schedules::BulkScheduleBook;
+pub use book::BatchBook;
+pub use schedule_book::BulkScheduleBook;
 
 /// `POST /api/bulk-transfers/previews`: per-item errors and totals; stores
 /// nothing.

@@ -3,7 +3,7 @@
 //! crypto beneficiary. Every item is checked on its own (its errors listed
 //! with it), so one bad row never stops, loses or duplicates another: at
 //! confirm the invalid items are `skipped` and each valid one becomes an
-//! on-chain withdrawal (`withdrawals.rs`: same fee, same clock, same
+//! on-chain withdrawal (`withdrawals/`: same fee, same clock, same
 //! webhooks) whose status the item shows. Retry re-sends the failed items
 //! only, each under a new withdrawal reference.
 //!
@@ -25,49 +25,15 @@ use paydesk_api::units::{BaseUnits, Currency};
 use paydesk_api::wire::codes;
 use uuid::Uuid;
 
+use super::book::BatchRecord;
+use super::lifecycle::{batch_transition, item_transition, BatchEvent, ItemEvent, Progress};
 use crate::areas::addresses::parse_chain;
 use crate::areas::withdrawals;
-use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
-use crate::pagination::Sequenced;
 use crate::state::{Company, Effects};
 
 pub const MAX_ITEMS: usize = 1_000;
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct BatchRecord {
-    seq: u64,
-    pub batch: Batch,
-}
-
-impl Sequenced for BatchRecord {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for BatchRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.batch.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct BatchBook {
-    pub records: Book<BatchRecord>,
-}
-
-impl BatchBook {
-    fn index(&self, id: Uuid) -> Result<usize, ApiError> {
-        self.records
-            .iter()
-            .position(|r| r.batch.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no bulk transfer {id}")))
-    }
-}
 
 /// An item's fields as text, from CSV or inline.
 #[derive(Debug, Default)]
@@ -351,11 +317,17 @@ fn send(company: &mut Company, index: usize, items: &[usize], fx: &mut Effects<'
             reference,
             memo: Some(item.memo.clone()).filter(|m| !m.is_empty()),
         };
+        let sent = item_transition(&item.status, ItemEvent::Send).map_err(|refusal| {
+            ApiError::unprocessable(
+                codes::INVALID_STATE,
+                format!("the item is {}; it can't be sent", refusal.from),
+            )
+        })?;
         let w = withdrawals::create(company, &request, fx)?;
         let item = &mut company.batches.records[index].batch.items[i];
         item.withdrawal_id = Some(w.id);
         item.attempts = attempt;
-        item.status = BulkItemStatus::from(w.status.as_str());
+        item.status = sent;
         item.failure_reason = None;
     }
     Ok(())
@@ -365,12 +337,12 @@ fn send(company: &mut Company, index: usize, items: &[usize], fx: &mut Effects<'
 pub fn confirm(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) -> Result<Batch, ApiError> {
     let index = company.batches.index(id)?;
     let batch = company.batches.records[index].batch.clone();
-    if batch.status != BatchStatus::Draft {
-        return Err(ApiError::unprocessable(
+    let confirmed = batch_transition(&batch.status, BatchEvent::Confirm).map_err(|refusal| {
+        ApiError::unprocessable(
             codes::INVALID_STATE,
-            format!("the batch is {}; only a draft can be confirmed", batch.status),
-        ));
-    }
+            format!("the batch is {}; only a draft can be confirmed", refusal.from),
+        )
+    })?;
     if batch.totals.valid_items == 0 {
         return Err(ApiError::unprocessable(
             codes::INVALID_STATE,
@@ -384,9 +356,11 @@ pub fn confirm(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) -> Result<
     send(company, index, &valid, fx)?;
     let b = &mut company.batches.records[index].batch;
     for item in b.items.iter_mut().filter(|i| !i.errors.is_empty()) {
-        item.status = BulkItemStatus::Skipped;
+        if let Ok(skipped) = item_transition(&item.status, ItemEvent::Skip) {
+            item.status = skipped;
+        }
     }
-    b.status = BatchStatus::Processing;
+    b.status = confirmed;
     b.confirmed_at = Some(fx.now);
     b.updated_at = fx.now;
     Ok(b.clone())
@@ -423,30 +397,26 @@ pub fn refresh(company: &mut Company, index: usize) {
         batches, withdrawals, ..
     } = company;
     let b = &mut batches.records[index].batch;
+    // A draft's items have sent nothing to follow.
     if b.status == BatchStatus::Draft {
         return;
     }
     for item in b.items.iter_mut() {
         if let Some(w) = item.withdrawal_id.and_then(|id| withdrawals.get(id)) {
-            item.status = BulkItemStatus::from(w.status.as_str());
+            if let Ok(next) = item_transition(&item.status, ItemEvent::Follow(w.status.clone())) {
+                item.status = next;
+            }
             item.failure_reason = w.failure_reason.clone();
         }
     }
-    let sent: Vec<&str> = b
+    let sent = b
         .items
         .iter()
-        .filter(|i| i.status != BulkItemStatus::Skipped)
-        .map(|i| i.status.as_str())
-        .collect();
-    b.status = if sent.iter().any(|s| matches!(*s, "pending" | "processing")) {
-        BatchStatus::Processing
-    } else if sent.iter().all(|s| *s == "completed") {
-        BatchStatus::Completed
-    } else if sent.iter().all(|s| *s == "failed") {
-        BatchStatus::Failed
-    } else {
-        BatchStatus::PartiallyFailed
-    };
+        .map(|i| &i.status)
+        .filter(|s| **s != BulkItemStatus::Skipped);
+    if let Ok(next) = batch_transition(&b.status, BatchEvent::ItemsMoved(Progress::of(sent))) {
+        b.status = next;
+    }
 }
 
 /// A batch as it stands now.

@@ -18,18 +18,11 @@ use paydesk_api::wire::FieldError;
 use uuid::Uuid;
 
 use super::model;
-use crate::book::Book;
+use super::schedule_book::BulkScheduleRecord;
 use crate::error::ApiError;
 use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct BulkScheduleRecord {
-    pub schedule: BulkSchedule,
-    pub executions: Vec<BulkExecution>,
-    cadence: Cadence,
-}
 
 impl BulkScheduleRecord {
     fn show(&mut self, now: DateTime<Utc>) {
@@ -38,7 +31,7 @@ impl BulkScheduleRecord {
         s.day_of_week = c.timing.day_of_week();
         s.day_of_month = c.timing.day_of_month();
         s.execution_time = c.timing.execution_time();
-        s.status = ScheduleStatus::from(c.status);
+        s.status = c.status.clone();
         s.next_execution_at = c.next;
         s.updated_at = now;
     }
@@ -50,35 +43,6 @@ impl BulkScheduleRecord {
             schedule_id,
             generation,
         });
-    }
-}
-
-impl crate::book::Record for BulkScheduleRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.schedule.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct BulkScheduleBook {
-    pub records: Book<BulkScheduleRecord>,
-}
-
-impl BulkScheduleBook {
-    pub fn get(&self, id: Uuid) -> Result<&BulkScheduleRecord, ApiError> {
-        self.records
-            .iter()
-            .find(|r| r.schedule.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no bulk transfer schedule {id}")))
-    }
-
-    fn index(&self, id: Uuid) -> Result<usize, ApiError> {
-        self.records
-            .iter()
-            .position(|r| r.schedule.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no bulk transfer schedule {id}")))
     }
 }
 

@@ -13,7 +13,7 @@ use rust_decimal::Decimal;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::lifecycle::{transition, CardEvent, CardState};
+use super::lifecycle::{transition, tx_transition, CardEvent, CardState, TxEvent};
 use super::model::*;
 use crate::areas::customers;
 use crate::error::ApiError;
@@ -400,7 +400,9 @@ pub fn provision(company: &mut Company, card_id: Uuid, fx: &mut Effects<'_>) {
         .iter_mut()
         .find(|t| t.tx.status == CardTransactionStatus::Pending)
     {
-        t.tx.status = CardTransactionStatus::Completed;
+        if let Ok(completed) = tx_transition(&t.tx.status, TxEvent::Complete) {
+            t.tx.status = completed;
+        }
         t.tx.balance_before = before;
         t.tx.balance_after = card_after;
         t.tx.updated_at = fx.now;

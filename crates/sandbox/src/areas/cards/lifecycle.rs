@@ -1,11 +1,13 @@
 //! A card's status and the moves between them (spec "Cards", "States and
 //! transitions"): pending until provisioned, then active or frozen at the
-//! holder's word, and terminated for good.
+//! holder's word, and terminated for good. Also a card transaction's:
+//! pending, then completed or failed.
 
 /// The statuses a card goes through, as the API names them. A status
 /// the sandbox never writes (only a hand-edited snapshot holds one) moves
 /// as an active card does.
 pub use paydesk_api::models::cards::CardState;
+pub use paydesk_api::models::cards::CardTransactionStatus;
 
 /// What happens to a card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,11 +21,7 @@ pub enum CardEvent {
 }
 
 /// A move the card's state does not allow; callers word it for theirs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub from: CardState,
-    pub event: CardEvent,
-}
+pub type Refusal = crate::lifecycle::Refusal<CardState, CardEvent>;
 
 /// The one place a card's status changes. Freezing a frozen card or
 /// unfreezing an active one is allowed and changes nothing.
@@ -36,6 +34,32 @@ pub fn transition(from: &CardState, event: CardEvent) -> Result<CardState, Refus
         (Active | Frozen | Unknown(_), Unfreeze) => Ok(Active),
         (Pending | Active | Frozen | Unknown(_), Terminate) => Ok(Terminated),
         _ => Err(Refusal {
+            from: from.clone(),
+            event,
+        }),
+    }
+}
+
+/// What happens to a card transaction (a fund, withdraw, spend or the
+/// initial funding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxEvent {
+    Complete,
+    Fail,
+}
+
+pub type TxRefusal = crate::lifecycle::Refusal<CardTransactionStatus, TxEvent>;
+
+/// The one place a card transaction's status changes: only a pending one
+/// ends.
+pub fn tx_transition(
+    from: &CardTransactionStatus,
+    event: TxEvent,
+) -> Result<CardTransactionStatus, TxRefusal> {
+    match (from, event) {
+        (CardTransactionStatus::Pending, TxEvent::Complete) => Ok(CardTransactionStatus::Completed),
+        (CardTransactionStatus::Pending, TxEvent::Fail) => Ok(CardTransactionStatus::Failed),
+        _ => Err(TxRefusal {
             from: from.clone(),
             event,
         }),
@@ -94,5 +118,24 @@ mod tests {
         let odd = CardState::Unknown("blocked".into());
         assert_eq!(transition(&odd, Freeze), Ok(Frozen));
         assert_eq!(transition(&odd, Terminate), Ok(Terminated));
+    }
+
+    #[test]
+    fn a_card_transaction_ends_once() {
+        use CardTransactionStatus as T;
+        assert_eq!(tx_transition(&T::Pending, TxEvent::Complete), Ok(T::Completed));
+        assert_eq!(tx_transition(&T::Pending, TxEvent::Fail), Ok(T::Failed));
+        for from in [T::Completed, T::Failed, T::Unknown("reversed".into())] {
+            for event in [TxEvent::Complete, TxEvent::Fail] {
+                assert_eq!(
+                    tx_transition(&from, event),
+                    Err(TxRefusal {
+                        from: from.clone(),
+                        event
+                    }),
+                    "{from:?} on {event:?}"
+                );
+            }
+        }
     }
 }

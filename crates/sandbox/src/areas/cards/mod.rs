@@ -4,7 +4,7 @@
 //! limits), `lifecycle.rs` (the status moves), `issue.rs`, `transfers.rs` and `spend.rs`, the records in
 //! `book.rs`.
 
-mod book;
+pub mod book;
 mod issue;
 mod lifecycle;
 pub mod model;

@@ -40,7 +40,6 @@ pub use super::book::*;
 pub use super::issue::{create, provision};
 use super::lifecycle::{transition, CardEvent, CardState};
 pub use super::spend::spend;
-use super::transfers::whole_seconds_until;
 pub use super::transfers::{change_balance, settle_transfer};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
@@ -374,4 +373,11 @@ pub fn set_limits(
     card.card_limits = limits.clone();
     card.updated_at = now;
     Ok(card.clone())
+}
+
+/// Seconds to wait until `at`, rounded up: a client that waits exactly
+/// `Retry-After` is let through.
+pub(super) fn whole_seconds_until(now: DateTime<Utc>, at: DateTime<Utc>) -> u64 {
+    let millis = (at - now).num_milliseconds().max(1);
+    ((millis + 999) / 1000) as u64
 }

@@ -7,6 +7,7 @@ use paydesk_api::units::MicroUnits;
 use serde_json::json;
 use uuid::Uuid;
 
+use super::lifecycle::{tx_transition, TxEvent};
 use super::model::*;
 use crate::error::ApiError;
 use crate::state::{Company, Effects};
@@ -94,9 +95,16 @@ pub fn spend(
         .unwrap_or_else(|| "Sandbox Merchant".to_owned());
     tx.reference = format!("SPEND_{}", tx.id.simple());
     tx.completed_at = Some(fx.now);
+    let event = if reason.is_some() {
+        TxEvent::Fail
+    } else {
+        TxEvent::Complete
+    };
+    if let Ok(next) = tx_transition(&tx.status, event) {
+        tx.status = next;
+    }
     match &reason {
         Some(why) => {
-            tx.status = CardTransactionStatus::Failed;
             tx.failure_reason = Some(why.clone());
         }
         None => {
@@ -105,7 +113,6 @@ pub fn spend(
             if let Some(left) = record.card.swipes_remaining.as_mut() {
                 *left -= 1;
             }
-            tx.status = CardTransactionStatus::Completed;
             tx.balance_after = MicroUnits(after);
         }
     }

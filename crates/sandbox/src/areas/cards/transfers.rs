@@ -11,18 +11,12 @@ use paydesk_api::wire::codes;
 use serde_json::json;
 use uuid::Uuid;
 
+use super::lifecycle::{tx_transition, TxEvent};
 use super::model::*;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::scheduler::Job;
 use crate::state::{Company, Effects};
-
-/// Seconds to wait until `at`, rounded up: a client that waits exactly
-/// `Retry-After` is let through.
-pub(super) fn whole_seconds_until(now: DateTime<Utc>, at: DateTime<Utc>) -> u64 {
-    let millis = (at - now).num_milliseconds().max(1);
-    ((millis + 999) / 1000) as u64
-}
 
 pub(super) fn rate_limit(
     last: Option<DateTime<Utc>>,
@@ -211,11 +205,14 @@ pub fn settle_transfer(company: &mut Company, card_id: Uuid, tx_id: Uuid, fx: &m
         set_balance(&mut record.card, after, fx.now);
     }
     let t = &mut record.transactions[t].tx;
-    t.status = if failure.is_some() {
-        CardTransactionStatus::Failed
+    let event = if failure.is_some() {
+        TxEvent::Fail
     } else {
-        CardTransactionStatus::Completed
+        TxEvent::Complete
     };
+    if let Ok(next) = tx_transition(&t.status, event) {
+        t.status = next;
+    }
     t.balance_before = MicroUnits(balance);
     t.balance_after = MicroUnits(after);
     t.failure_reason = failure.map(str::to_owned);

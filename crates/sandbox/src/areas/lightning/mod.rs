@@ -1,9 +1,35 @@
-//! Lightning: invoices, decoding, payment previews and payments, and an
-//! outside payer through the control API. Rules in `model.rs`; BOLT11 in
-//! `bolt11.rs`.
+//! Lightning invoices and payments (spec "Lightning"; sandbox-rules.md,
+//! "Trading and Lightning"). Invoices are real signet BOLT11 strings signed
+//! by the sandbox's node key, with payment_hash = sha256(preimage); they
+//! expire on the sandbox clock. Paying an invoice of another company of
+//! this sandbox settles at once (the payer's BTC wallet pays amount + a
+//! routing fee of 1 sat + 0.1%, rounded up; the payee's is credited and
+//! told by `btc.lightning.received.success`); any other valid invoice has
+//! no route: the payment is recorded `failed` and nothing is debited.
+//!
+//! Test values (sandbox-rules.md): paying an invoice of this sandbox whose
+//! description is `hold` answers `pending` (the payer's debit held) and
+//! settles `paid` 60 s of sandbox time later; `hold fail` ends `failed`
+//! and releases the hold. An invoice without an amount is paid with
+//! `amount` (sats) in the send body; without it the send is a 400.
+//!
+//! Decisions where the documents are silent: an invoice of one's own
+//! company has no route (no self-payments); the hold values apply to
+//! invoices of this sandbox (others have no route and fail at once); a
+//! held payment whose invoice was paid or expired meanwhile fails; an
+//! `amount` that differs from the invoice's is a 400; ledger movements are P2P_TRANSFER between
+//! companies and DEPOSIT_CONFIRMED for an outside payer
+//! (`POST /sandbox/lightning/pay`); invoice expiry is 1 s to 30 days.
+//!
+//! Invoices in `invoices.rs`, paying them in `payments.rs`, the records
+//! in `book.rs`, their statuses' moves in `lifecycle.rs`, BOLT11 in
+//! `bolt11.rs`; thin handlers here.
 
 pub mod bolt11;
-pub mod model;
+pub mod book;
+pub mod invoices;
+mod lifecycle;
+pub mod payments;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
@@ -14,7 +40,8 @@ use crate::error::ApiError;
 use crate::respond::{answer, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::Shared;
 
-pub use model::{LightningBook, Node};
+pub use book::{LightningBook, Node};
+pub use lifecycle::{transition, InvoiceEvent, Refusal};
 
 /// `POST /api/lightning/invoices`: idempotent by `reference`.
 pub async fn create_invoice(
@@ -27,7 +54,7 @@ pub async fn create_invoice(
     let (company, mut fx) = store.company(caller.company_id, now)?;
     let reference = body.value.reference.trim().to_owned();
     company.once("lightning_invoice", &reference, &body.canonical, |company| {
-        let invoice = model::create(company, &body.value, &mut fx)?;
+        let invoice = invoices::create(company, &body.value, &mut fx)?;
         Ok(answer(
             StatusCode::CREATED,
             "Invoice created",
@@ -87,7 +114,7 @@ pub async fn verify(
     let now = shared.clock.now();
     let mut store = shared.store();
     let (company, _) = store.company(caller.company_id, now)?;
-    let data = model::verify(company, &body.value.payment_hash)?;
+    let data = invoices::verify(company, &body.value.payment_hash)?;
     Ok(answer(StatusCode::OK, "Invoice verified", data, &caller, now))
 }
 
@@ -98,7 +125,7 @@ pub async fn decode(
     body: JsonBody<PaymentRequest>,
 ) -> Result<JsonAnswer, ApiError> {
     let now = shared.clock.now();
-    let data = model::decoded(&body.value.request, now)?;
+    let data = invoices::decoded(&body.value.request, now)?;
     Ok(answer(StatusCode::OK, "Invoice decoded", data, &caller, now))
 }
 
@@ -109,7 +136,7 @@ pub async fn initiate(
     body: JsonBody<PaymentRequest>,
 ) -> Result<JsonAnswer, ApiError> {
     let now = shared.clock.now();
-    let data = model::preview(&shared.store(), caller.company_id, &body.value.request, now)?;
+    let data = payments::preview(&shared.store(), caller.company_id, &body.value.request, now)?;
     Ok(answer(StatusCode::OK, "Payment preview", data, &caller, now))
 }
 
@@ -130,7 +157,7 @@ pub async fn send(
     {
         return Ok(stored);
     }
-    let payment = model::pay(&mut store, caller.company_id, &body.value, now)?;
+    let payment = payments::pay(&mut store, caller.company_id, &body.value, now)?;
     let message = if payment.status == PaymentStatus::Paid {
         "Payment sent"
     } else {
@@ -161,6 +188,7 @@ pub async fn pay_from_outside(
     body: JsonBody<PaymentRequest>,
 ) -> Result<JsonAnswer, ApiError> {
     let now = shared.clock.now();
-    let invoice = model::pay_from_outside(&mut shared.store(), caller.company_id, &body.value.request, now)?;
+    let invoice =
+        payments::pay_from_outside(&mut shared.store(), caller.company_id, &body.value.request, now)?;
     Ok(answer(StatusCode::OK, "Invoice paid", invoice, &caller, now))
 }

@@ -1,7 +1,7 @@
 //! The sandbox's payout corridors (sandbox-rules.md, "Payouts"): NG, KE and
 //! GH, each with bank and mobile-money destinations. GH demands a payment
 //! reason from a fixed list. Limits are the sandbox's own; rates come from
-//! the market (`areas/market.rs`).
+//! the market (`areas/market/prices.rs`).
 
 pub struct Corridor {
     pub country: &'static str,

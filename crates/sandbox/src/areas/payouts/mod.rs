@@ -1,7 +1,10 @@
 //! Payouts: corridors, banks, account lookup, limits, quote, initialize,
-//! finalize, reads, and the rail (see `model.rs`).
+//! finalize, reads, and the rail (see `model.rs`; its moves in
+//! `lifecycle.rs`).
 
+pub mod book;
 pub mod corridors;
+mod lifecycle;
 pub mod model;
 mod quote;
 
@@ -21,7 +24,7 @@ use crate::pagination::paginate;
 use crate::respond::{envelope, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::Shared;
 
-pub use model::PayoutBook;
+pub use book::PayoutBook;
 
 fn corridor_or_404(country: &str) -> Result<&'static corridors::Corridor, ApiError> {
     corridors::find(country).ok_or_else(|| {

@@ -22,8 +22,6 @@
 //! settlement down to the cent, one from `settlement_amount` rounds the
 //! amount up; an expired payout's record status is EXPIRED.
 
-use std::collections::HashMap;
-
 use chrono::Duration;
 use paydesk_api::models::payouts::{events, InitializeRequest, Payout, PayoutBeneficiary, PayoutStatus};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
@@ -32,14 +30,13 @@ use paydesk_api::wire::codes;
 use serde_json::json;
 use uuid::Uuid;
 
+use super::book::payout_chain;
 use super::corridors::{self, Corridor};
-use super::quote::payout_chain;
+use super::lifecycle::{transition, PayoutEvent};
 pub use super::quote::quote;
-use crate::book::Book;
-use crate::chains::{self, Chain};
+use crate::chains::{self};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
-use crate::pagination::Sequenced;
 use crate::scheduler::Job;
 use crate::state::{Company, Effects};
 use crate::webhooks;
@@ -49,87 +46,6 @@ pub const TO_PROCESSING_SECS: i64 = 30;
 pub const TO_SETTLED_SECS: i64 = 60;
 /// Beneficiary account numbers ending so fail on the rail (test value).
 const FAILING_SUFFIX: &str = "9999";
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct PayoutRecord {
-    pub(super) seq: u64,
-    pub payout: Payout,
-    pub(super) asset: Currency,
-    pub(super) amount_units: i64,
-    pub(super) fee_units: i64,
-}
-
-impl Sequenced for PayoutRecord {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for PayoutRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.payout.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct PayoutBook {
-    pub(crate) records: Book<PayoutRecord>,
-    /// The payout of each quote made since start: a lookup by quote id
-    /// (initialize, finalize, a read by either id) is one probe instead of
-    /// a scan of every payout. A quote read back from the data directory
-    /// is not in it, and is found by the scan.
-    #[serde(skip)]
-    quotes: HashMap<String, Uuid>,
-}
-
-impl PayoutBook {
-    pub fn records(&self) -> &[PayoutRecord] {
-        &self.records
-    }
-
-    pub(super) fn add(&mut self, record: PayoutRecord) {
-        self.quotes
-            .insert(record.payout.quote_id.clone(), record.payout.id);
-        self.records.push(record);
-    }
-
-    fn index_by_quote(&self, quote_id: &str) -> Option<usize> {
-        self.quotes
-            .get(quote_id)
-            .and_then(|id| self.records.position_of(id))
-            .or_else(|| self.records.iter().position(|r| r.payout.quote_id == quote_id))
-    }
-
-    fn index_by_id(&self, id: Uuid) -> Option<usize> {
-        self.records.position_of(&id)
-    }
-
-    /// A payout by the reference of its quote (and initialize).
-    pub fn by_reference(&self, reference: &str) -> Option<&Payout> {
-        self.records
-            .iter()
-            .rev()
-            .find(|r| r.payout.reference == reference)
-            .map(|r| &r.payout)
-    }
-
-    /// The payout whose deposit address `address` is on `chain`.
-    pub fn by_deposit_address(&self, chain: Chain, address: &str) -> Option<&Payout> {
-        self.records
-            .iter()
-            .map(|r| &r.payout)
-            .find(|p| p.deposit_address.as_deref() == Some(address) && payout_chain(p) == Some(chain))
-    }
-
-    /// A payout by its id or its quote id.
-    pub fn find(&self, id: Uuid) -> Option<&Payout> {
-        self.index_by_id(id)
-            .or_else(|| self.index_by_quote(&id.to_string()))
-            .map(|i| &self.records[i].payout)
-    }
-}
 
 fn quote_index(company: &Company, quote_id: &str) -> Result<usize, ApiError> {
     company
@@ -208,15 +124,12 @@ pub fn initialize(
             "the quote has expired; request a new quote and initialize that",
         ));
     }
-    if record.payout.status != PayoutStatus::Quote {
-        return Err(ApiError::unprocessable(
+    let next = transition(&record.payout.status, PayoutEvent::Initialize).map_err(|refusal| {
+        ApiError::unprocessable(
             codes::INVALID_STATE,
-            format!(
-                "payout is {}; only a quote can be initialized",
-                record.payout.status
-            ),
-        ));
-    }
+            format!("payout is {}; only a quote can be initialized", refusal.from),
+        )
+    })?;
     let corridor = corridors::find(&record.payout.country).expect("quotes are made for known corridors");
     check_beneficiary(corridor, &req.beneficiary)?;
     let reason = req.payment_reason.trim();
@@ -237,7 +150,7 @@ pub fn initialize(
         webhooks::check_url(url).map_err(|reason| ApiError::field("callback_url", reason))?;
     }
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = PayoutStatus::Initiated;
+    payout.status = next;
     let mut beneficiary = req.beneficiary.clone();
     beneficiary.destination_type = beneficiary.destination_type.to_ascii_lowercase();
     payout.beneficiary = Some(beneficiary);
@@ -264,15 +177,15 @@ pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> 
             "the quote expired before finalize; request a new quote and initialize it",
         ));
     }
-    if record.payout.status != PayoutStatus::Initiated {
-        return Err(ApiError::unprocessable(
+    let next = transition(&record.payout.status, PayoutEvent::Finalize).map_err(|refusal| {
+        ApiError::unprocessable(
             codes::INVALID_STATE,
             format!(
                 "payout is {}; initialize the quote before finalizing",
-                record.payout.status
+                refusal.from
             ),
-        ));
-    }
+        )
+    })?;
     if fx.now >= record.payout.expires_at {
         return Err(ApiError::unprocessable(
             codes::QUOTE_EXPIRED,
@@ -310,7 +223,7 @@ pub fn finalize(company: &mut Company, quote_id: &str, fx: &mut Effects<'_>) -> 
         fx.now,
     )?;
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = PayoutStatus::Pending;
+    payout.status = next;
     payout.provider_settlement_id = format!("PSI_{}", Uuid::new_v4().simple());
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();
@@ -345,8 +258,8 @@ pub fn advance_rail(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>
     let Some(index) = company.payouts.index_by_id(payout_id) else {
         return;
     };
-    match company.payouts.records[index].payout.status.as_str() {
-        "PENDING" => {
+    match company.payouts.records[index].payout.status {
+        PayoutStatus::Pending => {
             start_processing(company, index, fx);
             fx.scheduler.schedule(
                 fx.now + Duration::seconds(TO_SETTLED_SECS),
@@ -356,7 +269,7 @@ pub fn advance_rail(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>
                 },
             );
         }
-        "PROCESSING" => {
+        PayoutStatus::Processing => {
             let failing = company.payouts.records[index]
                 .payout
                 .beneficiary
@@ -370,7 +283,10 @@ pub fn advance_rail(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>
 
 fn start_processing(company: &mut Company, index: usize, fx: &mut Effects<'_>) {
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = PayoutStatus::Processing;
+    let Ok(next) = transition(&payout.status, PayoutEvent::StartProcessing) else {
+        return;
+    };
+    payout.status = next;
     payout.trip.processing_start = Some(fx.now);
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();
@@ -379,6 +295,14 @@ fn start_processing(company: &mut Company, index: usize, fx: &mut Effects<'_>) {
 
 fn settle(company: &mut Company, index: usize, success: bool, fx: &mut Effects<'_>) {
     let record = company.payouts.records[index].clone();
+    let event = if success {
+        PayoutEvent::Complete
+    } else {
+        PayoutEvent::Fail
+    };
+    let Ok(next) = transition(&record.payout.status, event) else {
+        return;
+    };
     // Both sources were debited at finalize, so a failure returns both.
     if !success {
         let reversal = company.ledger.post(
@@ -402,11 +326,7 @@ fn settle(company: &mut Company, index: usize, success: bool, fx: &mut Effects<'
         }
     }
     let payout = &mut company.payouts.records[index].payout;
-    payout.status = if success {
-        PayoutStatus::Completed
-    } else {
-        PayoutStatus::Failed
-    };
+    payout.status = next;
     payout.trip.completion_time = Some(fx.now);
     payout.updated_at = Some(fx.now);
     if !success {
@@ -435,9 +355,9 @@ pub fn settle_now(
         .iter()
         .position(|r| r.payout.id == id || r.payout.quote_id == key)
         .ok_or_else(|| ApiError::NotFound(format!("no payout {id}")))?;
-    match company.payouts.records[index].payout.status.as_str() {
-        "PENDING" => start_processing(company, index, fx),
-        "PROCESSING" => {}
+    match &company.payouts.records[index].payout.status {
+        PayoutStatus::Pending => start_processing(company, index, fx),
+        PayoutStatus::Processing => {}
         other => {
             return Err(ApiError::unprocessable(
                 codes::INVALID_STATE,
@@ -455,12 +375,11 @@ pub fn expire(company: &mut Company, payout_id: Uuid, fx: &mut Effects<'_>) {
         return;
     };
     let payout = &mut company.payouts.records[index].payout;
-    let was_initialized = match payout.status.as_str() {
-        "QUOTE" => false,
-        "INITIATED" => true,
-        _ => return,
+    let Ok(next) = transition(&payout.status, PayoutEvent::Expire) else {
+        return;
     };
-    payout.status = PayoutStatus::Expired;
+    let was_initialized = payout.status == PayoutStatus::Initiated;
+    payout.status = next;
     payout.trip.completion_time = Some(fx.now);
     payout.updated_at = Some(fx.now);
     let payout = payout.clone();

@@ -7,9 +7,9 @@ use paydesk_api::units::{decimal_to_units, Currency};
 use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
 
+use super::book::PayoutRecord;
 use super::corridors::{self, Corridor};
 use super::model::*;
-use crate::chains::Chain;
 use crate::error::ApiError;
 use crate::scheduler::Job;
 use crate::state::{Company, Effects};
@@ -24,11 +24,6 @@ pub(super) fn round_up(value: Decimal, dp: u32) -> Decimal {
 
 pub(super) fn round_down(value: Decimal, dp: u32) -> Decimal {
     value.round_dp_with_strategy(dp, RoundingStrategy::ToZero)
-}
-
-/// The chain of an onchain payout (its record names it `CHAIN_TYPE_<NAME>`).
-pub(super) fn payout_chain(p: &Payout) -> Option<Chain> {
-    p.chain.strip_prefix("CHAIN_TYPE_").and_then(Chain::parse)
 }
 
 pub(super) fn chain_name(source: &str, chain: Option<&str>, asset: &str) -> Result<String, ApiError> {

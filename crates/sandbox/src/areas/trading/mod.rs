@@ -1,25 +1,45 @@
-//! Trading: quotes and orders (`spot.rs`), scheduled orders (`schedules.rs`)
-//! and target orders (`targets.rs`), with thin handlers here.
+//! Trading: quotes and orders (`spot/`), scheduled orders (`schedules.rs`)
+//! and target orders (`targets/`), with thin handlers here.
 
+pub mod schedule_book;
 pub mod schedules;
 pub mod spot;
 pub mod targets;
 
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
+use chrono::{DateTime, Utc};
 use paydesk_api::models::trading::{
     ExecutionList, NewSchedule, NewTargetOrder, OrderData, OrderPage, OrderRequest, QuoteData, QuoteRequest,
     ScheduleData, ScheduleList, ScheduleUpdate, TargetOrderData, TargetOrderList,
 };
+use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::pagination::paginate;
 use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
-use crate::state::Shared;
+use crate::state::{Shared, Store};
 
-pub use schedules::ScheduleBook;
+pub use schedule_book::ScheduleBook;
 pub use spot::TradeBook;
-pub use targets::TargetBook;
+pub use targets::book::TargetBook;
+
+/// A market price moved: target orders it crossed trigger and resting
+/// orders it reached fill, in every company.
+pub fn prices_moved(store: &mut Store, now: DateTime<Utc>) {
+    let Store {
+        companies,
+        market,
+        scheduler,
+        ..
+    } = store;
+    for company in companies.values_mut() {
+        targets::check_triggers(company, market, scheduler, now);
+        spot::fill_resting(company, market, now);
+    }
+    let ids: Vec<Uuid> = store.companies.keys().copied().collect();
+    ids.into_iter().for_each(|id| store.touch(id));
+}
 
 /// `POST /api/trading/quotes`.
 pub async fn create_quote(

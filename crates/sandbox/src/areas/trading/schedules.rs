@@ -29,22 +29,12 @@ use paydesk_api::units::BaseUnits;
 use rust_decimal::{Decimal, RoundingStrategy};
 use uuid::Uuid;
 
+use super::schedule_book::ScheduleRecord;
 use super::spot::{settle_trade, Pair, Side};
-use crate::book::Book;
 use crate::error::ApiError;
 use crate::recurrence::{Cadence, Timing};
 use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ScheduleRecord {
-    pub schedule: Schedule,
-    pub executions: Vec<Execution>,
-    cadence: Cadence,
-    /// The last day a tick may run.
-    #[serde(default)]
-    end_date: Option<NaiveDate>,
-}
 
 impl ScheduleRecord {
     /// Whether the schedule ends after the tick that just ran.
@@ -67,7 +57,7 @@ impl ScheduleRecord {
         s.day_of_week = c.timing.day_of_week();
         s.day_of_month = c.timing.day_of_month();
         s.execution_time = c.timing.execution_time();
-        s.status = ScheduleStatus::from(c.status);
+        s.status = c.status.clone();
         s.next_execution_at = c.next;
         s.updated_at = now;
     }
@@ -79,35 +69,6 @@ impl ScheduleRecord {
             schedule_id,
             generation,
         });
-    }
-}
-
-impl crate::book::Record for ScheduleRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.schedule.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct ScheduleBook {
-    pub records: Book<ScheduleRecord>,
-}
-
-impl ScheduleBook {
-    pub fn get(&self, id: Uuid) -> Result<&ScheduleRecord, ApiError> {
-        self.records
-            .iter()
-            .find(|r| r.schedule.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no scheduled order {id}")))
-    }
-
-    fn index(&self, id: Uuid) -> Result<usize, ApiError> {
-        self.records
-            .iter()
-            .position(|r| r.schedule.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no scheduled order {id}")))
     }
 }
 

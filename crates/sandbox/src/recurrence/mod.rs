@@ -6,11 +6,14 @@
 //! Each queued tick carries the cadence's generation; any change that
 //! moves the next tick bumps it, so a tick queued before runs no more.
 
+mod lifecycle;
+
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveTime, Utc};
 use paydesk_api::wire::codes;
 
 use crate::error::ApiError;
 use crate::scheduler::{Job, Scheduler};
+pub use lifecycle::{transition, Refusal, ScheduleEvent, ScheduleStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Frequency {
@@ -162,17 +165,18 @@ impl Timing {
     }
 }
 
-/// A schedule's state: active, paused or cancelled, and its next tick.
+/// A schedule's state: active, paused, cancelled or completed, and its
+/// next tick.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Cadence {
     pub timing: Timing,
-    pub status: &'static str,
+    pub status: ScheduleStatus,
     pub next: Option<DateTime<Utc>>,
     generation: u64,
 }
 
-/// A cadence as snapshots and the data directory keep it; its status is
-/// read back as one of the static strings the code compares.
+/// A cadence as snapshots and the data directory keep it; a status the
+/// sandbox never writes is refused.
 #[derive(serde::Deserialize)]
 struct KeptCadence {
     timing: Timing,
@@ -184,9 +188,8 @@ struct KeptCadence {
 impl<'de> serde::Deserialize<'de> for Cadence {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let kept = KeptCadence::deserialize(deserializer)?;
-        let status = ["active", "paused", "cancelled", "completed"]
-            .into_iter()
-            .find(|s| *s == kept.status)
+        let status = Some(ScheduleStatus::from(kept.status.as_str()))
+            .filter(|s| !matches!(s, ScheduleStatus::Unknown(_)))
             .ok_or_else(|| serde::de::Error::custom(format!("unknown schedule status '{}'", kept.status)))?;
         Ok(Cadence {
             timing: kept.timing,
@@ -201,7 +204,7 @@ impl Cadence {
     pub fn start(timing: Timing, now: DateTime<Utc>) -> Self {
         Cadence {
             timing,
-            status: "active",
+            status: ScheduleStatus::Active,
             next: Some(timing.next_after(now)),
             generation: 0,
         }
@@ -217,16 +220,17 @@ impl Cadence {
         status: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<bool, ApiError> {
-        if matches!(self.status, "cancelled" | "completed") {
-            return Err(ApiError::unprocessable(
+        let refused = |refusal: Refusal| {
+            ApiError::unprocessable(
                 codes::INVALID_STATE,
-                format!("the schedule is {}; it can no longer change", self.status),
-            ));
-        }
-        let status = match status.map(str::trim) {
+                format!("the schedule is {}; it can no longer change", refusal.from),
+            )
+        };
+        transition(&self.status, ScheduleEvent::Retime).map_err(refused)?;
+        let event = match status.map(str::trim) {
             None => None,
-            Some("paused") => Some("paused"),
-            Some("active") => Some("active"),
+            Some("paused") => Some(ScheduleEvent::Pause),
+            Some("active") => Some(ScheduleEvent::Resume),
             Some(_) => {
                 return Err(ApiError::field(
                     "status",
@@ -240,33 +244,34 @@ impl Cadence {
             self.next = Some(timing.next_after(now));
             requeue = true;
         }
-        if status == Some("active") && self.status == "paused" {
+        if event == Some(ScheduleEvent::Resume) && self.status == ScheduleStatus::Paused {
             if self.next.is_none_or(|t| t <= now) {
                 self.next = Some(self.timing.next_after(now));
             }
             requeue = true;
         }
-        if let Some(status) = status {
-            self.status = status;
+        if let Some(event) = event {
+            self.status = transition(&self.status, event).map_err(refused)?;
         }
-        Ok(requeue && self.status == "active")
+        Ok(requeue && self.status == ScheduleStatus::Active)
     }
 
     /// The schedule reached its end: no more ticks.
     pub fn complete(&mut self) {
-        self.status = "completed";
+        if let Ok(next) = transition(&self.status, ScheduleEvent::Complete) {
+            self.status = next;
+        }
         self.next = None;
         self.generation += 1;
     }
 
     pub fn cancel(&mut self) -> Result<(), ApiError> {
-        if matches!(self.status, "cancelled" | "completed") {
-            return Err(ApiError::unprocessable(
+        self.status = transition(&self.status, ScheduleEvent::Cancel).map_err(|refusal| {
+            ApiError::unprocessable(
                 codes::INVALID_STATE,
-                format!("the schedule is already {}", self.status),
-            ));
-        }
-        self.status = "cancelled";
+                format!("the schedule is already {}", refusal.from),
+            )
+        })?;
         self.next = None;
         self.generation += 1;
         Ok(())
@@ -275,14 +280,14 @@ impl Cadence {
     /// Queues the next tick, made by `job` from the new generation.
     pub fn queue(&mut self, scheduler: &mut Scheduler, job: impl FnOnce(u64) -> Job) {
         self.generation += 1;
-        if let (Some(at), "active") = (self.next, self.status) {
+        if let (Some(at), ScheduleStatus::Active) = (self.next, &self.status) {
             scheduler.schedule(at, job(self.generation));
         }
     }
 
     /// Whether a tick of `generation` should run now.
     pub fn is_due(&self, generation: u64) -> bool {
-        self.generation == generation && self.status == "active"
+        self.generation == generation && self.status == ScheduleStatus::Active
     }
 
     /// A tick ran: the next one is the first after now.

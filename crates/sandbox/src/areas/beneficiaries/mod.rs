@@ -3,6 +3,7 @@
 //! chain. Listing pages by limit and offset, oldest first; delete is a hard
 //! delete.
 
+pub mod book;
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use chrono::{DateTime, Utc};
@@ -13,30 +14,11 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::addresses::parse_chain;
-use crate::book::Book;
 use crate::chains;
 use crate::error::ApiError;
 use crate::respond::{envelope, parse_id, At, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
-
-impl crate::book::Record for Beneficiary {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct BeneficiaryBook {
-    pub(crate) records: Book<Beneficiary>,
-}
-
-impl BeneficiaryBook {
-    pub fn find(&self, id: Uuid) -> Option<&Beneficiary> {
-        self.records.iter().find(|b| b.id == id)
-    }
-}
+pub use book::BeneficiaryBook;
 
 #[derive(Deserialize)]
 struct AccountFields {

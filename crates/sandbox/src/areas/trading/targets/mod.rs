@@ -23,6 +23,9 @@
 //! comes expires, keeping what filled; when the price moves away between
 //! slices, the next slice waits until a price change brings it back.
 
+pub mod book;
+mod lifecycle;
+
 use chrono::{DateTime, Duration, Utc};
 use paydesk_api::models::trading::TargetOrderStatus;
 use paydesk_api::models::trading::{NewTargetOrder, TargetOrder};
@@ -35,35 +38,17 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::spot::{Pair, Side};
-use crate::areas::market::Market;
-use crate::book::Book;
+use crate::areas::market::prices::Market;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::scheduler::{Job, Scheduler};
 use crate::state::{Company, Effects};
+use book::TargetRecord;
+use lifecycle::{transition, TargetEvent};
 
 pub const FILL_DELAY_SECS: i64 = 10;
 /// No target price is above this, in whole units of the quote currency.
 const MAX_PRICE: i64 = 1_000_000_000_000;
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct TargetRecord {
-    pub order: TargetOrder,
-    pair: Pair,
-    side: Side,
-    escrow_tx: Uuid,
-    /// The whole fill's amounts: base units, quote units, fee units
-    /// (quote).
-    fill: (i64, i64, i64),
-    /// Base units filled so far, and in how many slices.
-    #[serde(default)]
-    filled_base: i64,
-    #[serde(default)]
-    slices: u32,
-    /// Part filled, waiting for the price to come back to the target.
-    #[serde(default)]
-    waiting_for_price: bool,
-}
 
 impl TargetRecord {
     /// Quote and fee units of the first `base` units filled.
@@ -98,33 +83,6 @@ fn fee_of(notional: i64) -> Result<i64, ApiError> {
         .and_then(|n| n.checked_add(999))
         .map(|n| n / 1000)
         .ok_or_else(|| ApiError::field("quantity", "is too large"))
-}
-
-impl crate::book::Record for TargetRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.order.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct TargetBook {
-    pub records: Book<TargetRecord>,
-}
-
-impl TargetBook {
-    pub fn get(&self, id: Uuid) -> Result<&TargetOrder, ApiError> {
-        self.records
-            .iter()
-            .map(|r| &r.order)
-            .find(|o| o.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no target order {id}")))
-    }
-
-    fn index(&self, id: Uuid) -> Option<usize> {
-        self.records.iter().position(|r| r.order.id == id)
-    }
 }
 
 fn crossed(side: Side, market: Decimal, target: Decimal) -> bool {
@@ -253,7 +211,8 @@ pub fn check_triggers(company: &mut Company, market: &Market, scheduler: &mut Sc
     for index in 0..company.targets.records.len() {
         let r = &company.targets.records[index];
         let waiting = r.order.status == TargetOrderStatus::Triggered && r.waiting_for_price;
-        if r.order.status != TargetOrderStatus::Active && !waiting {
+        let trigger = transition(&r.order.status, TargetEvent::Trigger).ok();
+        if trigger.is_none() && !waiting {
             continue;
         }
         let Some(price) = market.mid(r.pair.base.code(), r.pair.quote.code()) else {
@@ -261,12 +220,13 @@ pub fn check_triggers(company: &mut Company, market: &Market, scheduler: &mut Sc
         };
         if crossed(r.side, price, r.order.target_price) {
             let r = &mut company.targets.records[index];
-            if waiting {
-                r.waiting_for_price = false;
-            } else {
-                r.order.status = TargetOrderStatus::Triggered;
-                r.order.first_triggered_at = wire(now);
-                r.order.updated_at = now;
+            match trigger {
+                Some(triggered) => {
+                    r.order.status = triggered;
+                    r.order.first_triggered_at = wire(now);
+                    r.order.updated_at = now;
+                }
+                None => r.waiting_for_price = false,
             }
             scheduler.schedule(
                 now + Duration::seconds(FILL_DELAY_SECS),
@@ -295,9 +255,10 @@ pub fn fill(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
         return;
     };
     let r = company.targets.records[index].clone();
-    if r.order.status != TargetOrderStatus::Triggered {
+    // Only a triggered order fills; its last slice makes it filled.
+    let Ok(filled_status) = transition(&r.order.status, TargetEvent::Fill) else {
         return;
-    }
+    };
     let (base, quote) = (r.pair.base.code(), r.pair.quote.code());
     let at_target = fx
         .market
@@ -407,7 +368,7 @@ pub fn fill(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
     o.updated_at = now;
     match next_hold {
         None => {
-            o.status = TargetOrderStatus::Filled;
+            o.status = filled_status;
             o.remaining_locked = Decimal::ZERO;
             o.fully_filled_at = wire(now);
         }
@@ -432,16 +393,18 @@ pub fn expire(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
         return;
     };
     let r = &company.targets.records[index];
-    let part_filled = r.order.status == TargetOrderStatus::Triggered && r.slices > 0;
-    if r.order.status != TargetOrderStatus::Active && !part_filled {
+    let event = TargetEvent::Expire {
+        part_filled: r.slices > 0,
+    };
+    let Ok(expired) = transition(&r.order.status, event) else {
         return;
-    }
+    };
     if let Err(e) = release(company, index, now) {
         tracing::error!(error = %e, order = %id, "a target order's escrow could not be released");
         return;
     }
     let o = &mut company.targets.records[index].order;
-    o.status = TargetOrderStatus::Expired;
+    o.status = expired;
     o.remaining_locked = Decimal::ZERO;
     o.updated_at = now;
 }
@@ -452,16 +415,19 @@ pub fn cancel(company: &mut Company, id: Uuid, now: DateTime<Utc>) -> Result<Tar
         .targets
         .index(id)
         .ok_or_else(|| ApiError::NotFound(format!("no target order {id}")))?;
-    let status = company.targets.records[index].order.status.clone();
-    if status != TargetOrderStatus::Active {
-        return Err(ApiError::unprocessable(
-            codes::INVALID_STATE,
-            format!("the order is {status}; only an active order can be cancelled"),
-        ));
-    }
+    let cancelled =
+        transition(&company.targets.records[index].order.status, TargetEvent::Cancel).map_err(|refusal| {
+            ApiError::unprocessable(
+                codes::INVALID_STATE,
+                format!(
+                    "the order is {}; only an active order can be cancelled",
+                    refusal.from
+                ),
+            )
+        })?;
     release(company, index, now)?;
     let o = &mut company.targets.records[index].order;
-    o.status = TargetOrderStatus::Cancelled;
+    o.status = cancelled;
     o.remaining_locked = Decimal::ZERO;
     o.updated_at = now;
     Ok(company.targets.records[index].order.clone())

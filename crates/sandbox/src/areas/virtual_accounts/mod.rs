@@ -9,6 +9,7 @@
 //! second is a 422 naming the first); the customer must be active; the
 //! account is named after the customer; idempotent by `reference`.
 
+pub mod book;
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use chrono::{DateTime, Utc};
@@ -24,49 +25,16 @@ use rand::Rng;
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::book::Book;
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
-use crate::pagination::{paginate, Sequenced};
+use crate::pagination::paginate;
 use crate::respond::{envelope, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Effects, Shared};
+use book::Record;
+pub use book::VirtualAccountBook;
 
 const BANK_NAME: &str = "Sandbox Microfinance Bank";
 const BANK_CODE: &str = "090999";
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Record {
-    seq: u64,
-    account: VirtualAccount,
-}
-
-impl Sequenced for Record {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for Record {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.account.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct VirtualAccountBook {
-    pub(crate) records: Book<Record>,
-}
-
-impl VirtualAccountBook {
-    fn index(&self, id: Uuid) -> Result<usize, ApiError> {
-        self.records
-            .iter()
-            .position(|r| r.account.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no virtual account {id}")))
-    }
-}
 
 pub fn create(
     company: &mut Company,

@@ -8,6 +8,7 @@
 //! `GET .../card-kyc` before any submission is a 404; blacklisting sets
 //! `is_active` to false (and un-blacklisting back to true).
 
+pub mod book;
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
@@ -17,66 +18,17 @@ use paydesk_api::models::customers::{
 use paydesk_api::wire::codes;
 use uuid::Uuid;
 
-use crate::book::Book;
 use crate::error::ApiError;
-use crate::pagination::{paginate, Sequenced};
+use crate::pagination::paginate;
 use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::scheduler::Job;
 use crate::state::{Company, Effects, Shared};
+pub use book::{CustomerBook, CustomerRecord};
 
 /// Seconds from submission to the KYC decision.
 pub const KYC_REVIEW_SECS: i64 = 60;
 /// Test value: an `id_number` ending so is rejected.
 pub const REJECTED_SUFFIX: &str = "0000";
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct CustomerRecord {
-    seq: u64,
-    pub customer: Customer,
-    pub kyc: Option<CardKyc>,
-}
-
-impl Sequenced for CustomerRecord {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for CustomerRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.customer.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct CustomerBook {
-    pub(crate) records: Book<CustomerRecord>,
-}
-
-impl CustomerBook {
-    pub fn find(&self, id: Uuid) -> Option<&CustomerRecord> {
-        self.records.iter().find(|r| r.customer.id == id)
-    }
-
-    fn find_mut(&mut self, id: Uuid) -> Result<&mut CustomerRecord, ApiError> {
-        self.records
-            .by_key_mut(&id)
-            .ok_or_else(|| ApiError::NotFound(format!("no customer {id}")))
-    }
-
-    pub fn by_email(&self, email: &str) -> Option<&CustomerRecord> {
-        self.records
-            .iter()
-            .find(|r| r.customer.email.eq_ignore_ascii_case(email.trim()))
-    }
-
-    pub fn get(&self, id: Uuid) -> Result<&CustomerRecord, ApiError> {
-        self.find(id)
-            .ok_or_else(|| ApiError::NotFound(format!("no customer {id}")))
-    }
-}
 
 fn valid_email(email: &str) -> bool {
     let Some((local, domain)) = email.split_once('@') else {

@@ -4,6 +4,7 @@
 //! by memo), each call still a record of its own with its label and
 //! reference. Generation with a non-empty `reference` is idempotent.
 
+pub mod book;
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use chrono::{DateTime, Utc};
@@ -13,52 +14,13 @@ use paydesk_api::models::addresses::{
 };
 use uuid::Uuid;
 
-use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
 use crate::official;
-use crate::pagination::{paginate, Sequenced};
+use crate::pagination::paginate;
 use crate::respond::{envelope, json, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::state::{Company, Shared};
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct AddressRecord {
-    seq: u64,
-    pub address: Address,
-}
-
-impl Sequenced for AddressRecord {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for AddressRecord {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.address.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct AddressBook {
-    pub(crate) records: Book<AddressRecord>,
-    stellar_shared: Option<String>,
-}
-
-impl AddressBook {
-    pub fn find(&self, id: Uuid) -> Option<&Address> {
-        self.records.iter().map(|r| &r.address).find(|a| a.id == id)
-    }
-
-    /// True when `address` is one of the company's addresses on `chain`.
-    pub fn owns(&self, chain: Chain, address: &str) -> bool {
-        self.records
-            .iter()
-            .any(|r| r.address.chain == chain.name() && r.address.address == address)
-    }
-}
+pub use book::{AddressBook, AddressRecord};
 
 fn generable_chains() -> String {
     Chain::ALL

@@ -1,273 +1,31 @@
-//! Lightning invoices and payments (spec "Lightning"; sandbox-rules.md,
-//! "Trading and Lightning"). Invoices are real signet BOLT11 strings signed
-//! by the sandbox's node key, with payment_hash = sha256(preimage); they
-//! expire on the sandbox clock. Paying an invoice of another company of
-//! this sandbox settles at once (the payer's BTC wallet pays amount + a
-//! routing fee of 1 sat + 0.1%, rounded up; the payee's is credited and
-//! told by `btc.lightning.received.success`); any other valid invoice has
-//! no route: the payment is recorded `failed` and nothing is debited.
-//!
-//! Test values (sandbox-rules.md): paying an invoice of this sandbox whose
-//! description is `hold` answers `pending` (the payer's debit held) and
-//! settles `paid` 60 s of sandbox time later; `hold fail` ends `failed`
-//! and releases the hold. An invoice without an amount is paid with
-//! `amount` (sats) in the send body; without it the send is a 400.
-//!
-//! Decisions where the documents are silent: an invoice of one's own
-//! company has no route (no self-payments); the hold values apply to
-//! invoices of this sandbox (others have no route and fail at once); a
-//! held payment whose invoice was paid or expired meanwhile fails; an
-//! `amount` that differs from the invoice's is a 400; ledger movements are P2P_TRANSFER between
-//! companies and DEPOSIT_CONFIRMED for an outside payer
-//! (`POST /sandbox/lightning/pay`); invoice expiry is 1 s to 30 days.
-
-use std::collections::HashMap;
+//! Paying invoices: an invoice of another company of this sandbox settles
+//! (at once, or after a hold for the test values), any other has no route
+//! and fails; an outside payer settles one of ours.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use paydesk_api::models::events::names;
 use paydesk_api::models::lightning::{
-    DecodedInvoice, Invoice, InvoicePage, InvoiceVerification, NewInvoice, Payment, PaymentPreview,
-    SendPayment,
+    Invoice, InvoiceStatus, Payment, PaymentPreview, PaymentStatus, SendPayment,
 };
-use paydesk_api::models::lightning::{InvoiceStatus, PaymentStatus};
 use paydesk_api::models::transactions::{TransactionState, TransactionType};
 use paydesk_api::time::wire;
 use paydesk_api::units::{BaseUnits, Currency, Sats};
 use paydesk_api::wire::codes;
-use rand::RngCore;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::bolt11::{self, Decoded, NodeKey};
-use crate::book::Book;
+use super::bolt11::Decoded;
+use super::book::{LightningBook, Record};
+use super::invoices::{decode, msat};
+use super::lifecycle::{transition, InvoiceEvent, Refusal};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
 use crate::scheduler::Job;
-use crate::state::{Company, Effects, Store};
-
-pub const MAX_INVOICE_SATS: i64 = 20_000_000;
-pub const DEFAULT_EXPIRY_SECS: u32 = 86_400;
-const MAX_EXPIRY_SECS: u32 = 30 * 86_400;
-
-/// The sandbox's node: its key and where each of its invoices lives.
-#[derive(Debug)]
-pub struct Node {
-    pub key: NodeKey,
-    by_hash: HashMap<String, (Uuid, Uuid)>,
-}
-
-impl Node {
-    /// Forgets a company's invoices (its state was reset).
-    pub fn forget_company(&mut self, company_id: Uuid) {
-        self.by_hash.retain(|_, (company, _)| *company != company_id);
-    }
-
-    /// Routes to a company's invoices again (its state was restored).
-    pub fn learn_company(&mut self, company_id: Uuid, book: &LightningBook) {
-        for r in book.records.iter().filter(|r| r.invoice.direction == "incoming") {
-            self.by_hash
-                .insert(r.invoice.payment_hash.clone(), (company_id, r.invoice.id));
-        }
-    }
-}
-
-impl Default for Node {
-    fn default() -> Self {
-        Node {
-            key: NodeKey::generate(),
-            by_hash: HashMap::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Record {
-    invoice: Invoice,
-    preimage: String,
-    expires: DateTime<Utc>,
-    settled_at: Option<DateTime<Utc>>,
-    transaction_id: Option<Uuid>,
-}
-
-impl crate::book::Record for Record {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.invoice.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct LightningBook {
-    pub(crate) records: Book<Record>,
-}
-
-impl LightningBook {
-    fn index(&self, id: Uuid) -> Option<usize> {
-        self.records.iter().position(|r| r.invoice.id == id)
-    }
-
-    fn incoming_by_hash(&self, hash: &str) -> Option<usize> {
-        self.records
-            .iter()
-            .position(|r| r.invoice.direction == "incoming" && r.invoice.payment_hash == hash)
-    }
-
-    /// A record as get and list show it: `expires_at` in Unix seconds.
-    fn shown(r: &Record) -> Invoice {
-        let mut i = r.invoice.clone();
-        i.expires_at = r.expires.timestamp().to_string();
-        i
-    }
-
-    pub fn get(&self, id: Uuid) -> Result<Invoice, ApiError> {
-        self.index(id)
-            .map(|i| Self::shown(&self.records[i]))
-            .ok_or_else(|| ApiError::NotFound(format!("no invoice {id}")))
-    }
-
-    pub fn page(&self, page: u32, size: u32, status: Option<&str>, direction: Option<&str>) -> InvoicePage {
-        let matching: Vec<&Record> = self
-            .records
-            .iter()
-            .rev()
-            .filter(|r| status.is_none_or(|s| r.invoice.status.as_str() == s))
-            .filter(|r| direction.is_none_or(|d| r.invoice.direction == d))
-            .collect();
-        let start = (u64::from(page) - 1).saturating_mul(u64::from(size)) as usize;
-        InvoicePage {
-            total_count: matching.len().to_string(),
-            invoices: matching
-                .iter()
-                .skip(start)
-                .take(size as usize)
-                .map(|r| Self::shown(r))
-                .collect(),
-            page,
-            page_size: size,
-        }
-    }
-}
-
-fn msat(sats: i64) -> String {
-    (sats * 1000).to_string()
-}
+use crate::state::{Company, Store};
 
 /// 1 sat + 0.1% of the amount, rounded up.
 pub fn routing_fee(amount_sat: i64) -> i64 {
     1 + (amount_sat + 999) / 1000
-}
-
-fn decode(request: &str) -> Result<Decoded, ApiError> {
-    if request.trim().is_empty() {
-        return Err(ApiError::field(
-            "request",
-            "is required: a BOLT11 payment request",
-        ));
-    }
-    bolt11::decode(request)
-        .map_err(|e| ApiError::field("request", format!("is not a valid BOLT11 invoice: {e}")))
-}
-
-/// Issues an invoice; it expires on the sandbox clock.
-pub fn create(company: &mut Company, req: &NewInvoice, fx: &mut Effects<'_>) -> Result<Invoice, ApiError> {
-    if req.reference.trim().is_empty() {
-        return Err(ApiError::field("reference", "is required"));
-    }
-    let amount = req.amount.value();
-    if !(1..=MAX_INVOICE_SATS).contains(&amount) {
-        return Err(ApiError::field("amount", "must be 1 to 20,000,000 sats"));
-    }
-    let description = req.description.trim();
-    if description.is_empty() || description.len() > 639 {
-        return Err(ApiError::field("description", "is required, at most 639 bytes"));
-    }
-    let expiry = req.expiry.unwrap_or(DEFAULT_EXPIRY_SECS);
-    if !(1..=MAX_EXPIRY_SECS).contains(&expiry) {
-        return Err(ApiError::field(
-            "expiry",
-            "must be 1 to 2,592,000 seconds (30 days)",
-        ));
-    }
-    if let Some(customer) = req.customer_id {
-        if company.customers.find(customer).is_none() {
-            return Err(ApiError::NotFound(format!("no customer {customer}")));
-        }
-    }
-    let mut preimage = [0u8; 32];
-    rand::thread_rng().fill_bytes(&mut preimage);
-    let (request, hash) = fx
-        .node
-        .key
-        .sign(
-            &preimage,
-            amount as u64 * 1000,
-            description,
-            fx.now.timestamp() as u64,
-            expiry as u64,
-        )
-        .map_err(ApiError::invalid)?;
-    let expires = fx.now + Duration::seconds(expiry as i64);
-    let invoice = Invoice {
-        id: Uuid::new_v4(),
-        payment_hash: hash.clone(),
-        request,
-        preimage: String::new(),
-        amount_sat: Sats(amount),
-        amount_msat: msat(amount),
-        fee_sat: Sats::ZERO,
-        fee_msat: "0".to_owned(),
-        description: description.to_owned(),
-        status: InvoiceStatus::Pending,
-        direction: "incoming".to_owned(),
-        company_id: company.id,
-        customer_id: req.customer_id,
-        reference: req.reference.clone(),
-        expires_at: wire(expires),
-        created_at: fx.now,
-        updated_at: String::new(),
-    };
-    company.lightning.records.push(Record {
-        invoice: invoice.clone(),
-        preimage: hex::encode(preimage),
-        expires,
-        settled_at: None,
-        transaction_id: None,
-    });
-    fx.node.by_hash.insert(hash, (company.id, invoice.id));
-    fx.scheduler.schedule(
-        expires,
-        Job::ExpireInvoice {
-            company_id: company.id,
-            invoice_id: invoice.id,
-        },
-    );
-    Ok(invoice)
-}
-
-pub fn expire(company: &mut Company, id: Uuid, now: DateTime<Utc>) {
-    if let Some(i) = company.lightning.index(id) {
-        let r = &mut company.lightning.records[i];
-        if r.invoice.status == InvoiceStatus::Pending {
-            r.invoice.status = InvoiceStatus::Expired;
-            r.invoice.updated_at = wire(now);
-        }
-    }
-}
-
-pub fn decoded(request: &str, now: DateTime<Utc>) -> Result<DecodedInvoice, ApiError> {
-    let d = decode(request)?;
-    Ok(DecodedInvoice {
-        payment_hash: d.payment_hash,
-        destination: d.payee,
-        amount_sat: d.amount_msat / 1000,
-        amount_msat: d.amount_msat,
-        description: d.description,
-        expires_at: d.expires_at,
-        is_expired: now.timestamp() >= d.expires_at,
-        network: d.network.to_owned(),
-        timestamp: d.timestamp,
-    })
 }
 
 /// The company and invoice an invoice of this sandbox belongs to, when
@@ -401,6 +159,7 @@ fn settle_incoming(
         .get_mut(&company_id)
         .ok_or_else(|| ApiError::NotFound("the payee no longer exists".to_owned()))?;
     let r = company.lightning.records[index].clone();
+    let paid = payable(&r, now)?;
     let tx = company
         .ledger
         .post(
@@ -421,7 +180,7 @@ fn settle_incoming(
         )?
         .transaction_id;
     let rec = &mut company.lightning.records[index];
-    rec.invoice.status = InvoiceStatus::Paid;
+    rec.invoice.status = paid;
     rec.invoice.preimage = rec.preimage.clone();
     rec.invoice.updated_at = wire(now);
     rec.settled_at = Some(now);
@@ -438,13 +197,18 @@ fn settle_incoming(
     Ok(preimage)
 }
 
-fn payable(r: &Record, now: DateTime<Utc>) -> Result<(), ApiError> {
-    match r.invoice.status.as_str() {
-        "paid" => Err(ApiError::unprocessable(
+/// The status an incoming invoice moves to when paid now: only a pending
+/// one before its expiry can be.
+fn payable(r: &Record, now: DateTime<Utc>) -> Result<InvoiceStatus, ApiError> {
+    match transition(&r.invoice.status, InvoiceEvent::Pay) {
+        Ok(paid) if now < r.expires => Ok(paid),
+        Err(Refusal {
+            from: InvoiceStatus::Paid,
+            ..
+        }) => Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             "the invoice is already paid",
         )),
-        "pending" if now < r.expires => Ok(()),
         _ => Err(ApiError::unprocessable(
             codes::INVALID_STATE,
             "the invoice has expired and can no longer be paid",
@@ -618,7 +382,8 @@ pub fn settle_held(store: &mut Store, payer: Uuid, payment_id: Uuid, now: DateTi
         return;
     };
     let r = &company.lightning.records[pi];
-    if r.invoice.status != InvoiceStatus::Pending {
+    // Only a payment still held has a time to come.
+    if transition(&r.invoice.status, InvoiceEvent::Fail).is_err() {
         return;
     }
     let (hash, tx, request) = (
@@ -656,11 +421,14 @@ pub fn settle_held(store: &mut Store, payer: Uuid, payment_id: Uuid, now: DateTi
         }
     }
     let rec = &mut company.lightning.records[pi];
-    rec.invoice.status = if preimage.is_some() {
-        InvoiceStatus::Paid
+    let event = if preimage.is_some() {
+        InvoiceEvent::Pay
     } else {
-        InvoiceStatus::Failed
+        InvoiceEvent::Fail
     };
+    if let Ok(next) = transition(&rec.invoice.status, event) {
+        rec.invoice.status = next;
+    }
     rec.invoice.updated_at = wire(now);
     if let Some(preimage) = preimage {
         rec.invoice.preimage = preimage.clone();
@@ -690,29 +458,6 @@ pub fn pay_from_outside(
     Ok(LightningBook::shown(
         &store.companies[&company_id].lightning.records[index],
     ))
-}
-
-pub fn verify(company: &Company, payment_hash: &str) -> Result<InvoiceVerification, ApiError> {
-    let hash = payment_hash.trim().to_ascii_lowercase();
-    if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::field("payment_hash", "must be 64 hex characters"));
-    }
-    let r = company
-        .lightning
-        .incoming_by_hash(&hash)
-        .map(|i| &company.lightning.records[i])
-        .ok_or_else(|| ApiError::NotFound("no invoice of this company has that payment hash".to_owned()))?;
-    let paid = r.invoice.status == InvoiceStatus::Paid;
-    Ok(InvoiceVerification {
-        id: r.invoice.id,
-        payment_hash: r.invoice.payment_hash.clone(),
-        preimage: r.invoice.preimage.clone(),
-        amount_sat: r.invoice.amount_sat,
-        status: r.invoice.status.clone(),
-        is_paid: paid,
-        ledger_credited: paid && r.transaction_id.is_some(),
-        settled_at: r.settled_at.map(wire).unwrap_or_default(),
-    })
 }
 
 #[cfg(test)]

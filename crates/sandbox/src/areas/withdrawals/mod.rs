@@ -10,6 +10,9 @@
 //! WITHDRAWAL_FAILED / REVERSED, the hold is released (nothing leaves the
 //! wallet) and `transfer.failed` is emitted. Idempotent by `reference`.
 
+pub mod book;
+mod lifecycle;
+
 use actix_web::http::StatusCode;
 use actix_web::web::{Data, Path};
 use chrono::Duration;
@@ -22,57 +25,21 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::addresses::parse_chain;
-use crate::book::Book;
 use crate::chains::{self, Chain};
 use crate::error::ApiError;
 use crate::ledger::NewTransaction;
-use crate::pagination::{paginate, Sequenced};
+use crate::pagination::paginate;
 use crate::respond::{answer, parse_id, Caller, JsonAnswer, JsonBody, QueryParams};
 use crate::scheduler::Job;
 use crate::state::{Company, Effects, Shared};
+use book::Record;
+pub use book::WithdrawalBook;
+use lifecycle::{transition, WithdrawalEvent};
 
 pub const BROADCAST_SECS: i64 = 10;
 pub const SETTLE_SECS: i64 = 60;
 /// Test value: a withdrawal with this memo fails on chain.
 const FAILING_MEMO: &str = "fail";
-
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Record {
-    seq: u64,
-    withdrawal: Withdrawal,
-}
-
-impl Sequenced for Record {
-    fn seq(&self) -> u64 {
-        self.seq
-    }
-}
-
-impl crate::book::Record for Record {
-    type Key = Uuid;
-
-    fn key(&self) -> Uuid {
-        self.withdrawal.id
-    }
-}
-
-#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct WithdrawalBook {
-    pub(crate) records: Book<Record>,
-}
-
-impl WithdrawalBook {
-    pub fn get(&self, id: Uuid) -> Option<&Withdrawal> {
-        self.records.iter().map(|r| &r.withdrawal).find(|w| w.id == id)
-    }
-
-    fn index(&self, id: Uuid) -> Result<usize, ApiError> {
-        self.records
-            .iter()
-            .position(|r| r.withdrawal.id == id)
-            .ok_or_else(|| ApiError::NotFound(format!("no withdrawal {id}")))
-    }
-}
 
 /// The network fee of one withdrawal, in base units.
 pub fn fee_for(currency: &str) -> i64 {
@@ -173,32 +140,35 @@ pub fn advance(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
         return;
     };
     let w = company.withdrawals.records[index].withdrawal.clone();
-    let step = match w.status.as_str() {
-        "pending" => {
+    let step = match w.status {
+        WithdrawalStatus::Pending => {
             let chain = Chain::parse(&w.chain).expect("stored chains parse");
             let hash = chains::random_tx_hash(chain, &mut rand::thread_rng());
             Some((
-                "processing",
+                WithdrawalEvent::Broadcast,
                 TransactionType::WithdrawalInitiated,
                 TransactionState::InProgress,
                 Some(hash),
             ))
         }
-        "processing" if w.memo.trim().eq_ignore_ascii_case(FAILING_MEMO) => Some((
-            "failed",
+        WithdrawalStatus::Processing if w.memo.trim().eq_ignore_ascii_case(FAILING_MEMO) => Some((
+            WithdrawalEvent::Fail,
             TransactionType::WithdrawalFailed,
             TransactionState::Reversed,
             None,
         )),
-        "processing" => Some((
-            "completed",
+        WithdrawalStatus::Processing => Some((
+            WithdrawalEvent::Settle,
             TransactionType::WithdrawalInitiated,
             TransactionState::Settled,
             None,
         )),
         _ => None,
     };
-    let Some((status, kind, state, hash)) = step else {
+    let Some((event, kind, state, hash)) = step else {
+        return;
+    };
+    let Ok(status) = transition(&w.status, event) else {
         return;
     };
     if let Err(e) = company.ledger.transition(w.transaction_id, kind, state, fx.now) {
@@ -206,20 +176,20 @@ pub fn advance(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
         return;
     }
     let record = &mut company.withdrawals.records[index].withdrawal;
-    record.status = WithdrawalStatus::from(status);
+    record.status = status.clone();
     record.updated_at = fx.now;
     if let Some(hash) = hash {
         record.tx_hash = hash;
     }
     match status {
-        "processing" => fx.scheduler.schedule(
+        WithdrawalStatus::Processing => fx.scheduler.schedule(
             fx.now + Duration::seconds(SETTLE_SECS),
             Job::AdvanceWithdrawal {
                 company_id: company.id,
                 withdrawal_id: id,
             },
         ),
-        "failed" => {
+        WithdrawalStatus::Failed => {
             record.failure_reason =
                 Some("the network rejected the transfer; nothing left the wallet".to_owned());
             record.completed_at = Some(fx.now);
@@ -228,8 +198,8 @@ pub fn advance(company: &mut Company, id: Uuid, fx: &mut Effects<'_>) {
     }
     let record = record.clone();
     let event = match status {
-        "completed" => names::TRANSFER_SUCCESS,
-        "failed" => names::TRANSFER_FAILED,
+        WithdrawalStatus::Completed => names::TRANSFER_SUCCESS,
+        WithdrawalStatus::Failed => names::TRANSFER_FAILED,
         _ => return,
     };
     let data = serde_json::to_value(&record).unwrap_or_default();

@@ -6,15 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use actix_web::http::StatusCode;
-use actix_web::web::Data;
 use chrono::{DateTime, Utc};
-use paydesk_api::models::trading::{Price, PriceList, SetPrice};
+use paydesk_api::models::trading::{Price, SetPrice};
 use rust_decimal::Decimal;
 
 use crate::error::ApiError;
-use crate::respond::{envelope, Caller, JsonAnswer, JsonBody};
-use crate::state::Shared;
 
 /// A pair: base and quote currency codes.
 type PairKey = (String, String);
@@ -212,39 +208,4 @@ impl Market {
             })
             .collect()
     }
-}
-
-/// `GET /api/trading/prices`.
-pub async fn list(shared: Data<Shared>, caller: Caller) -> Result<JsonAnswer, ApiError> {
-    let now = shared.clock.now();
-    let prices = shared.store().market.list();
-    Ok(envelope(
-        StatusCode::OK,
-        "Prices retrieved",
-        PriceList { prices },
-        &caller.request_id,
-        now,
-    ))
-}
-
-/// `PUT /sandbox/prices {base, quote, price, liquidity?}`.
-pub async fn set(
-    shared: Data<Shared>,
-    caller: Caller,
-    body: JsonBody<SetPrice>,
-) -> Result<JsonAnswer, ApiError> {
-    let now = shared.clock.now();
-    let price = {
-        let mut store = shared.store();
-        let price = store.market.set(&body.value, now)?;
-        store.prices_moved(now);
-        price
-    };
-    Ok(envelope(
-        StatusCode::OK,
-        "Price set",
-        price,
-        &caller.request_id,
-        now,
-    ))
 }
