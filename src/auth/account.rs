@@ -134,15 +134,16 @@ async fn begin_session(
     verified: bool,
 ) -> Result<Started, sqlx::Error> {
     let user_id = actor.user_id.expect("a signed-in actor has an account");
+    let mut tx = pool.begin().await?;
     if let Some(previous) = previous {
-        session::end(pool, &session::token_hash(previous)).await?;
+        session::end(&mut *tx, &session::token_hash(previous)).await?;
     }
     // Into the tenant last chosen (the first by name if none, or if it is
     // no longer theirs).
     let last = sqlx::query_scalar!("SELECT last_tenant_id FROM users WHERE id = $1", user_id)
         .fetch_one(pool)
         .await?;
-    let token = session::start(pool, user_id, last, (&actor.ip, &actor.user_agent), verified).await?;
+    let token = session::start(&mut *tx, user_id, last, (&actor.ip, &actor.user_agent), verified).await?;
     // Recorded in the tenant the user lands in (the platform log when they
     // belong to none), so no tenant sees another's.
     let landing = crate::access::store::membership(pool, user_id, last).await?;
@@ -154,7 +155,8 @@ async fn begin_session(
         outcome::SUCCESS,
     )
     .with_details(serde_json::json!({ "two_factor": verified }));
-    audit::store::append(pool, &[record]).await?;
+    audit::store::append_in(&mut tx, &[record]).await?;
+    tx.commit().await?;
     Ok(Started {
         token,
         must_change_password: false,

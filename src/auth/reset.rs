@@ -48,13 +48,14 @@ async fn send_link(state: &AppState, email: &str, mut actor: Actor) -> anyhow::R
         return Ok(());
     }
     let token = session::random_token();
+    let mut tx = state.pool.begin().await?;
     sqlx::query!(
         "INSERT INTO password_resets (token_hash, user_id, expires_at) VALUES ($1, $2, now() + $3::interval)",
         token_hash(&token),
         user.id,
         crate::db::interval(VALID_FOR),
     )
-    .execute(&state.pool)
+    .execute(&mut *tx)
     .await?;
     let mail = Mail {
         to: user.email.clone(),
@@ -64,7 +65,6 @@ async fn send_link(state: &AppState, email: &str, mut actor: Actor) -> anyhow::R
             user.email, state.public_url,
         ),
     };
-    state.mailer.send(&state.pool, mail).await?;
     actor.user_id = Some(user.id);
     let record = NewRecord::new(
         &actor,
@@ -73,7 +73,10 @@ async fn send_link(state: &AppState, email: &str, mut actor: Actor) -> anyhow::R
         format!("user:{}", user.id),
         outcome::SUCCESS,
     );
-    audit::store::append(&state.pool, &[record]).await?;
+    audit::store::append_in(&mut tx, &[record]).await?;
+    // Sent before committing: a link nobody received is not kept.
+    state.mailer.send(&state.pool, mail).await?;
+    tx.commit().await?;
     Ok(())
 }
 

@@ -93,7 +93,7 @@ pub fn token_hash(token: &str) -> Vec<u8> {
 /// Starts a session (a new id at every sign-in); returns the cookie token.
 /// `verified` says the second factor was just proved.
 pub async fn start(
-    pool: &PgPool,
+    db: impl PgExecutor<'_>,
     user_id: Uuid,
     active_tenant_id: Option<Uuid>,
     (ip, user_agent): (&str, &str),
@@ -111,7 +111,7 @@ pub async fn start(
         user_agent,
         verified,
     )
-    .execute(pool)
+    .execute(db)
     .await?;
     Ok(token)
 }

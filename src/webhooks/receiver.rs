@@ -77,8 +77,9 @@ pub async fn accept(
     };
     crate::metrics::webhook(true);
     let tenant = connection.tenant_id;
+    let mut tx = state.pool.begin().await?;
     if !store::store_once(
-        &state.pool,
+        &mut *tx,
         connection_id,
         tenant,
         &event.event_id,
@@ -89,10 +90,12 @@ pub async fn accept(
     {
         return Ok(Accepted::AlreadyReceived);
     }
-    dispatch(state, tenant, &event).await?;
     let details = json!({ "event": event.event, "connection": connection_id });
     let received = record(Event::WebhooksReceived, event.event_id.clone(), outcome::SUCCESS);
-    audit::store::append(&state.pool, &[received.with_details(details)]).await?;
+    audit::store::append_in(&mut tx, &[received.with_details(details)]).await?;
+    tx.commit().await?;
+    // Told once stored: a failure here leaves the event for a replay.
+    dispatch(state, tenant, &event).await?;
     Ok(Accepted::New)
 }
 

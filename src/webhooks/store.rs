@@ -9,7 +9,7 @@ use crate::web::listing::Range;
 /// Stores an event unless this connection already has one with its id;
 /// true when it was new.
 pub async fn store_once(
-    pool: &PgPool,
+    db: impl sqlx::PgExecutor<'_>,
     connection_id: Uuid,
     tenant_id: Uuid,
     event_id: &str,
@@ -25,7 +25,7 @@ pub async fn store_once(
         event,
         payload,
     )
-    .execute(pool)
+    .execute(db)
     .await?
     .rows_affected()
         == 1)
