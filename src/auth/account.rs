@@ -134,19 +134,20 @@ async fn begin_session(
     verified: bool,
 ) -> Result<Started, sqlx::Error> {
     let user_id = actor.user_id.expect("a signed-in actor has an account");
+    // Into the tenant last chosen (the first by name if none, or if it is
+    // no longer theirs). Read before the transaction, which holds one
+    // connection and must not wait for a second.
+    let last = sqlx::query_scalar!("SELECT last_tenant_id FROM users WHERE id = $1", user_id)
+        .fetch_one(pool)
+        .await?;
+    // Recorded in the tenant the user lands in (the platform log when they
+    // belong to none), so no tenant sees another's.
+    let landing = crate::access::store::membership(pool, user_id, last).await?;
     let mut tx = pool.begin().await?;
     if let Some(previous) = previous {
         session::end(&mut *tx, &session::token_hash(previous)).await?;
     }
-    // Into the tenant last chosen (the first by name if none, or if it is
-    // no longer theirs).
-    let last = sqlx::query_scalar!("SELECT last_tenant_id FROM users WHERE id = $1", user_id)
-        .fetch_one(pool)
-        .await?;
     let token = session::start(&mut *tx, user_id, last, (&actor.ip, &actor.user_agent), verified).await?;
-    // Recorded in the tenant the user lands in (the platform log when they
-    // belong to none), so no tenant sees another's.
-    let landing = crate::access::store::membership(pool, user_id, last).await?;
     let record = NewRecord::new(
         actor,
         landing.map(|m| m.tenant_id),

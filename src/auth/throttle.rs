@@ -34,20 +34,39 @@ pub async fn record_failure(pool: &PgPool, ip: &str, user: Option<Uuid>) -> Resu
     sqlx::query!("DELETE FROM sign_in_failures WHERE failed_at < now() - interval '1 day'")
         .execute(pool)
         .await?;
-    let Some(user) = user else {
-        return Ok(());
-    };
-    sqlx::query!(
-        "UPDATE users SET failed_logins = failed_logins + 1, \
-           locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + $3::interval ELSE locked_until END \
-         WHERE id = $1",
+    if let Some(user) = user {
+        record_account_failure(pool, user).await?;
+    }
+    Ok(())
+}
+
+/// A failure against the account alone (a wrong second-factor code from a
+/// signed-in session counts as a failed sign-in does); whether the account
+/// is locked now.
+pub async fn record_account_failure(pool: &PgPool, user: Uuid) -> Result<bool, sqlx::Error> {
+    let locked = sqlx::query_scalar!(
+        r#"UPDATE users SET failed_logins = failed_logins + 1,
+             locked_until = CASE WHEN failed_logins + 1 >= $2 THEN now() + $3::interval ELSE locked_until END
+           WHERE id = $1
+           RETURNING COALESCE(locked_until > now(), false) AS "locked!""#,
         user,
         MAX_ACCOUNT_FAILURES,
         interval(LOCKOUT),
     )
-    .execute(pool)
+    .fetch_optional(pool)
     .await?;
-    Ok(())
+    Ok(locked.unwrap_or(false))
+}
+
+/// Whether the account is locked out now.
+pub async fn is_locked(pool: &PgPool, user: Uuid) -> Result<bool, sqlx::Error> {
+    let locked = sqlx::query_scalar!(
+        r#"SELECT COALESCE(locked_until > now(), false) AS "locked!" FROM users WHERE id = $1"#,
+        user
+    )
+    .fetch_optional(pool)
+    .await?;
+    Ok(locked.unwrap_or(false))
 }
 
 pub async fn record_success(db: impl PgExecutor<'_>, user: Uuid) -> Result<(), sqlx::Error> {

@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 use totp_rs::{Algorithm, Builder, Secret, Totp};
 use uuid::Uuid;
 
-use super::session::SignedIn;
+use super::session::{self, SignedIn};
+use super::throttle;
 use crate::audit::{self, outcome, Actor, Event, NewRecord};
 use crate::crypto::MasterKey;
 use crate::web::error::PortalError;
@@ -196,6 +197,34 @@ fn record(user: &SignedIn, event: Event) -> NewRecord {
     )
 }
 
+/// A code from a signed-in session, counted as a sign-in's code is: a
+/// wrong one counts against the account, and the fifth in a row locks it
+/// for 15 minutes and ends its sessions, so a stolen session can't guess
+/// its way past step-up. A locked account's codes are refused unread.
+async fn proves(pool: &sqlx::PgPool, key: &MasterKey, user: &SignedIn, code: &str) -> Result<bool, Failure> {
+    if throttle::is_locked(pool, user.user_id).await? {
+        return Err(locked_out());
+    }
+    if check(pool, key, user.user_id, code).await? {
+        throttle::record_success(pool, user.user_id).await?;
+        return Ok(true);
+    }
+    record_failure(pool, &user.actor()).await?;
+    if throttle::record_account_failure(pool, user.user_id).await? {
+        session::end_all(pool, user.user_id).await?;
+        return Err(locked_out());
+    }
+    Ok(false)
+}
+
+fn locked_out() -> Failure {
+    Refusal::form(
+        "Too many wrong codes: the account is locked for 15 minutes and signed out everywhere. \
+         Sign in again after that, or ask an admin to unlock it.",
+    )
+    .into()
+}
+
 /// Turns two-factor on once a code from the new secret checks; returns
 /// the recovery codes to show once. The session counts as verified.
 #[tracing::instrument(skip_all, fields(user = %user.user_id))]
@@ -244,7 +273,7 @@ pub async fn renew_recovery_codes(
     user: &SignedIn,
     code: &str,
 ) -> Result<Vec<String>, Failure> {
-    if !check(pool, key, user.user_id, code).await? {
+    if !proves(pool, key, user, code).await? {
         return Err(Refusal::field(
             "code",
             "That code is not right. Type the 6 digits your app shows now.",
@@ -270,7 +299,7 @@ pub async fn disable(
     if required {
         return Err(Refusal::form("Two-factor can't be turned off: your role (or your tenant) requires it. To move it to a new phone, ask an admin to reset it, or use a recovery code to sign in and enrol again.").into());
     }
-    if !check(pool, key, user.user_id, code).await? {
+    if !proves(pool, key, user, code).await? {
         return Err(Refusal::field(
             "code",
             "That code is not right. Type the 6 digits your app shows now.",
@@ -312,7 +341,7 @@ pub async fn step_up(
         )
         .into());
     }
-    if !check(pool, key, user.user_id, code).await? {
+    if !proves(pool, key, user, code).await? {
         return Err(Refusal::field(
             "code",
             "That code is not right. Type the 6 digits your app shows now.",

@@ -441,3 +441,49 @@ async fn guessing_codes_locks_the_account_even_across_fresh_password_steps() {
     let res = app.another_browser().sign_in(&email, &password).await;
     assert_eq!(res.status().as_u16(), 401);
 }
+
+/// Wrong codes from a signed-in session count against the account as a
+/// sign-in's do: the fifth locks it and ends its sessions, so a stolen
+/// session can't guess its way past a code prompt (step-up, new recovery
+/// codes, turning two-factor off).
+#[tokio::test]
+async fn wrong_codes_from_a_session_lock_the_account_and_end_its_sessions() {
+    let mut app = spawn_app().await;
+    app.sign_in_as_admin().await;
+    let failures = || async {
+        let n: i32 = sqlx::query_scalar("SELECT failed_logins FROM users WHERE email = $1")
+            .bind(&app.admin_email)
+            .fetch_one(&app.pool)
+            .await
+            .unwrap();
+        n
+    };
+    for tried in 1..5 {
+        let res = app
+            .post_form(
+                "/account/security",
+                "/account/security/recovery-codes",
+                &[("code", "000000")],
+            )
+            .await;
+        assert_eq!(res.status().as_u16(), 422);
+        assert!(res.text().await.unwrap().contains("That code is not right"));
+        assert_eq!(failures().await, tried, "each wrong code counts");
+    }
+    let res = app
+        .post_form(
+            "/account/security",
+            "/account/security/recovery-codes",
+            &[("code", "000000")],
+        )
+        .await;
+    assert!(res.text().await.unwrap().contains("locked for 15 minutes"));
+    let gone = location(&app.get("/account/security").await);
+    assert!(gone.starts_with("/login"), "the session ended: {gone}");
+    let again = app.another_browser();
+    let res = again.sign_in(&app.admin_email, &app.admin_password).await;
+    assert!(
+        !location(&res).starts_with("/login/two-factor"),
+        "the account is locked"
+    );
+}
