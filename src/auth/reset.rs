@@ -74,9 +74,10 @@ async fn send_link(state: &AppState, email: &str, mut actor: Actor) -> anyhow::R
         outcome::SUCCESS,
     );
     audit::store::append_in(&mut tx, &[record]).await?;
-    // Sent before committing: a link nobody received is not kept.
-    state.mailer.send(&state.pool, mail).await?;
+    // Committed before mailing: the transaction must not hold its
+    // connection while the mail takes another (anyone can ask for resets).
     tx.commit().await?;
+    state.mailer.send(&state.pool, mail).await?;
     Ok(())
 }
 
